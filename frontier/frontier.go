@@ -1,0 +1,768 @@
+// Package frontier owns the crawl frontier: the on-disk queues of URLs waiting to be fetched,
+// the seen set of every URL ever admitted, and the host scheduling that decides which URL is
+// fetched next without breaking politeness.
+//
+// # Model
+//
+// URLs wait in per-host queues stored in Pebble (see keys.go). Each host has two queues: new
+// URLs ordered by priority (a LinkScorer's score; FIFO among equals), and scheduled fetches
+// (revisits from a RevisitPolicy, retries after errors) ordered by due time. A host is served
+// by at most PerHost fetches at once and never before its politeness time (set by the crawler
+// from robots.txt crawl-delay, its minimum delay and the host's response times). Among hosts
+// that may be served, the one whose best URL has the highest priority goes first, and hosts
+// of equal priority take turns in the order they became ready, so one big host cannot starve
+// the others.
+//
+// # Memory
+//
+// Only hosts with queued or in-flight URLs are held in memory (about 200 bytes each plus the
+// host name); queued URLs live on disk. Memory therefore grows with the number of active
+// hosts, not with the number of queued URLs.
+//
+// # Durability and crash safety
+//
+// A leased URL stays in its queue until Complete deletes it, in the same Pebble batch that
+// admits the URLs discovered on the page and (through the write callback) stores the page's
+// record. If the process dies, everything committed survives (see package store for the
+// sync policy) and the URLs that were in flight are simply leased again after restart: a
+// crash loses no queued or discovered URL and refetches at most the pages that were in flight.
+//
+// # Distribution
+//
+// Every piece of state is keyed by host key, so hosts can be partitioned across crawler nodes:
+// a node admits through Add only URLs of hosts it owns and forwards the rest.
+package frontier
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+const (
+	maxPriority = math.MaxFloat64
+	minPriority = -math.MaxFloat64
+)
+
+// ErrDrained is returned by Next when no URL is queued and none is in flight: the crawl is
+// complete.
+var ErrDrained = errors.New("frontier: no URLs left")
+
+// ErrClosed is returned after Close.
+var ErrClosed = errors.New("frontier: closed")
+
+// Options configure a Frontier. The zero value is usable.
+type Options struct {
+	// PerHost is the most fetches one host may have in flight at once (default 1).
+	PerHost int
+	// MaxPerHost caps the URLs ever admitted for one host (0: no cap). URLs beyond it are
+	// rejected by Add and Complete and reported in their Admission counts.
+	MaxPerHost int64
+	// Clock returns the current time (default time.Now); tests substitute a fake.
+	Clock func() time.Time
+	// NoSync skips the write-ahead-log sync that Complete and Add wait for. Without it a
+	// commit that returned may still sit in Pebble's log buffer and be lost with the process,
+	// so a crash can make the crawler refetch more than the pages in flight. Benchmarks only.
+	NoSync bool
+}
+
+// Frontier is a persistent, polite URL frontier. It is safe for concurrent use.
+type Frontier struct {
+	db   *pebble.DB
+	opts Options
+
+	mu      sync.Mutex
+	hosts   map[string]*hostState
+	waiting waitingHeap
+	ready   readyHeap
+	seq     uint64
+	ticks   uint64 // ready-heap arrival counter: FIFO among hosts of equal priority
+	seen    int64
+	queued  int64
+	leased  int
+	changed chan struct{} // closed and replaced whenever scheduling may have changed
+	err     error         // sticky: a failed commit leaves memory and disk out of step
+	closed  bool
+}
+
+// Lease is a URL handed out by Next. The holder must end it with Complete or Release.
+type Lease struct {
+	Item  Item
+	host  *hostState
+	key   []byte
+	queue byte
+	done  bool
+}
+
+// Scheduled reports whether the lease came from the scheduled queue (a revisit or a retry).
+func (l *Lease) Scheduled() bool { return l.queue == queueRevisit }
+
+// Open loads the frontier stored in db.
+func Open(db *pebble.DB, opts Options) (*Frontier, error) {
+	if opts.PerHost <= 0 {
+		opts.PerHost = 1
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	f := &Frontier{db: db, opts: opts, hosts: make(map[string]*hostState), changed: make(chan struct{})}
+	var err error
+	if f.seq, err = f.readCounter(keySeq); err != nil {
+		return nil, err
+	}
+	var seen uint64
+	if seen, err = f.readCounter(keySeen); err != nil {
+		return nil, err
+	}
+	f.seen = int64(seen)
+	if err := f.loadHosts(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *Frontier) readCounter(k []byte) (uint64, error) {
+	v, closer, err := f.db.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("frontier: read counter %s: %w", k, err)
+	}
+	defer closer.Close()
+	d := decoder{b: v}
+	n := d.uvarint()
+	if d.err {
+		return 0, fmt.Errorf("frontier: counter %s is corrupt", k)
+	}
+	return n, nil
+}
+
+// loadHosts rebuilds the in-memory host table from the host records of hosts with queued URLs.
+func (f *Frontier) loadHosts() error {
+	it, err := f.db.NewIter(&pebble.IterOptions{LowerBound: prefixHost, UpperBound: prefixEnd(prefixHost)})
+	if err != nil {
+		return fmt.Errorf("frontier: load hosts: %w", err)
+	}
+	defer it.Close()
+	now := f.opts.Clock().UnixNano()
+	for it.First(); it.Valid(); it.Next() {
+		h := &hostState{name: string(it.Key()[len(prefixHost):])}
+		if err := h.unmarshal(it.Value()); err != nil {
+			return fmt.Errorf("frontier: host record %q: %w", h.name, err)
+		}
+		if h.newCount == 0 && h.revCount == 0 {
+			continue
+		}
+		h.newLow = queuePrefix(queueNew, h.name)
+		h.revLow = queuePrefix(queueRevisit, h.name)
+		f.queued += h.newCount + h.revCount
+		if err := f.refreshHeads(h); err != nil {
+			return err
+		}
+		f.hosts[h.name] = h
+		f.schedule(h, now)
+	}
+	return it.Error()
+}
+
+// refreshHeads reads the first available entry of each of h's queues. Callers hold f.mu.
+func (f *Frontier) refreshHeads(h *hostState) error {
+	for _, queue := range []byte{queueNew, queueRevisit} {
+		if queue == queueNew && !h.newAvailable() || queue == queueRevisit && !h.revAvailable() {
+			continue
+		}
+		k, _, _, err := f.scan(h, queue, false)
+		if err != nil {
+			return err
+		}
+		f.setHead(h, queue, k)
+	}
+	return nil
+}
+
+// setHead records k as the first available entry of h's queue; nil means the queue has
+// none, although the counts said otherwise (a record torn by an outside edit): the counts
+// are repaired to match the queue, which is the truth.
+func (f *Frontier) setHead(h *hostState, queue byte, k []byte) {
+	prefixLen := len(h.name) + 3
+	switch {
+	case k == nil && queue == queueNew:
+		f.queued -= h.newCount - int64(h.newInflight)
+		h.newCount = int64(h.newInflight)
+	case k == nil:
+		f.queued -= h.revCount - int64(h.revInflight)
+		h.revCount = int64(h.revInflight)
+	case queue == queueNew:
+		h.headPriority = floatFromOrdered(^keyOrder(k, prefixLen))
+	default:
+		h.revDue = int64(keyOrder(k, prefixLen))
+	}
+}
+
+// scan finds the first entry of h's queue that is not in flight, starting at the queue's
+// lower bound, and (withValue) its value and the key of the next available entry after it.
+func (f *Frontier) scan(h *hostState, queue byte, withValue bool) (key, value, next []byte, err error) {
+	low := h.newLow
+	if queue == queueRevisit {
+		low = h.revLow
+	}
+	upper := prefixEnd(queuePrefix(queue, h.name))
+	it, err := f.db.NewIter(&pebble.IterOptions{LowerBound: low, UpperBound: upper})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("frontier: scan %s: %w", h.name, err)
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		if h.isInflight(it.Key()) {
+			continue
+		}
+		if key != nil {
+			return key, value, append([]byte(nil), it.Key()...), nil
+		}
+		key = append([]byte(nil), it.Key()...)
+		if !withValue {
+			return key, nil, nil, nil
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("frontier: read entry of %s: %w", h.name, err)
+		}
+		value = append([]byte(nil), v...)
+	}
+	return key, value, nil, it.Error()
+}
+
+// schedule puts h in the heap its state calls for, or evicts it when it has nothing left.
+// Callers hold f.mu.
+func (f *Frontier) schedule(h *hostState, now int64) {
+	f.unschedule(h)
+	if h.idle() {
+		delete(f.hosts, h.name)
+		return
+	}
+	if h.inflight() >= f.opts.PerHost {
+		return // busy; Complete or Release reschedules it
+	}
+	var workAt int64 = math.MaxInt64
+	if h.newAvailable() {
+		workAt = 0
+	}
+	if h.revAvailable() && h.revDue < workAt {
+		workAt = h.revDue
+	}
+	if workAt == math.MaxInt64 {
+		return // everything it has is in flight
+	}
+	h.eligibleAt = max(workAt, h.nextFetch)
+	if h.eligibleAt <= now {
+		f.makeReady(h, now)
+		return
+	}
+	h.heap = heapWaiting
+	heap.Push(&f.waiting, h)
+}
+
+func (f *Frontier) unschedule(h *hostState) {
+	switch h.heap {
+	case heapWaiting:
+		heap.Remove(&f.waiting, h.heapIndex)
+	case heapReady:
+		heap.Remove(&f.ready, h.heapIndex)
+	}
+	h.heap = heapNone
+}
+
+// promote moves hosts whose eligibility time has come from the waiting to the ready heap.
+func (f *Frontier) promote(now int64) {
+	for len(f.waiting) > 0 && f.waiting[0].eligibleAt <= now {
+		f.makeReady(heap.Pop(&f.waiting).(*hostState), now)
+	}
+}
+
+func (f *Frontier) makeReady(h *hostState, now int64) {
+	f.ticks++
+	h.heap = heapReady
+	h.readySince = now
+	h.readyTick = f.ticks
+	heap.Push(&f.ready, h)
+}
+
+func (f *Frontier) broadcast() {
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// Next leases the next URL to fetch, waiting until one is due. It returns ErrDrained when
+// the frontier is empty and nothing is in flight (no Complete can add more), and ctx's error
+// when ctx ends first.
+func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
+	for {
+		f.mu.Lock()
+		if f.err != nil {
+			f.mu.Unlock()
+			return nil, f.err
+		}
+		if f.closed {
+			f.mu.Unlock()
+			return nil, ErrClosed
+		}
+		now := f.opts.Clock().UnixNano()
+		f.promote(now)
+		for len(f.ready) > 0 {
+			h := heap.Pop(&f.ready).(*hostState)
+			h.heap = heapNone
+			l, err := f.take(h, now)
+			if err != nil {
+				f.err = err
+				f.mu.Unlock()
+				return nil, err
+			}
+			f.schedule(h, now)
+			if l != nil {
+				f.mu.Unlock()
+				return l, nil
+			}
+		}
+		if f.queued == 0 && f.leased == 0 {
+			f.mu.Unlock()
+			return nil, ErrDrained
+		}
+		var timer <-chan time.Time
+		if len(f.waiting) > 0 {
+			d := time.Duration(f.waiting[0].eligibleAt - now)
+			t := time.NewTimer(max(d, 0))
+			defer t.Stop()
+			timer = t.C
+		}
+		changed := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-changed:
+		case <-timer:
+		}
+	}
+}
+
+// take leases h's next entry: a due scheduled fetch first, otherwise its best new URL.
+// It returns nil when h turns out to have nothing available. Callers hold f.mu.
+func (f *Frontier) take(h *hostState, now int64) (*Lease, error) {
+	queue := byte(0)
+	switch {
+	case h.revAvailable() && h.revDue <= now:
+		queue = queueRevisit
+	case h.newAvailable():
+		queue = queueNew
+	default:
+		return nil, nil
+	}
+	key, value, next, err := f.scan(h, queue, true)
+	if err != nil {
+		return nil, err
+	}
+	if key == nil {
+		f.setHead(h, queue, nil)
+		return nil, nil
+	}
+	l := &Lease{host: h, key: key, queue: queue}
+	if err := l.Item.unmarshal(value); err != nil {
+		return nil, fmt.Errorf("frontier: entry %q of host %s: %w", key, h.name, err)
+	}
+	h.inflightKeys = append(h.inflightKeys, key)
+	f.leased++
+	if queue == queueNew {
+		h.newInflight++
+		h.newLow = keyAfter(key)
+	} else {
+		h.revInflight++
+		h.revLow = keyAfter(key)
+	}
+	if next != nil {
+		f.setHead(h, queue, next)
+	}
+	return l, nil
+}
+
+// Outcome is what the crawler reports when it is done with a leased URL.
+type Outcome struct {
+	// Fetched says a request was made (it counts toward the host's fetch total).
+	Fetched bool
+	// Delay is how long the host must rest, from now, before its next request.
+	Delay time.Duration
+	// NotBefore, when later than now+Delay, is the host's rest (e.g. Retry-After).
+	NotBefore time.Time
+	// Retry re-queues the URL (Attempts+1) to be fetched again at this time.
+	Retry time.Time
+	// Revisit re-queues the URL (Visits+1) to be fetched again at this time.
+	Revisit time.Time
+	// Discovered are the URLs found while processing the lease. Those already seen are
+	// dropped; the rest are admitted to their hosts' queues.
+	Discovered []Item
+}
+
+// Admission counts what happened to discovered URLs.
+type Admission struct {
+	Added     int // new URLs queued
+	Seen      int // already seen (or repeated within the batch)
+	OverQuota int // rejected by MaxPerHost
+}
+
+// Complete ends a lease: it deletes the URL from its queue, applies the outcome, lets write
+// add the caller's own records to the same batch, and commits them atomically.
+func (f *Frontier) Complete(l *Lease, o Outcome, write func(*pebble.Batch) error) (Admission, error) {
+	b := f.db.NewBatch()
+	defer b.Close()
+	adm, err := f.complete(b, l, o, write)
+	if err != nil {
+		return adm, err
+	}
+	return adm, f.durable()
+}
+
+func (f *Frontier) complete(b *pebble.Batch, l *Lease, o Outcome, write func(*pebble.Batch) error) (Admission, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.usable(l); err != nil {
+		return Admission{}, err
+	}
+	now := f.opts.Clock()
+	nowNs := now.UnixNano()
+	h := l.host
+
+	if err := b.Delete(l.key, nil); err != nil {
+		return Admission{}, err
+	}
+	h.dropInflight(l.key)
+	f.leased--
+	f.queued--
+	if l.queue == queueNew {
+		h.newInflight--
+		h.newCount--
+	} else {
+		h.revInflight--
+		h.revCount--
+	}
+	if o.Fetched {
+		h.fetched++
+	}
+	rest := nowNs + int64(o.Delay)
+	if nb := unixNano(o.NotBefore); nb > rest {
+		rest = nb
+	}
+	h.nextFetch = max(h.nextFetch, rest)
+
+	touched := map[*hostState]bool{h: true}
+	if !o.Retry.IsZero() || !o.Revisit.IsZero() {
+		it := l.Item
+		if !o.Retry.IsZero() { // a retry wins over a revisit
+			it.Due = o.Retry
+			it.Attempts++
+		} else {
+			it.Due = o.Revisit
+			it.Visits++
+			it.Attempts = 0
+		}
+		if err := f.enqueueScheduled(b, h, &it); err != nil {
+			return Admission{}, err
+		}
+	}
+	adm, err := f.admit(b, o.Discovered, now, touched)
+	if err != nil {
+		return Admission{}, err
+	}
+	if err := f.writeState(b, touched); err != nil {
+		return Admission{}, err
+	}
+	if write != nil {
+		if err := write(b); err != nil {
+			f.rollback()
+			return Admission{}, err
+		}
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		f.err = fmt.Errorf("frontier: commit: %w", err)
+		return Admission{}, f.err
+	}
+	l.done = true
+	for th := range touched {
+		f.schedule(th, nowNs)
+	}
+	f.broadcast()
+	return adm, nil
+}
+
+// durable waits until everything committed so far is synced to disk. It runs outside the
+// frontier's lock, so concurrent callers share one fsync (Pebble groups pending syncs), and
+// the batch a caller committed is covered because the log is written in commit order.
+func (f *Frontier) durable() error {
+	if f.opts.NoSync {
+		return nil
+	}
+	if err := f.db.LogData(nil, pebble.Sync); err != nil {
+		return fmt.Errorf("frontier: sync: %w", err)
+	}
+	return nil
+}
+
+// rollback is called when a caller's write fails after memory was changed: memory is no
+// longer trustworthy, so the frontier stops; reopening rebuilds it from disk.
+func (f *Frontier) rollback() {
+	f.err = errors.New("frontier: a record write failed mid-completion; reopen the frontier")
+}
+
+func (f *Frontier) usable(l *Lease) error {
+	if f.err != nil {
+		return f.err
+	}
+	if l == nil || l.done {
+		return errors.New("frontier: lease already ended")
+	}
+	return nil
+}
+
+// Release gives a lease back without consuming it: the URL stays queued and is leased again
+// once its host may be served, not before notBefore (zero: at once).
+func (f *Frontier) Release(l *Lease, notBefore time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.usable(l); err != nil {
+		return err
+	}
+	h := l.host
+	h.dropInflight(l.key)
+	f.leased--
+	if l.queue == queueNew {
+		h.newInflight--
+		if bytes.Compare(l.key, h.newLow) < 0 {
+			h.newLow = l.key
+		}
+	} else {
+		h.revInflight--
+		if bytes.Compare(l.key, h.revLow) < 0 {
+			h.revLow = l.key
+		}
+	}
+	if nb := unixNano(notBefore); nb > h.nextFetch {
+		h.nextFetch = nb
+	}
+	l.done = true
+	if err := f.refreshHeads(h); err != nil {
+		f.err = err
+		return err
+	}
+	f.schedule(h, f.opts.Clock().UnixNano())
+	f.broadcast()
+	return nil
+}
+
+// Add admits URLs from outside a lease (seeds, sitemaps, a cluster peer) in one batch.
+func (f *Frontier) Add(items []Item) (Admission, error) {
+	b := f.db.NewBatch()
+	defer b.Close()
+	adm, err := f.add(b, items)
+	if err != nil {
+		return adm, err
+	}
+	return adm, f.durable()
+}
+
+func (f *Frontier) add(b *pebble.Batch, items []Item) (Admission, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return Admission{}, f.err
+	}
+	now := f.opts.Clock()
+	touched := map[*hostState]bool{}
+	adm, err := f.admit(b, items, now, touched)
+	if err != nil {
+		return adm, err
+	}
+	if err := f.writeState(b, touched); err != nil {
+		return adm, err
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		f.err = fmt.Errorf("frontier: commit: %w", err)
+		return Admission{}, f.err
+	}
+	for h := range touched {
+		f.schedule(h, now.UnixNano())
+	}
+	f.broadcast()
+	return adm, nil
+}
+
+// admit queues the unseen items and marks them seen. Callers hold f.mu.
+func (f *Frontier) admit(b *pebble.Batch, items []Item, now time.Time, touched map[*hostState]bool) (Admission, error) {
+	var adm Admission
+	var batchSeen map[[16]byte]bool
+	if len(items) > 1 {
+		batchSeen = make(map[[16]byte]bool, len(items))
+	}
+	for i := range items {
+		it := &items[i]
+		if batchSeen != nil {
+			if batchSeen[it.Key] {
+				adm.Seen++
+				continue
+			}
+			batchSeen[it.Key] = true
+		}
+		sk := seenKey(it.Key)
+		_, closer, err := f.db.Get(sk)
+		if err == nil {
+			closer.Close()
+			adm.Seen++
+			continue
+		}
+		if !errors.Is(err, pebble.ErrNotFound) {
+			return adm, fmt.Errorf("frontier: seen-set lookup: %w", err)
+		}
+		h, err := f.host(it.Host)
+		if err != nil {
+			return adm, err
+		}
+		if f.opts.MaxPerHost > 0 && h.admitted >= f.opts.MaxPerHost {
+			adm.OverQuota++
+			if h.idle() {
+				delete(f.hosts, h.name)
+			}
+			continue
+		}
+		if err := b.Set(sk, nil, nil); err != nil {
+			return adm, err
+		}
+		f.seen++
+		if it.Discovered.IsZero() {
+			it.Discovered = now
+		}
+		if !it.Due.IsZero() {
+			if err := f.enqueueScheduled(b, h, it); err != nil {
+				return adm, err
+			}
+		} else {
+			f.seq++
+			k := newKey(h.name, it.Priority, f.seq)
+			if err := b.Set(k, it.marshal(), nil); err != nil {
+				return adm, err
+			}
+			if !h.newAvailable() || it.Priority > h.headPriority {
+				h.headPriority = it.Priority
+			}
+			h.newCount++
+			f.queued++
+			if bytes.Compare(k, h.newLow) < 0 {
+				h.newLow = k
+			}
+		}
+		h.admitted++
+		touched[h] = true
+		adm.Added++
+	}
+	return adm, nil
+}
+
+// enqueueScheduled puts it in h's scheduled queue at it.Due. Callers hold f.mu.
+func (f *Frontier) enqueueScheduled(b *pebble.Batch, h *hostState, it *Item) error {
+	f.seq++
+	due := it.Due.UnixNano()
+	k := revisitKey(h.name, due, f.seq)
+	if err := b.Set(k, it.marshal(), nil); err != nil {
+		return err
+	}
+	if !h.revAvailable() || due < h.revDue {
+		h.revDue = due
+	}
+	h.revCount++
+	f.queued++
+	if bytes.Compare(k, h.revLow) < 0 {
+		h.revLow = k
+	}
+	return nil
+}
+
+// host returns the in-memory state of a host, loading its record when it is not active.
+func (f *Frontier) host(name string) (*hostState, error) {
+	if h, ok := f.hosts[name]; ok {
+		return h, nil
+	}
+	h := &hostState{name: name, newLow: queuePrefix(queueNew, name), revLow: queuePrefix(queueRevisit, name)}
+	v, closer, err := f.db.Get(hostKey(name))
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+	case err != nil:
+		return nil, fmt.Errorf("frontier: read host %s: %w", name, err)
+	default:
+		err := h.unmarshal(v)
+		closer.Close()
+		if err != nil {
+			return nil, fmt.Errorf("frontier: host record %q: %w", name, err)
+		}
+	}
+	f.hosts[name] = h
+	return h, nil
+}
+
+func (f *Frontier) writeState(b *pebble.Batch, touched map[*hostState]bool) error {
+	for h := range touched {
+		if err := b.Set(hostKey(h.name), h.marshal(), nil); err != nil {
+			return err
+		}
+	}
+	if err := b.Set(keySeq, binary.AppendUvarint(nil, f.seq), nil); err != nil {
+		return err
+	}
+	return b.Set(keySeen, binary.AppendUvarint(nil, uint64(f.seen)), nil)
+}
+
+// Stats is a snapshot of the frontier's size.
+type Stats struct {
+	Queued   int64 // URLs waiting (new and scheduled), in-flight ones included
+	InFlight int   // URLs leased and not yet completed
+	Seen     int64 // URLs ever admitted
+	Hosts    int   // hosts with queued or in-flight URLs
+	Ready    int   // hosts that may be served right now
+}
+
+// Stats returns current sizes.
+func (f *Frontier) Stats() Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.promote(f.opts.Clock().UnixNano())
+	return Stats{Queued: f.queued, InFlight: f.leased, Seen: f.seen, Hosts: len(f.hosts), Ready: len(f.ready)}
+}
+
+// HostFetched returns how many fetches a host has completed.
+func (f *Frontier) HostFetched(host string) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if h, ok := f.hosts[host]; ok {
+		return h.fetched, nil
+	}
+	h, err := f.host(host)
+	if err != nil {
+		return 0, err
+	}
+	if h.idle() {
+		delete(f.hosts, host)
+	}
+	return h.fetched, nil
+}
+
+// Close wakes every waiting Next with ErrClosed. It does not close the database.
+func (f *Frontier) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	f.broadcast()
+}

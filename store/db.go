@@ -1,0 +1,196 @@
+// Package store owns sonda's crawl-state database: one Pebble instance per data directory,
+// the layout of its key space, and the per-URL records (page records, visit history and the
+// duplicate indexes) that the crawl writes and the exporters, status and search read.
+//
+// # Key space
+//
+// Every package that keeps state in the database owns one or more key prefixes, listed here
+// so that two owners can never collide:
+//
+//	p  page record, by URL key (this package)
+//	v  visit history, by URL key and visit time (this package)
+//	x  exact-duplicate index, by text fingerprint (this package)
+//	n  near-duplicate index, by SimHash band (this package)
+//	q  frontier queues (package frontier)
+//	h  frontier host records (package frontier)
+//	s  frontier seen set (package frontier)
+//	m  frontier counters (package frontier)
+//	r  robots.txt cache (package crawl)
+//	t  crawler-trap counters (package crawl)
+//
+// # Durability
+//
+// Writes go to Pebble's write-ahead log without an fsync per batch: a batch that Commit
+// returned for is in the operating system's page cache, so it survives the crawler process
+// being killed (kill -9, a panic, an OOM kill). A background loop fsyncs the log every
+// SyncInterval, which bounds what a power failure or kernel crash can lose to that interval.
+// Callers that need more (none today) can sync explicitly with Sync.
+package store
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+)
+
+// Options tune the database. The zero value is usable.
+type Options struct {
+	// CacheSize is Pebble's block cache in bytes (default 64 MiB). Together with the
+	// memtables it bounds the database's memory use, whatever the number of URLs.
+	CacheSize int64
+	// MemTableSize is the size of one memtable in bytes (default 32 MiB).
+	MemTableSize uint64
+	// SyncInterval is how often the write-ahead log is fsynced (default 1s; negative
+	// disables the background sync, for benchmarks of the write path alone).
+	SyncInterval time.Duration
+	// Logger receives Pebble's own messages at debug level (nil: discarded).
+	Logger *slog.Logger
+}
+
+// DB is the crawl-state database of one data directory. It is safe for concurrent use.
+type DB struct {
+	pdb   *pebble.DB
+	cache interface{ Unref() }
+	dir   string
+
+	stopSync chan struct{}
+	syncDone sync.WaitGroup
+	closed   sync.Once
+}
+
+// ErrLocked means another process has the database open.
+var ErrLocked = errors.New("store: database is in use by another sonda process")
+
+// Open opens (creating it if needed) the crawl-state database in dir.
+func Open(dir string, opts Options) (*DB, error) {
+	if opts.CacheSize <= 0 {
+		opts.CacheSize = 64 << 20
+	}
+	if opts.MemTableSize == 0 {
+		opts.MemTableSize = 32 << 20
+	}
+	if opts.SyncInterval == 0 {
+		opts.SyncInterval = time.Second
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("store: create %s: %w", dir, err)
+	}
+	cache := pebble.NewCache(opts.CacheSize)
+	po := &pebble.Options{
+		Cache:                       cache,
+		MemTableSize:                opts.MemTableSize,
+		MemTableStopWritesThreshold: 4,
+		MaxOpenFiles:                1000,
+		Logger:                      pebbleLogger{opts.Logger},
+	}
+	// Bloom filters make the frontier's seen-set lookups of new URLs (the common case while
+	// a crawl grows) cost no disk read.
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	po.EnsureDefaults()
+	pdb, err := pebble.Open(dir, po)
+	cache.Unref() // the DB holds its own reference
+	if err != nil {
+		if isLockError(err) {
+			return nil, fmt.Errorf("%w (%s): stop it first, or use another --data directory", ErrLocked, dir)
+		}
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	db := &DB{pdb: pdb, dir: dir, stopSync: make(chan struct{})}
+	if opts.SyncInterval > 0 {
+		db.syncDone.Add(1)
+		go db.syncLoop(opts.SyncInterval)
+	}
+	return db, nil
+}
+
+func isLockError(err error) bool {
+	// Pebble reports a held LOCK file as a plain error wrapping the flock failure.
+	s := err.Error()
+	return strings.Contains(s, "resource temporarily unavailable") || strings.Contains(s, "lock held") || strings.Contains(s, "LOCK")
+}
+
+func (db *DB) syncLoop(every time.Duration) {
+	defer db.syncDone.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.stopSync:
+			return
+		case <-t.C:
+			_ = db.Sync()
+		}
+	}
+}
+
+// Sync makes every committed batch durable against power loss.
+func (db *DB) Sync() error {
+	return db.pdb.LogData(nil, pebble.Sync)
+}
+
+// Pebble returns the underlying database for packages that own a key prefix (see the
+// package doc). They must not write outside their prefixes.
+func (db *DB) Pebble() *pebble.DB { return db.pdb }
+
+// Dir is the directory the database lives in.
+func (db *DB) Dir() string { return db.dir }
+
+// Close syncs and closes the database.
+func (db *DB) Close() error {
+	var err error
+	db.closed.Do(func() {
+		close(db.stopSync)
+		db.syncDone.Wait()
+		if e := db.Sync(); e != nil {
+			err = fmt.Errorf("store: final sync: %w", e)
+		}
+		if e := db.pdb.Close(); e != nil && err == nil {
+			err = fmt.Errorf("store: close %s: %w", db.dir, e)
+		}
+	})
+	return err
+}
+
+// DiskUsage is the size in bytes of the database files.
+func (db *DB) DiskUsage() int64 {
+	var n int64
+	_ = filepath.Walk(db.dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	if p.l != nil {
+		p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
+	}
+}
+
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	if p.l != nil {
+		p.l.Warn("pebble: " + fmt.Sprintf(format, args...))
+	}
+}
+
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if p.l != nil {
+		p.l.Error("pebble: " + msg)
+	}
+	panic("pebble: " + msg)
+}
