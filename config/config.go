@@ -1,0 +1,411 @@
+// Package config owns sonda's settings: their defaults, the commented sonda.yaml that
+// `sonda init` writes, and the layering of a file, SONDA_* environment variables and
+// command-line flags (later layers win).
+//
+// The YAML template (sonda.yaml.tmpl) is the documentation users read; a test checks that
+// it parses to exactly Default(), so the two cannot drift apart.
+package config
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole configuration of a crawl.
+type Config struct {
+	Data       string     `yaml:"data"`
+	Crawl      Crawl      `yaml:"crawl"`
+	Politeness Politeness `yaml:"politeness"`
+	Robots     Robots     `yaml:"robots"`
+	Fetch      Fetch      `yaml:"fetch"`
+	URLs       URLs       `yaml:"urls"`
+	Scope      Scope      `yaml:"scope"`
+	WARC       WARC       `yaml:"warc"`
+	Log        Log        `yaml:"log"`
+}
+
+// Crawl says what to crawl and when to stop.
+type Crawl struct {
+	Seeds        []string      `yaml:"seeds"`
+	MaxPages     int64         `yaml:"max-pages"`
+	Duration     time.Duration `yaml:"duration"`
+	Concurrency  int           `yaml:"concurrency"`
+	LinkStrategy string        `yaml:"link-strategy"`
+	MetricsAddr  string        `yaml:"metrics-addr"`
+}
+
+// Politeness bounds the load sonda puts on each host.
+type Politeness struct {
+	PerHost     int           `yaml:"per-host"`
+	MinDelay    time.Duration `yaml:"min-delay"`
+	DelayFactor float64       `yaml:"delay-factor"`
+	MaxDelay    time.Duration `yaml:"max-delay"`
+	MaxRetries  int           `yaml:"max-retries"`
+	RetryDelay  time.Duration `yaml:"retry-delay"`
+}
+
+// Robots configures the robots exclusion protocol.
+type Robots struct {
+	Agent       string        `yaml:"agent"`
+	CacheTTL    time.Duration `yaml:"cache-ttl"`
+	RetryDelay  time.Duration `yaml:"retry-delay"`
+	MaxFailures int           `yaml:"max-failures"`
+}
+
+// Fetch configures HTTP.
+type Fetch struct {
+	UserAgent        string        `yaml:"user-agent"`
+	ConnectTimeout   time.Duration `yaml:"connect-timeout"`
+	TLSTimeout       time.Duration `yaml:"tls-timeout"`
+	FirstByteTimeout time.Duration `yaml:"first-byte-timeout"`
+	BodyTimeout      time.Duration `yaml:"body-timeout"`
+	MaxBody          ByteSize      `yaml:"max-body"`
+	MaxRedirects     int           `yaml:"max-redirects"`
+	AcceptTypes      []string      `yaml:"accept-types"`
+	AllowPrivate     bool          `yaml:"allow-private"`
+	Resolve          []string      `yaml:"resolve"`
+}
+
+// URLs configures normalization.
+type URLs struct {
+	StripParams  []string `yaml:"strip-params"`
+	KeepFragment bool     `yaml:"keep-fragment"`
+	SortQuery    bool     `yaml:"sort-query"`
+}
+
+// Scope says which discovered URLs are followed.
+type Scope struct {
+	Follow              string   `yaml:"follow"`
+	AllowHosts          []string `yaml:"allow-hosts"`
+	DenyHosts           []string `yaml:"deny-hosts"`
+	AllowDomains        []string `yaml:"allow-domains"`
+	DenyDomains         []string `yaml:"deny-domains"`
+	Allow               []string `yaml:"allow"`
+	Deny                []string `yaml:"deny"`
+	MaxDepth            int      `yaml:"max-depth"`
+	MaxPagesPerHost     int64    `yaml:"max-pages-per-host"`
+	MaxURLLength        int      `yaml:"max-url-length"`
+	MaxPathSegments     int      `yaml:"max-path-segments"`
+	MaxRepeatedSegments int      `yaml:"max-repeated-segments"`
+	MaxQueryVariants    int      `yaml:"max-query-variants"`
+	FollowNofollowLinks bool     `yaml:"follow-nofollow-links"`
+}
+
+// WARC configures the capture archive.
+type WARC struct {
+	Enabled     bool     `yaml:"enabled"`
+	MaxFileSize ByteSize `yaml:"max-file-size"`
+}
+
+// Log configures structured logging.
+type Log struct {
+	Level  string `yaml:"level"`
+	Format string `yaml:"format"`
+}
+
+// Profiles are the starting points `sonda init --profile` offers.
+var Profiles = []string{"topic", "news", "geo"}
+
+//go:embed sonda.yaml.tmpl
+var templateText string
+
+var tmpl = template.Must(template.New("sonda.yaml").Parse(templateText))
+
+// profileValues are the template parameters that differ between profiles.
+type profileValues struct {
+	Profile     string
+	Follow      string
+	MaxDepth    int
+	AcceptTypes []string
+}
+
+func profile(name string) (profileValues, error) {
+	html := []string{"text/html", "application/xhtml+xml", "text/plain"}
+	switch name {
+	case "", "topic":
+		// A topical crawl wanders across sites; depth keeps it near its seeds.
+		return profileValues{Profile: "topic", Follow: "any", MaxDepth: 5, AcceptTypes: html}, nil
+	case "news":
+		// News sources are crawled site by site.
+		return profileValues{Profile: "news", Follow: "domain", MaxDepth: 0, AcceptTypes: append(html, "application/rss+xml", "application/atom+xml", "application/xml", "text/xml")}, nil
+	case "geo":
+		// Geographic data producers publish archives and geo files next to their pages.
+		return profileValues{Profile: "geo", Follow: "domain", MaxDepth: 0, AcceptTypes: append(html,
+			"application/zip", "application/geo+json", "application/vnd.google-earth.kml+xml",
+			"application/vnd.google-earth.kmz", "application/gpx+xml", "application/geopackage+sqlite3", "image/tiff")}, nil
+	}
+	return profileValues{}, fmt.Errorf("config: unknown profile %q (choose one of %s)", name, strings.Join(Profiles, ", "))
+}
+
+// Template returns the commented sonda.yaml for a profile ("" means topic).
+func Template(profileName string) ([]byte, error) {
+	p, err := profile(profileName)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, p); err != nil {
+		return nil, fmt.Errorf("config: render template: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Default returns the default configuration (the topic profile's).
+func Default() Config {
+	c, err := parse(mustTemplate(""))
+	if err != nil {
+		panic("config: the built-in template does not parse: " + err.Error())
+	}
+	return c
+}
+
+func mustTemplate(p string) []byte {
+	b, err := Template(p)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func parse(b []byte) (Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return c, err
+	}
+	return c, nil
+}
+
+// Load builds the configuration: defaults, then the file at path (if path is not ""),
+// then SONDA_* environment variables from env (nil: none).
+func Load(path string, env []string) (Config, error) {
+	c := Default()
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return c, fmt.Errorf("config: %w", err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		dec.KnownFields(true)
+		if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+			return c, fmt.Errorf("config: %s: %w (see `sonda init` for a commented example)", path, err)
+		}
+	}
+	if err := ApplyEnv(&c, env); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// ApplyEnv sets fields from SONDA_<SECTION>_<KEY> variables in env ("KEY=value" strings),
+// e.g. SONDA_FETCH_USER_AGENT or SONDA_POLITENESS_MIN_DELAY=500ms. Lists are comma-separated.
+// An unknown SONDA_ variable is an error, so typos do not pass silently.
+func ApplyEnv(c *Config, env []string) error {
+	fields := map[string]reflect.Value{}
+	collectEnvFields(reflect.ValueOf(c).Elem(), "SONDA", fields)
+	for _, kv := range env {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, "SONDA_") {
+			continue
+		}
+		f, ok := fields[name]
+		if !ok {
+			if knownNonConfigEnv[name] {
+				continue
+			}
+			return fmt.Errorf("config: unknown environment variable %s (settings are named like SONDA_FETCH_USER_AGENT; see sonda.yaml)", name)
+		}
+		if err := setFromString(f, value); err != nil {
+			return fmt.Errorf("config: %s=%q: %w", name, value, err)
+		}
+	}
+	return nil
+}
+
+// knownNonConfigEnv are SONDA_ variables that tests and tools use and that are not settings.
+var knownNonConfigEnv = map[string]bool{
+	"SONDA_WARCIO_DIR": true, "SONDA_FRONTIER_URLS": true, "SONDA_BENCH": true, "SONDA_CHROMIUM": true,
+}
+
+func collectEnvFields(v reflect.Value, prefix string, out map[string]reflect.Value) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		if tag == "" || tag == "-" {
+			continue
+		}
+		name := prefix + "_" + strings.ToUpper(strings.ReplaceAll(tag, "-", "_"))
+		fv := v.Field(i)
+		if fv.Kind() == reflect.Struct && fv.Type() != reflect.TypeOf(time.Time{}) {
+			collectEnvFields(fv, name, out)
+			continue
+		}
+		out[name] = fv
+	}
+}
+
+// setFromString parses s into a settings field.
+func setFromString(f reflect.Value, s string) error {
+	s = strings.TrimSpace(s)
+	switch f.Interface().(type) {
+	case time.Duration:
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("want a duration like 500ms, 30s or 2h: %w", err)
+		}
+		f.SetInt(int64(d))
+		return nil
+	case ByteSize:
+		n, err := ParseByteSize(s)
+		if err != nil {
+			return err
+		}
+		f.SetInt(int64(n))
+		return nil
+	}
+	switch f.Kind() {
+	case reflect.String:
+		f.SetString(s)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("want true or false")
+		}
+		f.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("want a whole number")
+		}
+		f.SetInt(n)
+	case reflect.Float64:
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("want a number")
+		}
+		f.SetFloat(x)
+	case reflect.Slice:
+		var items []string
+		for _, part := range strings.Split(s, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				items = append(items, part)
+			}
+		}
+		f.Set(reflect.ValueOf(items))
+	default:
+		return fmt.Errorf("cannot be set from the environment")
+	}
+	return nil
+}
+
+// Validate reports settings that cannot work, each with the key to fix.
+func (c *Config) Validate() error {
+	var errs []string
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Sprintf(format, args...))
+		}
+	}
+	check(c.Data != "", "data: must name a directory")
+	check(c.Crawl.Concurrency > 0, "crawl.concurrency: must be at least 1 (got %d)", c.Crawl.Concurrency)
+	check(c.Crawl.MaxPages >= 0, "crawl.max-pages: must not be negative")
+	check(c.Crawl.Duration >= 0, "crawl.duration: must not be negative")
+	check(c.Politeness.PerHost > 0, "politeness.per-host: must be at least 1 (got %d)", c.Politeness.PerHost)
+	check(c.Politeness.MinDelay >= 0, "politeness.min-delay: must not be negative")
+	check(c.Politeness.DelayFactor >= 0, "politeness.delay-factor: must not be negative")
+	check(c.Politeness.MaxDelay >= c.Politeness.MinDelay, "politeness.max-delay (%v) must be at least politeness.min-delay (%v)", c.Politeness.MaxDelay, c.Politeness.MinDelay)
+	check(c.Politeness.MaxRetries >= 0, "politeness.max-retries: must not be negative")
+	check(c.Robots.Agent != "", "robots.agent: must be set (the product token robots.txt groups are matched against)")
+	check(c.Fetch.UserAgent != "", "fetch.user-agent: must identify the crawler")
+	check(c.Fetch.MaxBody > 0, "fetch.max-body: must be positive")
+	check(c.Fetch.MaxRedirects >= 0, "fetch.max-redirects: must not be negative")
+	for _, t := range []struct {
+		name string
+		d    time.Duration
+	}{{"connect-timeout", c.Fetch.ConnectTimeout}, {"tls-timeout", c.Fetch.TLSTimeout}, {"first-byte-timeout", c.Fetch.FirstByteTimeout}, {"body-timeout", c.Fetch.BodyTimeout}} {
+		check(t.d > 0, "fetch.%s: must be positive", t.name)
+	}
+	switch c.Scope.Follow {
+	case "any", "domain", "host":
+	default:
+		errs = append(errs, fmt.Sprintf("scope.follow: %q is not one of any, domain, host", c.Scope.Follow))
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Sprintf("log.level: %q is not one of debug, info, warn, error", c.Log.Level))
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		errs = append(errs, fmt.Sprintf("log.format: %q is not text or json", c.Log.Format))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// ByteSize is a size in bytes that YAML and the environment may write with a unit:
+// 500KiB, 10MiB, 1GiB, 1.5MB, or a plain number of bytes.
+type ByteSize int64
+
+// UnmarshalYAML accepts a number or a string with a unit.
+func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseByteSize(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*b = v
+	return nil
+}
+
+// MarshalYAML writes the size with the largest exact binary unit.
+func (b ByteSize) MarshalYAML() (any, error) { return b.String(), nil }
+
+func (b ByteSize) String() string {
+	for _, u := range []struct {
+		name string
+		n    int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if b != 0 && int64(b)%u.n == 0 {
+			return fmt.Sprintf("%d%s", int64(b)/u.n, u.name)
+		}
+	}
+	return strconv.FormatInt(int64(b), 10)
+}
+
+// ParseByteSize parses sizes like 10MiB, 500KB, 1.5GiB or 4096.
+func ParseByteSize(s string) (ByteSize, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		n      float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	mult := 1.0
+	num := s
+	for _, u := range units {
+		if strings.HasSuffix(strings.ToLower(s), strings.ToLower(u.suffix)) {
+			mult = u.n
+			num = strings.TrimSpace(s[:len(s)-len(u.suffix)])
+			break
+		}
+	}
+	x, err := strconv.ParseFloat(num, 64)
+	if err != nil || x < 0 {
+		return 0, fmt.Errorf("size %q: want a number of bytes or a size like 10MiB", s)
+	}
+	return ByteSize(x * mult), nil
+}
