@@ -91,17 +91,23 @@ func recoverFile(dir, name string) (string, error) {
 
 // completePrefix reads r and returns how many records, and how many bytes,
 // precede the first record that does not read cleanly, and why reading
-// stopped there. err is set only when reading r itself fails: an I/O error
-// must not be mistaken for a torn tail and cut good records off.
+// stopped there. A request record left last is dropped too: WriteCapture
+// never ends with one, so it is the start of a capture whose response was
+// torn off (even when the tear fell exactly between records), and the crawler,
+// which never got that capture's Location, will fetch the URL again.
+// err is set only when reading r itself fails: an I/O error must not be
+// mistaken for a torn tail and cut good records off.
 func completePrefix(r io.Reader) (records int, size int64, reason string, err error) {
 	src := &ioErrReader{r: r}
 	rd, err := NewReader(src)
 	if err != nil {
 		return 0, 0, "", err
 	}
-	n := 0
-	for {
-		_, err := rd.Next()
+	var lastType string
+	var lastStart int64
+	for n := 0; ; {
+		start := rd.end
+		rec, err := rd.Next()
 		if src.err != nil {
 			return 0, 0, "", src.err
 		}
@@ -110,12 +116,17 @@ func completePrefix(r io.Reader) (records int, size int64, reason string, err er
 			if err != io.EOF {
 				reason = err.Error()
 			}
+			if lastType == TypeRequest {
+				records, size = records-1, lastStart
+				reason += "; dropped the request record before it"
+			}
 			return records, size, reason, nil
 		}
 		// Only a record that ends its gzip member is complete (rd.end moves).
 		n++
 		if rd.end > size {
 			records, size = n, rd.end
+			lastType, lastStart = rec.Type(), start
 		}
 	}
 }
