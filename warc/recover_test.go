@@ -3,9 +3,9 @@ package warc
 import (
 	"bufio"
 	"bytes"
-	"io"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
