@@ -181,11 +181,14 @@ var dateLayouts = []string{
 	"January 2, 2006",
 }
 
+// parseDate returns the instant in UTC. Zone abbreviations other than UTC
+// and GMT ("PST") are read as UTC, as time.Parse does: an error of hours on
+// a date that usually lies months away.
 func parseDate(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
 	for _, layout := range dateLayouts {
 		if t, err := time.Parse(layout, s); err == nil {
-			return t, true
+			return t.UTC(), true
 		}
 	}
 	return time.Time{}, false

@@ -67,10 +67,30 @@ func (r *Robots) Group(agent string) Group {
 	if r == nil {
 		return Group{}
 	}
-	if tok := ProductToken(agent); tok != "" {
-		if s, ok := r.groups[tok]; ok {
-			return Group{s}
+	tok := strings.TrimLeft(agent, " \t")
+	tok = tok[:tokenLen(tok)]
+	if tok == "" {
+		return Group{r.global}
+	}
+	var s *ruleSet
+	var ok bool
+	if len(tok) <= 64 {
+		// Lower-case on the stack: this runs for every URL decision, and a
+		// map index with string(bytes) does not allocate.
+		var buf [64]byte
+		for i := 0; i < len(tok); i++ {
+			c := tok[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf[i] = c
 		}
+		s, ok = r.groups[string(buf[:len(tok)])]
+	} else {
+		s, ok = r.groups[strings.ToLower(tok)]
+	}
+	if ok {
+		return Group{s}
 	}
 	return Group{r.global}
 }

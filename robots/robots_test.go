@@ -622,4 +622,7 @@ func TestCanonicalDoesNotAllocateWhenUnchanged(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { _ = r.Allowed("sondabot", s) }); n != 0 {
 		t.Errorf("Robots.Allowed allocated %v times for a lower-case agent", n)
 	}
+	if n := testing.AllocsPerRun(100, func() { _ = r.Allowed("SondaBot/1.0 (+https://sonda.example/bot)", s) }); n != 0 {
+		t.Errorf("Robots.Allowed allocated %v times for a mixed-case User-Agent", n)
+	}
 }
