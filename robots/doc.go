@@ -8,8 +8,11 @@
 //
 // Robots.Allowed (or Group.Allowed on a group looked up once per host) is the
 // only allow/disallow decision; the crawler and `sonda check robots` both
-// call it. The rules are those of RFC 9309 with Google's open-source parser
-// as the reference for edge cases:
+// call it with the URL's PathQuery. A crawler keeps one Entry per host,
+// takes Entry.Rules().Group(agent) when the entry changes and asks
+// Group.Allowed per URL, which does not allocate for ordinary paths. The
+// rules are those of RFC 9309 with Google's open-source parser as the
+// reference for edge cases:
 //
 //   - Groups are runs of user-agent lines followed by records. Every group
 //     naming a product token is merged into one; an agent uses its token's
