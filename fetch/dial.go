@@ -201,13 +201,27 @@ type conn struct {
 // maxCapture bounds the recorded request; a GET head never comes near it.
 const maxCapture = 64 << 10
 
+// Write records p before writing it: once the bytes are out, the server may
+// answer and the round trip end (stopping the capture) before Write returns.
 func (c *conn) Write(p []byte) (int, error) {
-	n, err := c.Conn.Write(p)
 	c.mu.Lock()
-	if c.capture != nil && len(*c.capture)+n <= maxCapture {
-		*c.capture = append(*c.capture, p[:n]...)
+	dst := c.capture
+	before := 0
+	if dst != nil {
+		before = len(*dst)
+		if before+len(p) <= maxCapture {
+			*dst = append(*dst, p...)
+		}
 	}
 	c.mu.Unlock()
+	n, err := c.Conn.Write(p)
+	if n < len(p) && dst != nil {
+		c.mu.Lock()
+		if c.capture == dst && len(*dst) > before+n {
+			*dst = (*dst)[:before+n] // keep only what was really sent
+		}
+		c.mu.Unlock()
+	}
 	return n, err
 }
 

@@ -427,14 +427,14 @@ func (t *trace) clientTrace() *httptrace.ClientTrace {
 				c.startCapture(&t.request)
 			}
 		},
+		// WroteRequest fires once the request is in net/http's buffer, before
+		// it is flushed to the connection, so the capture goes on until the
+		// round trip is over (see finish); the connection cannot serve
+		// another request before that.
 		WroteRequest: func(info httptrace.WroteRequestInfo) {
 			t.mu.Lock()
 			t.wrote, t.wroteAt = info.Err == nil, time.Now()
-			c := t.conn
 			t.mu.Unlock()
-			if c != nil {
-				c.stopCapture()
-			}
 		},
 		GotFirstResponseByte: func() {
 			t.mu.Lock()
