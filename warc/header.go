@@ -66,23 +66,27 @@ func (h *Header) Add(name, value string) {
 
 // Names of the fields this package writes or interprets.
 const (
-	FieldType           = "WARC-Type"
-	FieldRecordID       = "WARC-Record-ID"
-	FieldDate           = "WARC-Date"
-	FieldContentLength  = "Content-Length"
-	FieldContentType    = "Content-Type"
-	FieldConcurrentTo   = "WARC-Concurrent-To"
-	FieldBlockDigest    = "WARC-Block-Digest"
-	FieldPayloadDigest  = "WARC-Payload-Digest"
-	FieldIPAddress      = "WARC-IP-Address"
-	FieldRefersTo       = "WARC-Refers-To"
-	FieldTargetURI      = "WARC-Target-URI"
-	FieldTruncated      = "WARC-Truncated"
-	FieldWarcinfoID     = "WARC-Warcinfo-ID"
-	FieldFilename       = "WARC-Filename"
-	FieldProfile        = "WARC-Profile"
-	FieldSegmentNumber  = "WARC-Segment-Number"
-	FieldIdentifiedType = "WARC-Identified-Payload-Type"
+	FieldType          = "WARC-Type"
+	FieldRecordID      = "WARC-Record-ID"
+	FieldDate          = "WARC-Date"
+	FieldContentLength = "Content-Length"
+	FieldContentType   = "Content-Type"
+	FieldConcurrentTo  = "WARC-Concurrent-To"
+	FieldBlockDigest   = "WARC-Block-Digest"
+	FieldPayloadDigest = "WARC-Payload-Digest"
+	FieldIPAddress     = "WARC-IP-Address"
+	FieldRefersTo      = "WARC-Refers-To"
+	// WARC 1.1 revisit records may also name the target and date of the
+	// record they refer to.
+	FieldRefersToTargetURI = "WARC-Refers-To-Target-URI"
+	FieldRefersToDate      = "WARC-Refers-To-Date"
+	FieldTargetURI         = "WARC-Target-URI"
+	FieldTruncated         = "WARC-Truncated"
+	FieldWarcinfoID        = "WARC-Warcinfo-ID"
+	FieldFilename          = "WARC-Filename"
+	FieldProfile           = "WARC-Profile"
+	FieldSegmentNumber     = "WARC-Segment-Number"
+	FieldIdentifiedType    = "WARC-Identified-Payload-Type"
 )
 
 // Record types defined by WARC 1.1.

@@ -96,7 +96,9 @@ func TestRecoverEveryTornTail(t *testing.T) {
 						t.Fatalf("cut at %d: %d records kept, want %d or %d", cut, n, wantBefore, wantBefore+2)
 					}
 				}
-				if cut%23 != 0 && cut != len(full) && cut != infoEnd-1 {
+				switch {
+				case cut%127 == 0, cut == infoEnd-1, cut == before, cut == before+1, cut == len(full)-1, cut == len(full):
+				default:
 					continue
 				}
 				os.WriteFile(filepath.Join(dir, name), full[:cut], 0o644)

@@ -105,6 +105,14 @@ func checkCapture(t *testing.T, recs []*Record, c Capture, warcinfoID string) in
 	return i
 }
 
+// resp returns the response record of capture c, whose records start recs.
+func resp(recs []*Record, c Capture) *Record {
+	if len(c.Request) > 0 {
+		return recs[1]
+	}
+	return recs[0]
+}
+
 // checkWarcinfo asserts that rec starts the file at path and returns its ID.
 func checkWarcinfo(t *testing.T, rec *Record, path string) string {
 	t.Helper()
@@ -213,17 +221,16 @@ func TestRoundTripWithRotation(t *testing.T) {
 					if loc.File != name {
 						t.Errorf("capture %d: location file %q, want %q", next, loc.File, name)
 					}
+					if id := resp(recs, captures[next]).Header.Get(FieldRecordID); loc.RecordID != id {
+						t.Errorf("capture %d: location record ID %q, want the response's %q", next, loc.RecordID, id)
+					}
 					rec, err := ReadRecordAt(dir, loc)
 					if err != nil {
 						t.Fatal(err)
 					}
-					respIdx := 0
-					if len(captures[next].Request) > 0 {
-						respIdx = 1
-					}
-					if rec.Header.Get(FieldRecordID) != recs[respIdx].Header.Get(FieldRecordID) || rec.Offset != recs[respIdx].Offset {
+					if want := resp(recs, captures[next]); rec.Header.Get(FieldRecordID) != want.Header.Get(FieldRecordID) || rec.Offset != want.Offset {
 						t.Errorf("capture %d: ReadRecordAt(%+v) gave record %s at %d, want %s at %d", next, loc,
-							rec.Header.Get(FieldRecordID), rec.Offset, recs[respIdx].Header.Get(FieldRecordID), recs[respIdx].Offset)
+							rec.Header.Get(FieldRecordID), rec.Offset, want.Header.Get(FieldRecordID), want.Offset)
 					}
 					recs = recs[used:]
 					next++
@@ -464,7 +471,7 @@ func TestWriteRecord(t *testing.T) {
 		if rec.Header.Get(FieldWarcinfoID) != info || rec.Header.Get(FieldRecordID) == "" || rec.Header.Get(FieldDate) == "" {
 			t.Errorf("record %d lacks a filled-in field: %v", i, rec.Header)
 		}
-		if got, err := ReadRecordAt(dir, locs[i]); err != nil || got.Header.Get(FieldRecordID) != rec.Header.Get(FieldRecordID) {
+		if got, err := ReadRecordAt(dir, locs[i]); err != nil || got.Header.Get(FieldRecordID) != rec.Header.Get(FieldRecordID) || locs[i].RecordID != rec.Header.Get(FieldRecordID) {
 			t.Errorf("ReadRecordAt(%+v) = %v, %v", locs[i], got, err)
 		}
 	}
