@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding"
@@ -100,7 +101,7 @@ func declared(body []byte, enc encoding.Encoding, name, source string) ([]byte, 
 
 // utf8Scan summarises how UTF-8-like a byte string is.
 type utf8Scan struct {
-	multibyte int // well-formed sequences of 2-4 bytes
+	multibyte int // well-formed sequences of 2-4 bytes (at least 1 if any, when invalid == 0)
 	invalid   int // bytes that start no well-formed sequence
 	tail      int // length of an incomplete sequence cut off at the very end
 }
@@ -110,6 +111,12 @@ type utf8Scan struct {
 // bodies are often cut mid-character by a size limit.
 func scanUTF8(b []byte) utf8Scan {
 	var s utf8Scan
+	if utf8.Valid(b) { // fast path (word-at-a-time over ASCII runs)
+		if !isASCII(b) {
+			s.multibyte = 1 // "some": callers only compare against zero and invalid
+		}
+		return s
+	}
 	i := 0
 	for i < len(b) {
 		c := b[i]
@@ -230,4 +237,19 @@ func xmlDeclEncoding(b []byte) string {
 
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
+
+func isASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

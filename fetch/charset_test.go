@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	xcharset "golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/japanese"
 	"golang.org/x/text/encoding/unicode"
@@ -180,10 +181,39 @@ func FuzzCharset(f *testing.F) {
 		if name == "" || source == "" {
 			t.Fatalf("empty charset %q or source %q", name, source)
 		}
-		if got := prescanMeta(body); got != "" {
-			if enc, _ := lookupCharset(got); enc == nil {
-				t.Fatalf("prescan returned unknown charset %q", got)
+	})
+}
+
+// FuzzPrescanMeta checks the <meta> prescan against the one inside
+// golang.org/x/net/html/charset (built on its HTML tokenizer, so an
+// independent implementation): whenever either finds a declaration, they
+// must agree. DetermineEncoding does not say whether its answer came from a
+// <meta> or from its fallback guess, so a guess ("utf-8" or "windows-1252")
+// where we found nothing is not a disagreement.
+func FuzzPrescanMeta(f *testing.F) {
+	f.Add([]byte(`<meta charset="iso-8859-2">`))
+	f.Add([]byte(`<meta http-equiv="content-type" content="text/html; charset=shift_jis">`))
+	f.Add([]byte(`<!-- x --><meta charset=gbk>`))
+	f.Add([]byte(`<div title='<meta charset="koi8-r">'><meta charset="big5">`))
+	f.Add([]byte(`<meta content="text/html;charset='euc-jp'" http-equiv="Content-Type">`))
+	f.Add([]byte(`<html><head><META HTTP-EQUIV=content-type CONTENT="text/html; charset=iso-8859-7"></head>`))
+	f.Add([]byte(`<?xml version="1.0"?><!DOCTYPE html><meta name=a charset = "euc-kr" />`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ours := prescanMeta(b)
+		if ours != "" {
+			if enc, _ := lookupCharset(ours); enc == nil {
+				t.Fatalf("prescan returned unknown charset %q", ours)
 			}
+		}
+		if len(b) > prescanLen || len(b) == 0 || b[0] == 0xEF || b[0] == 0xFE || b[0] == 0xFF {
+			return // x/net would look at a BOM or cut the input first
+		}
+		_, theirs, _ := xcharset.DetermineEncoding(b, "")
+		if ours == "" && (theirs == "utf-8" || theirs == "windows-1252") {
+			return
+		}
+		if ours != theirs {
+			t.Fatalf("prescanMeta(%q) = %q, x/net/html/charset says %q", b, ours, theirs)
 		}
 	})
 }
