@@ -40,10 +40,10 @@ var elements = func() map[atom.Atom]elemFlags {
 		atom.Center, atom.Dd, atom.Details, atom.Dialog, atom.Dir, atom.Div, atom.Dl, atom.Dt,
 		atom.Fieldset, atom.Figcaption, atom.Figure, atom.Footer, atom.Form, atom.Frameset,
 		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Header, atom.Hgroup,
-		atom.Html, atom.Legend, atom.Li, atom.Listing, atom.Main, atom.Menu, atom.Nav,
+		atom.Legend, atom.Li, atom.Listing, atom.Main, atom.Menu, atom.Nav,
 		atom.Ol, atom.Optgroup, atom.Option, atom.P, atom.Plaintext, atom.Pre, atom.Search,
 		atom.Section, atom.Summary, atom.Table, atom.Tbody, atom.Td, atom.Tfoot, atom.Th,
-		atom.Thead, atom.Tr, atom.Ul, atom.Xmp, atom.Head)
+		atom.Thead, atom.Tr, atom.Ul, atom.Xmp)
 	set(lineBreak, atom.Br, atom.Hr)
 	set(wordBreak,
 		atom.Button, atom.Img, atom.Input, atom.Select, atom.Label, atom.Textarea,

@@ -39,7 +39,7 @@ type Page struct {
 	Links     []Link     // followable http(s) links in document order, duplicates kept
 	Resources []Resource // embedded or downloadable things: images, scripts, styles, media, a[download]
 
-	BadLinks      int  // link targets that did not resolve to a URL
+	BadLinks      int  // link targets that did not resolve to a URL, or longer than 16 KiB
 	NonHTTPLinks  int  // javascript:, mailto:, tel:, data:, ftp: ... links: counted, not kept
 	DroppedLinks  int  // links and resources beyond Options.MaxLinks
 	TextTruncated bool // visible text exceeded Options.MaxTextBytes and was cut

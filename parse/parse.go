@@ -51,6 +51,11 @@ const (
 // of the page (as in a browser), which is not useful anchor text.
 const maxAnchorBytes = 1024
 
+// maxRefBytes bounds link references: longer ones are counted as bad
+// without resolving them (resolving megabytes of URL takes the better part
+// of a second, and no crawl scope accepts such URLs).
+const maxRefBytes = 16 << 10
+
 // maxTitleBytes bounds Page.Title for the same reason.
 const maxTitleBytes = 1024
 
@@ -66,8 +71,9 @@ type Options struct {
 	// distinct reference.
 	Resolver LinkResolver
 	// MaxLinks bounds each of Links, Resources, Hreflang and Feeds; what is
-	// beyond is counted in Page.DroppedLinks. 0 means DefaultMaxLinks,
-	// negative means no limit.
+	// beyond is counted in Page.DroppedLinks. Links count as they are
+	// found, before references that fail to resolve are dropped. 0 means
+	// DefaultMaxLinks, negative means no limit.
 	MaxLinks int
 	// MaxTextBytes bounds Page.Text(); the rest of the page is still read
 	// for links and metadata and Page.TextTruncated is set. 0 means
@@ -494,6 +500,10 @@ func (p *parser) addLink(raw, tag, rel, fallback string) int {
 		p.page.NonHTTPLinks++
 		return -1
 	}
+	if len(raw) > maxRefBytes {
+		p.page.BadLinks++
+		return -1
+	}
 	if p.full(len(p.page.Links)) {
 		return -1
 	}
@@ -613,7 +623,7 @@ var attrNames = [numAttrKeys]string{
 
 // addResource records a resource; its URL is resolved in finish.
 func (p *parser) addResource(raw string, tag atom.Atom, attr string) {
-	if strings.TrimSpace(raw) == "" || nonHTTPScheme(raw) || p.full(len(p.page.Resources)) {
+	if strings.TrimSpace(raw) == "" || len(raw) > maxRefBytes || nonHTTPScheme(raw) || p.full(len(p.page.Resources)) {
 		return
 	}
 	p.page.Resources = append(p.page.Resources, Resource{URL: raw, Tag: tag.String(), Attr: attr})
@@ -844,6 +854,9 @@ func (p *parser) finish(doc *whatwg.Url) {
 	}
 	// resolveHTTP resolves ref and keeps it only if it is http(s).
 	resolveHTTP := func(ref string) (string, bool) {
+		if len(ref) > maxRefBytes {
+			return "", false
+		}
 		u, err := resolve(ref)
 		return u, err == nil && isHTTPURL(u)
 	}

@@ -55,6 +55,7 @@ func TestBlocks(t *testing.T) {
 		{"xmp and plaintext shown", `<xmp><b>raw</b></xmp><plaintext><i>to end`, []string{"xmp:<b>raw</b>", "plaintext:<i>to end"}},
 		{"comments ignored", `a<!-- b -->c<!doctype x>`, []string{"body:ac"}},
 		{"dl", `<dl><dt>term<dd>def</dl>`, []string{"dt:term", "dd:def"}},
+		{"text outside body", `<html>loose<head></head><body><p>x`, []string{"body:loose", "p:x"}},
 		{"empty", ``, nil},
 		{"only whitespace", " \n <div> </div> ", nil},
 		{"uppercase tags", `<P>A<BR>B</P><DIV>C</DIV>`, []string{"p:A", "p:B", "div:C"}},
@@ -198,6 +199,7 @@ func TestLinks(t *testing.T) {
 			nil, 0, 7},
 		{"unresolvable", `<a href="http://[::1">bad</a><a href="http://exa mple.com/">sp</a><a href="/ok">ok</a>`,
 			[]linkView{{"http://e.com/ok", "ok", "a", nil}}, 2, 0},
+		{"absurdly long", `<a href="/` + strings.Repeat("x", maxRefBytes) + `">long</a>`, nil, 1, 0},
 		{"rel tokens", `<a href="/r" rel=" NoFollow  ugc
 			sponsored">r</a>`, []linkView{{"http://e.com/r", "r", "a", []string{"nofollow", "ugc", "sponsored"}}}, 0, 0},
 		{"fragment and empty", `<a href="#top">top</a><a href="">self</a>`,
