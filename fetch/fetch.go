@@ -39,6 +39,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -275,11 +276,15 @@ type Timing struct {
 }
 
 // Result describes one fetch. Only the fields that apply are set: a failed
-// connection has just URL, StartedAt, Timing and Err.
+// connection has just URL, FinalURL, StartedAt, Timing and Err.
 type Result struct {
-	URL       string   // as requested
-	FinalURL  string   // URL of the response described (differs from URL after followed redirects)
-	Redirects []string // when following: each URL that answered with a followed redirect, in order (starting with URL)
+	URL      string // as requested
+	FinalURL string // URL of the response described (differs from URL after followed redirects)
+	// Redirects, when following, lists each URL that answered with a
+	// followed redirect, in order, starting with URL. The other fields
+	// describe only the last response (a 3xx one, without its body, if the
+	// chain ended in an error).
+	Redirects []string
 
 	Status int
 	Proto  string // "HTTP/1.1"
@@ -335,45 +340,31 @@ func (f *Fetcher) Fetch(ctx context.Context, r Request) *Result {
 		limit = r.MaxBodyBytes
 	}
 
-	var chain []string
+	follow := r.MaxRedirects > 0
+	var chain []string // URLs that redirected, when following
 	for {
-		follow := r.MaxRedirects > 0
 		res := f.exchange(ctx, u, &r, limit, follow)
-		res.URL, res.StartedAt = r.URL, started
-		res.Redirects = chain
-		if !follow || res.Err != nil || !isRedirect(res.Status) || res.Location == "" {
-			if follow && res.Err == nil && isRedirect(res.Status) && res.Header.Get("Location") != "" {
-				res.Err = &Error{Kind: KindBadURL, URL: res.FinalURL, Err: fmt.Errorf("unusable redirect Location %q", res.Header.Get("Location"))}
-			}
+		res.URL, res.StartedAt, res.Redirects = r.URL, started, chain
+		if !follow || res.Err != nil || !isRedirect(res.Status) || res.Header.Get("Location") == "" {
 			res.Timing.Total = time.Since(started)
 			return res
 		}
-		chain = append(chain, res.FinalURL)
-		next, err := parseTarget(res.Location)
+		next, err := parseTarget(res.Location) // Location is "" when unusable
 		switch {
 		case err != nil:
-			res.Err = &Error{Kind: KindBadURL, URL: res.FinalURL, Err: fmt.Errorf("redirect to %s: %w", res.Location, err)}
-		case len(chain) > r.MaxRedirects:
+			res.Err = &Error{Kind: KindBadURL, URL: res.FinalURL, Err: fmt.Errorf("unusable redirect Location %q: %w", res.Header.Get("Location"), err)}
+		case len(chain) >= r.MaxRedirects:
 			res.Err = &Error{Kind: KindTooManyRedirects, URL: res.FinalURL, Err: fmt.Errorf("more than %d redirects (next: %s)", r.MaxRedirects, res.Location)}
-		case containsString(chain, next.String()):
+		case next.String() == res.FinalURL || slices.Contains(chain, next.String()):
 			res.Err = &Error{Kind: KindRedirectLoop, URL: res.FinalURL, Err: fmt.Errorf("redirect back to %s", next)}
+		default:
+			chain = append(chain, res.FinalURL)
+			u = next
+			continue
 		}
-		if res.Err != nil {
-			res.Redirects = chain[:len(chain)-1]
-			res.Timing.Total = time.Since(started)
-			return res
-		}
-		u = next
+		res.Timing.Total = time.Since(started)
+		return res
 	}
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func isRedirect(status int) bool {

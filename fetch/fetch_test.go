@@ -697,6 +697,19 @@ func TestFetchResolveMapping(t *testing.T) {
 	}
 }
 
+func TestFetchResolvesNames(t *testing.T) {
+	srv := serveStatic(t, []byte("ok"))
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	// The mapped address is itself a name: it is resolved (from /etc/hosts,
+	// never the network) and timed.
+	f := newFetcher(t, Options{Resolve: []Mapping{{Host: "*.test", Addr: fmt.Sprintf("localhost:%d", port)}}})
+	res := f.Fetch(context.Background(), Request{URL: "http://www.site.test/"})
+	wantKind(t, res, "")
+	if string(res.Body) != "ok" || res.Timing.DNS <= 0 || res.RemoteIP != "127.0.0.1" {
+		t.Errorf("body %q timing %+v remote %q", res.Body, res.Timing, res.RemoteIP)
+	}
+}
+
 func TestFetchTLS(t *testing.T) {
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "secret") }))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the rejected handshake is expected
