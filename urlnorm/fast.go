@@ -9,10 +9,10 @@ import (
 // or https:) by scanning it once, for the common inputs: no backslash before the query, an
 // absolute URL written "scheme://" or a relative reference, and a host made of ASCII
 // letters, digits, '-' and '_' labels that is neither punycode nor possibly an IPv4 number.
-// It reports done=false, having written nothing that matters, for anything else; the caller
-// then uses the library. When done, the result equals what the library path would give (a
-// fuzz test holds it to that).
-func (n *Normalizer) fast(sc *scratch, s string, hasScheme bool, base *URL) (u URL, err error, done bool) {
+// It reports handled=false for anything else, and the caller then uses the library. When
+// it handles an input, the result (URL or error) is what the library path would give; a
+// fuzz test holds it to that.
+func (n *Normalizer) fast(sc *scratch, s string, hasScheme bool, base *URL) (u URL, handled bool, err error) {
 	// The authority and path end at the first '?' or '#'.
 	end := strings.IndexAny(s, "?#")
 	if end < 0 {
@@ -20,7 +20,7 @@ func (n *Normalizer) fast(sc *scratch, s string, hasScheme bool, base *URL) (u U
 	}
 	head, tail := s[:end], s[end:]
 	if strings.IndexByte(head, '\\') >= 0 {
-		return URL{}, nil, false
+		return URL{}, false, nil
 	}
 	var query, frag string
 	var hasQuery bool
@@ -51,16 +51,16 @@ func (n *Normalizer) fast(sc *scratch, s string, hasScheme bool, base *URL) (u U
 		// "http:foo", "http:/foo" and "http:///foo" have their own rules (relative to a base
 		// of the same scheme, extra slashes skipped): the library handles them.
 		if !strings.HasPrefix(rest, "//") || strings.HasPrefix(rest, "///") {
-			return URL{}, nil, false
+			return URL{}, false, nil
 		}
 		rest = rest[2:]
 		auth, path, _ := strings.Cut(rest, "/")
 		b = append(b, "://"...)
 		hostStart = len(b)
 		var ok bool
-		b, hostEnd, err, ok = appendAuthority(b, auth, b[0:hostStart-3])
+		b, hostEnd, ok, err = appendAuthority(b, auth, b[0:hostStart-3])
 		if !ok || err != nil {
-			return URL{}, err, ok
+			return URL{}, ok, err
 		}
 		pathStart = len(b)
 		b = n.appendPath(b, sc, path)
@@ -86,25 +86,25 @@ func (n *Normalizer) fast(sc *scratch, s string, hasScheme bool, base *URL) (u U
 		}
 	}
 	u, err = n.finish(sc, b, hostStart, hostEnd, pathStart, query, frag)
-	return u, err, true
+	return u, true, err
 }
 
 // appendAuthority appends the host and non-default port of auth (the text between "//" and
 // the path) to b, dropping any userinfo. ok=false means the host is not one the scanner
 // handles.
-func appendAuthority(b []byte, auth string, scheme []byte) (out []byte, hostEnd int, err error, ok bool) {
+func appendAuthority(b []byte, auth string, scheme []byte) (out []byte, hostEnd int, ok bool, err error) {
 	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
 		auth = auth[at+1:]
 		if auth == "" {
-			return b, 0, ErrEmptyHost, true
+			return b, 0, true, ErrEmptyHost
 		}
 	}
 	host, port, hasPort := strings.Cut(auth, ":")
 	if host == "" {
-		return b, 0, ErrEmptyHost, true
+		return b, 0, true, ErrEmptyHost
 	}
 	if !plainHost(host) {
-		return b, 0, nil, false
+		return b, 0, false, nil
 	}
 	host = strings.TrimSuffix(host, ".")
 	for i := 0; i < len(host); i++ {
@@ -112,23 +112,23 @@ func appendAuthority(b []byte, auth string, scheme []byte) (out []byte, hostEnd 
 	}
 	hostEnd = len(b)
 	if !hasPort || port == "" {
-		return b, hostEnd, nil, true
+		return b, hostEnd, true, nil
 	}
 	p := 0
 	for i := 0; i < len(port); i++ {
 		c := port[i]
 		if c < '0' || c > '9' {
-			return b, 0, ErrInvalidPort, true
+			return b, 0, true, ErrInvalidPort
 		}
 		if p = p*10 + int(c-'0'); p > 65535 {
-			return b, 0, ErrInvalidPort, true
+			return b, 0, true, ErrInvalidPort
 		}
 	}
 	if !(p == 80 && string(scheme) == "http" || p == 443 && string(scheme) == "https") {
 		b = append(b, ':')
 		b = strconv.AppendInt(b, int64(p), 10)
 	}
-	return b, hostEnd, nil, true
+	return b, hostEnd, true, nil
 }
 
 // plainHost reports whether h is a host name the scanner may take as is (after lowercasing

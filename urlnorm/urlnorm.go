@@ -151,11 +151,11 @@ func (n *Normalizer) normalizeWith(raw string, base *URL, useScanner bool) (URL,
 	sc := scratchPool.Get().(*scratch)
 	var u URL
 	var err error
-	done := false
+	handled := false
 	if useScanner {
-		u, err, done = n.fast(sc, s, ok, base)
+		u, handled, err = n.fast(sc, s, ok, base)
 	}
-	if !done {
+	if !handled {
 		u, err = n.slow(sc, s, base)
 	}
 	if cap(sc.b) <= 4*MaxLength {

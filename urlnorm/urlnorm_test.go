@@ -449,3 +449,31 @@ func checkConsistent(t *testing.T, n *Normalizer, u URL) {
 		t.Errorf("%q has an empty host or domain key", u)
 	}
 }
+
+func TestConcurrentUse(t *testing.T) {
+	inputs := []string{"http://a.com/x?utm_source=1&b", "https://bücher.de/", "http://[::1]:8080/", "http:\\\\a.com\\b"}
+	want := make([]string, len(inputs))
+	for i, in := range inputs {
+		u, err := defaultNorm.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = u.String()
+	}
+	done := make(chan bool)
+	for range 4 {
+		go func() {
+			ok := true
+			for i := range 200 {
+				u, err := defaultNorm.Parse(inputs[i%len(inputs)])
+				ok = ok && err == nil && u.String() == want[i%len(inputs)]
+			}
+			done <- ok
+		}()
+	}
+	for range 4 {
+		if !<-done {
+			t.Error("concurrent Parse gave a different result")
+		}
+	}
+}
