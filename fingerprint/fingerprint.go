@@ -114,7 +114,18 @@ func (n Normalizer) Normalize(s string) string {
 // its SHA-256 (hardware-accelerated on current CPUs, so faster here than
 // MD5, and collision-free in practice at any crawl size). Texts without
 // words all share one digest; a caller flagging duplicates should skip them.
-func (n Normalizer) Exact(text string) Digest { return n.Of(text).Exact }
+func (n Normalizer) Exact(text string) Digest {
+	buf := getBuf()
+	defer putBuf(buf)
+	*buf = n.appendNormalized((*buf)[:0], text)
+	return digest(*buf)
+}
+
+func digest(normalized []byte) (d Digest) {
+	sum := sha256.Sum256(normalized)
+	copy(d[:], sum[:])
+	return d
+}
 
 // SimHash returns the 64-bit Charikar SimHash of the normalized text. Its
 // features are the overlapping two-word shingles, each hashed with xxHash64
@@ -132,11 +143,7 @@ func (n Normalizer) Of(text string) Fingerprint {
 	buf := getBuf()
 	defer putBuf(buf)
 	*buf = n.appendNormalized((*buf)[:0], text)
-	sum := sha256.Sum256(*buf)
-	var f Fingerprint
-	copy(f.Exact[:], sum[:])
-	f.SimHash = simHash(*buf)
-	return f
+	return Fingerprint{Exact: digest(*buf), SimHash: simHash(*buf)}
 }
 
 // bufPool recycles normalization buffers: fingerprints are computed for
