@@ -133,7 +133,10 @@ type profileValues struct {
 func profile(name string) (profileValues, error) {
 	html := []string{"text/html", "application/xhtml+xml", "text/plain"}
 	switch name {
-	case "", "topic":
+	case "":
+		// No profile: a site crawl that stays on the seeds' registrable domains.
+		return profileValues{Profile: "default", Follow: "domain", MaxDepth: 0, AcceptTypes: html}, nil
+	case "topic":
 		// A topical crawl wanders across sites; depth keeps it near its seeds.
 		return profileValues{Profile: "topic", Follow: "any", MaxDepth: 5, AcceptTypes: html}, nil
 	case "news":
@@ -148,7 +151,8 @@ func profile(name string) (profileValues, error) {
 	return profileValues{}, fmt.Errorf("config: unknown profile %q (choose one of %s)", name, strings.Join(Profiles, ", "))
 }
 
-// Template returns the commented sonda.yaml for a profile ("" means topic).
+// Template returns the commented sonda.yaml for a profile ("" means no profile: the
+// defaults used without a configuration file).
 func Template(profileName string) ([]byte, error) {
 	p, err := profile(profileName)
 	if err != nil {
@@ -161,7 +165,7 @@ func Template(profileName string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Default returns the default configuration (the topic profile's).
+// Default returns the configuration used when no file is given.
 func Default() Config {
 	c, err := parse(mustTemplate(""))
 	if err != nil {

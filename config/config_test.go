@@ -11,7 +11,7 @@ import (
 
 // TestTemplateIsTheDefault: the commented file users read is the source of the defaults.
 func TestTemplateIsTheDefault(t *testing.T) {
-	for _, p := range Profiles {
+	for _, p := range append([]string{""}, Profiles...) {
 		b, err := Template(p)
 		if err != nil {
 			t.Fatal(err)

@@ -17,6 +17,7 @@
 //	m  frontier counters (package frontier)
 //	r  robots.txt cache (package crawl)
 //	t  crawler-trap counters (package crawl)
+//	k  crawl settings that must survive restarts, such as every seed given (package crawl)
 //
 // # Durability
 //

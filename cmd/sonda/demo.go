@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/testweb"
+)
+
+// demoMarker marks a data directory as the demo's, so the demo may wipe it on the next run
+// and never touches a directory it did not create.
+const demoMarker = ".sonda-demo"
+
+func newDemoCmd() *cobra.Command {
+	var hosts int
+	cmd := &cobra.Command{
+		Use:   "demo [--data DIR]",
+		Short: "Crawl the built-in test web offline and print what happened",
+		Long: `demo starts the synthetic test web on loopback (see sonda testweb), crawls it politely
+into a fresh data directory (default ./sonda-demo) and prints a summary: pages fetched,
+errors by kind, politeness kept, and a few of the records. It needs no network.
+
+Afterwards, explore the result:
+  sonda status --data sonda-demo
+  sonda export --data sonda-demo --what pages | head`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			data, _ := cmd.Flags().GetString("data")
+			if data == "" {
+				data = "sonda-demo"
+			}
+			if err := freshDemoDir(data); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			web := testweb.New(testweb.Config{Seed: 1, Hosts: hosts, SlowDelay: 1500 * time.Millisecond})
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return err
+			}
+			go web.Serve(ln)
+			defer web.Close()
+			fmt.Fprintf(out, "test web: %d hosts served on %s (no network needed)\n", len(web.Hosts()), ln.Addr())
+
+			cfg := demoConfig(data, web, ln.Addr().String())
+			fmt.Fprintf(out, "crawling into %s: %d seeds, %d connections, %s minimum delay per host\n",
+				data, len(cfg.Crawl.Seeds), cfg.Crawl.Concurrency, cfg.Politeness.MinDelay)
+			sum, err := runCrawl(cmd.Context(), cfg, nil, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			printSummary(out, data, sum)
+			if sum.Reason != "frontier empty" {
+				return nil
+			}
+			return demoReport(out, data, web, cfg)
+		},
+	}
+	cmd.Flags().IntVar(&hosts, "hosts", 60, "hosts in the test web")
+	return cmd
+}
+
+func freshDemoDir(data string) error {
+	if _, err := os.Stat(data); errors.Is(err, fs.ErrNotExist) {
+	} else if _, err := os.Stat(filepath.Join(data, demoMarker)); err != nil {
+		return usageError{fmt.Errorf("%s exists and is not a demo directory; choose another with --data", data)}
+	} else if err := os.RemoveAll(data); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(data, demoMarker), []byte("created by sonda demo; removed by the next sonda demo\n"), 0o644)
+}
+
+func demoConfig(data string, web *testweb.Web, addr string) config.Config {
+	cfg := config.Default()
+	cfg.Data = data
+	cfg.Crawl.Seeds = web.Seeds()
+	cfg.Crawl.Concurrency = 64
+	cfg.Scope.Follow = "any"
+	cfg.Scope.AllowDomains = []string{"test"}
+	cfg.Scope.MaxDepth = 0
+	cfg.Fetch.AllowPrivate = true // the test web is on loopback
+	cfg.Fetch.Resolve = []string{"*.test=" + addr}
+	cfg.Fetch.FirstByteTimeout = time.Second
+	cfg.Fetch.BodyTimeout = 2 * time.Second
+	cfg.Politeness.MinDelay = 50 * time.Millisecond
+	cfg.Politeness.RetryDelay = 500 * time.Millisecond
+	cfg.Robots.RetryDelay = 500 * time.Millisecond
+	cfg.Robots.MaxFailures = 2
+	cfg.Log.Level = "warn"
+	return cfg
+}
+
+func demoReport(out io.Writer, data string, web *testweb.Web, cfg config.Config) error {
+	problems := web.CheckFetches()
+	violations := web.CheckPoliteness(cfg.Politeness.MinDelay, cfg.Politeness.PerHost)
+	fmt.Fprintf(out, "\nchecked against the test web's ground truth: %d reachable URLs, %d problems; politeness: %d violations\n",
+		len(web.Reachable()), len(problems), len(violations))
+	for i, p := range problems {
+		if i == 5 {
+			fmt.Fprintf(out, "  ... and %d more\n", len(problems)-5)
+			break
+		}
+		fmt.Fprintln(out, "  ", p)
+	}
+	db, err := store.Open(crawl.StateDir(data), store.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	fmt.Fprintln(out, "\na few records (sonda export --data "+data+" --what pages):")
+	shown := map[string]bool{}
+	return db.Pages(func(p *store.Page) error {
+		kind := "ok"
+		if p.Error != "" {
+			kind = p.Error
+		}
+		if shown[kind] || len(shown) >= 8 {
+			return nil
+		}
+		shown[kind] = true
+		title := p.Title
+		if len(title) > 40 {
+			title = title[:40] + "…"
+		}
+		fmt.Fprintf(out, "  %-3d %-22s %-55s %q\n", p.Status, kind, p.URL, title)
+		return nil
+	})
+}

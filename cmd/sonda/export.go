@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/store"
+)
+
+func newExportCmd() *cobra.Command {
+	var what, format string
+	cmd := &cobra.Command{
+		Use:   "export [--data DIR] --what pages [--format jsonl]",
+		Short: "Write crawl records as JSON lines",
+		Long: `export writes one JSON object per line to stdout. --what pages gives every URL's latest
+record: url, final_url, status, fetched_at, content_type, title, depth, parent,
+fingerprint, changed (and relevance/relevant when a topic is set), plus error, duplicate
+and robots fields. The crawl must not be running (its state is locked while it runs).
+
+  sonda export --data sonda-data --what pages > pages.jsonl
+  sonda export --data sonda-data --what pages | jq -r 'select(.error != null) | [.error, .url] | @tsv'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			if format != "jsonl" {
+				return usageError{fmt.Errorf("--format %q: only jsonl is supported", format)}
+			}
+			if what != "pages" {
+				return usageError{fmt.Errorf("--what %q: this build exports pages only", what)}
+			}
+			if _, err := os.Stat(crawl.StateDir(cfg.Data)); err != nil {
+				return usageError{fmt.Errorf("no crawl in %s: %w", cfg.Data, err)}
+			}
+			db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{})
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			w := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
+			enc := json.NewEncoder(w)
+			enc.SetEscapeHTML(false)
+			if err := db.Pages(func(p *store.Page) error { return enc.Encode(p) }); err != nil {
+				return err
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&what, "what", "pages", "records to export: pages")
+	cmd.Flags().StringVar(&format, "format", "jsonl", "output format: jsonl")
+	return cmd
+}

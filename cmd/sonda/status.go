@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/frontier"
+	"github.com/sonda-search/sonda/store"
+)
+
+func newStatusCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [--data DIR]",
+		Short: "Show the state of a crawl: running or not, pages, queue, errors",
+		Long: `status reads DIR/status.json, which a running crawl rewrites every two seconds, and says
+whether that crawl is still running. When no crawl is running it also opens the crawl
+state to report the frontier exactly.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			st, err := crawl.ReadStatus(cfg.Data)
+			if errors.Is(err, fs.ErrNotExist) {
+				if _, serr := os.Stat(crawl.StateDir(cfg.Data)); serr != nil {
+					return usageError{fmt.Errorf("no crawl in %s (start one with: sonda crawl --data %s --seed URL)", cfg.Data, cfg.Data)}
+				}
+			} else if err != nil {
+				return err
+			}
+			running := st.State == "running" && processAlive(st.PID)
+			switch {
+			case running:
+			case st.State == "running":
+				st.State = fmt.Sprintf("interrupted (process %d is gone; run sonda crawl again to resume)", st.PID)
+				fallthrough
+			default:
+				if fst, err := frontierStats(cfg.Data); err == nil {
+					st.Queued, st.Seen, st.Hosts, st.InFlight = fst.Queued, fst.Seen, fst.Hosts, 0
+				} else if !errors.Is(err, store.ErrLocked) {
+					return err
+				}
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			fmt.Fprintf(out, "data:      %s\n", cfg.Data)
+			fmt.Fprintf(out, "state:     %s\n", orDefault(st.State, "never run to completion of a status write"))
+			if !st.Updated.IsZero() {
+				fmt.Fprintf(out, "updated:   %s (%s ago)\n", st.Updated.Local().Format(time.DateTime), formatDuration(time.Since(st.Updated)))
+			}
+			fmt.Fprintf(out, "pages:     %d fetched (%d robots.txt), %s, %.1f pages/s\n", st.Pages, st.RobotsTxt, crawl.FormatBytes(st.Bytes), st.PagesPerS)
+			fmt.Fprintf(out, "frontier:  %d queued, %d in flight, %d seen, %d hosts active\n", st.Queued, st.InFlight, st.Seen, st.Hosts)
+			if len(st.Statuses) > 0 {
+				fmt.Fprintf(out, "responses: %s\n", joinCounts(st.Statuses))
+			}
+			if len(st.Errors) > 0 {
+				fmt.Fprintf(out, "errors:    %s\n", joinCounts(st.Errors))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	return cmd
+}
+
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func frontierStats(data string) (frontier.Stats, error) {
+	db, err := store.Open(crawl.StateDir(data), store.Options{})
+	if err != nil {
+		return frontier.Stats{}, err
+	}
+	defer db.Close()
+	f, err := frontier.Open(db.Pebble(), frontier.Options{})
+	if err != nil {
+		return frontier.Stats{}, err
+	}
+	return f.Stats(), nil
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonda-search/sonda/testweb"
+)
+
+func newTestwebCmd() *cobra.Command {
+	var addr string
+	var hosts, pages int
+	var seed int64
+	var bench bool
+	cmd := &cobra.Command{
+		Use:   "testweb [--addr HOST:PORT] [--hosts N] [--seed S]",
+		Short: "Serve the synthetic test web on loopback",
+		Long: `testweb serves sonda's deterministic synthetic web: many virtual hosts named like
+www.site07.test on one listener, with robots.txt files, sitemaps, redirects, errors, slow
+and endless answers, compression, wrong charsets, crawler traps and duplicates. Point a
+crawl at it with the printed --resolve mapping (the .test domain never resolves otherwise).
+--bench serves plain pages only, for throughput measurements.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg := testweb.Config{Seed: seed, Hosts: hosts, PagesPerHost: pages}
+			if bench {
+				cfg = testweb.Bench(hosts)
+				cfg.Seed, cfg.PagesPerHost = seed, pages
+			}
+			web := testweb.New(cfg)
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return usageError{fmt.Errorf("--addr: %w", err)}
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "test web: %d hosts on http://%s/ (an index of the web is served there)\n", len(web.Hosts()), ln.Addr())
+			fmt.Fprintf(out, "seeds:    %s\n", strings.Join(web.Seeds(), " "))
+			fmt.Fprintf(out, "crawl it: sonda crawl --data /tmp/sonda-testweb --allow-private --resolve '%s'", "*.test="+ln.Addr().String())
+			for _, s := range web.Seeds() {
+				fmt.Fprintf(out, " --seed %s", s)
+			}
+			fmt.Fprintln(out)
+			go func() {
+				<-cmd.Context().Done()
+				web.Close()
+			}()
+			start := time.Now()
+			err = web.Serve(ln)
+			fmt.Fprintf(out, "served %d requests in %s\n", len(web.Requests()), formatDuration(time.Since(start)))
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen `address`")
+	cmd.Flags().IntVar(&hosts, "hosts", 60, "number of hosts")
+	cmd.Flags().IntVar(&pages, "pages", 20, "average pages per host")
+	cmd.Flags().Int64Var(&seed, "seed", 1, "generator seed: the same seed serves the same web")
+	cmd.Flags().BoolVar(&bench, "bench", false, "plain pages only (no slow, trap or error pages), for benchmarks")
+	return cmd
+}

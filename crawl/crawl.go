@@ -1,0 +1,314 @@
+// Package crawl owns the crawl loop: it wires the frontier, robots.txt, the fetcher, the
+// WARC writer, the parser, analyzers and the store into workers that take URLs from the
+// frontier, fetch them politely, record what happened and queue what they discovered.
+//
+// A Crawler works on one data directory:
+//
+//	DATA/state/        Pebble: frontier, seen set, page records, visit history (package store)
+//	DATA/warc/         WARC 1.1 captures of every request and response (package warc)
+//	DATA/status.json   a snapshot of the crawl's progress, rewritten every few seconds
+//
+// Politeness is enforced in two places that never disagree: the frontier serves a host at
+// most politeness.per-host URLs at a time and never before the host's rest time, and the
+// worker sets that rest time after each request to the largest of robots.txt crawl-delay,
+// politeness.min-delay and delay-factor times the response time (Mercator's rule), or the
+// server's Retry-After. robots.txt is fetched before a host's first page, through the same
+// politeness gate, and refetched after its cache time.
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/fetch"
+	"github.com/sonda-search/sonda/frontier"
+	"github.com/sonda-search/sonda/robots"
+	"github.com/sonda-search/sonda/scope"
+	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/urlnorm"
+	"github.com/sonda-search/sonda/warc"
+)
+
+// Crawler runs crawls on one data directory. Create it with New, run it with Run, and
+// Close it when done.
+type Crawler struct {
+	cfg      config.Config
+	log      *slog.Logger
+	db       *store.DB
+	frontier *frontier.Frontier
+	fetcher  *fetch.Fetcher
+	norm     *urlnorm.Normalizer
+	scope    *scope.Scope
+	variants scope.VariantCounter
+	robots   *robotsCache
+	warc     *warc.Writer
+	scorer   LinkScorer
+	revisit  RevisitPolicy
+	analyze  []Analyzer
+	policy   robots.Policy
+	stats    *stats
+	metrics  *metrics
+
+	dupMu sync.Mutex // serializes duplicate lookup+registration (see store.CheckDuplicates)
+
+	clock func() time.Time
+}
+
+// Option adjusts a Crawler at construction (extension points for other packages).
+type Option func(*Crawler)
+
+// WithLinkScorer replaces the link strategy chosen by crawl.link-strategy.
+func WithLinkScorer(s LinkScorer) Option { return func(c *Crawler) { c.scorer = s } }
+
+// WithRevisitPolicy sets when fetched pages are fetched again (default: never).
+func WithRevisitPolicy(p RevisitPolicy) Option { return func(c *Crawler) { c.revisit = p } }
+
+// WithAnalyzers adds analyzers, run in order on every fetched document.
+func WithAnalyzers(a ...Analyzer) Option {
+	return func(c *Crawler) { c.analyze = append(c.analyze, a...) }
+}
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(c *Crawler) { c.log = l } }
+
+// Paths of a data directory.
+func StateDir(data string) string   { return filepath.Join(data, "state") }
+func WARCDir(data string) string    { return filepath.Join(data, "warc") }
+func StatusFile(data string) string { return filepath.Join(data, "status.json") }
+
+// New opens (or creates) the crawl in cfg.Data and prepares its components.
+func New(cfg config.Config, opts ...Option) (*Crawler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Crawler{cfg: cfg, stats: newStats(), clock: time.Now, policy: RobotsPolicy(cfg)}
+	c.log = slog.New(slog.DiscardHandler)
+	for _, o := range opts {
+		o(c)
+	}
+	if c.scorer == nil {
+		s, err := linkStrategy(cfg.Crawl.LinkStrategy)
+		if err != nil {
+			return nil, err
+		}
+		c.scorer = s
+	}
+	fo, err := FetchOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if c.fetcher, err = fetch.New(fo); err != nil {
+		return nil, err
+	}
+	c.norm = urlnorm.New(NormalizerOptions(cfg))
+	if c.db, err = store.Open(StateDir(cfg.Data), store.Options{Logger: c.log}); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			c.closeParts()
+		}
+	}()
+	c.frontier, err = frontier.Open(c.db.Pebble(), frontier.Options{
+		PerHost:    cfg.Politeness.PerHost,
+		MaxPerHost: cfg.Scope.MaxPagesPerHost,
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.variants = newVariantCounter(c.db.Pebble())
+	c.robots = newRobotsCache(c.db.Pebble(), cfg.Robots.Agent, 10000)
+	if cfg.WARC.Enabled {
+		dir := WARCDir(cfg.Data)
+		if fixed, err := warc.Recover(dir); err != nil {
+			return nil, fmt.Errorf("crawl: recover WARC files: %w", err)
+		} else if len(fixed) > 0 {
+			c.log.Info("recovered WARC files left open by an interrupted crawl", "files", fixed)
+		}
+		c.warc, err = warc.NewWriter(warc.WriterOptions{
+			Dir: dir, MaxFileSize: int64(cfg.WARC.MaxFileSize),
+			Software: "sonda/" + Version, Description: "sonda crawl of " + cfg.Data,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	c.metrics = newMetrics(c)
+	ok = true
+	return c, nil
+}
+
+// Version is the crawler's version, reported in WARC files and the User-Agent.
+var Version = "0.1.0-dev"
+
+// Registry exposes the crawl's Prometheus metrics.
+func (c *Crawler) Registry() http.Handler { return promHandler(c.metrics.reg) }
+
+func (c *Crawler) closeParts() error {
+	var errs []error
+	if c.frontier != nil {
+		c.frontier.Close()
+	}
+	if c.warc != nil {
+		errs = append(errs, c.warc.Close())
+	}
+	if c.db != nil {
+		errs = append(errs, c.db.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Close flushes and closes the WARC writer and the database.
+func (c *Crawler) Close() error { return c.closeParts() }
+
+// Summary describes a finished Run.
+type Summary struct {
+	Reason      string // why it stopped: "frontier empty", "max-pages", "duration", "interrupted"
+	Elapsed     time.Duration
+	Pages       int64            // page fetches
+	RobotsTxt   int64            // robots.txt fetches
+	Bytes       int64            // body bytes received
+	Errors      map[string]int64 // records with an error, by kind
+	Statuses    map[string]int64 // responses by status class
+	Rejected    map[string]int64 // discovered links left out, by scope rule
+	LinksFound  int64
+	LinksQueued int64
+	Disallowed  int64
+	Frontier    frontier.Stats
+}
+
+// PagesPerSecond is the fetch rate over the run.
+func (s Summary) PagesPerSecond() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Pages) / s.Elapsed.Seconds()
+}
+
+func (c *Crawler) summary(reason string) Summary {
+	s := c.stats
+	return Summary{
+		Reason: reason, Elapsed: time.Since(s.started), Pages: s.pages.Load(), RobotsTxt: s.robotsFetch.Load(),
+		Bytes: s.bytes.Load(), Errors: copyCounts(&s.mu, s.byError), Statuses: copyCounts(&s.mu, s.byStatus),
+		Rejected: copyCounts(&s.mu, s.byRule), LinksFound: s.linksFound.Load(), LinksQueued: s.linksQueued.Load(),
+		Disallowed: s.disallowed.Load(), Frontier: c.frontier.Stats(),
+	}
+}
+
+// Run crawls until the frontier is empty (when no revisit policy keeps it going),
+// crawl.max-pages fetches were made, crawl.duration passed, or ctx is canceled. Seeds
+// (cfg.Crawl.Seeds plus extra) are admitted first; seeds crawled before are not refetched.
+// progress, when not nil, receives a snapshot every interval.
+func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Progress)) (Summary, error) {
+	c.stats = newStats()
+	seeds, err := c.allSeeds(append(append([]string{}, c.cfg.Crawl.Seeds...), extraSeeds...))
+	if err != nil {
+		return Summary{}, err
+	}
+	if c.scope, err = scope.Compile(ScopeRules(c.cfg), seeds); err != nil {
+		return Summary{}, err
+	}
+	if err := c.admitSeeds(seeds); err != nil {
+		return Summary{}, err
+	}
+	if len(seeds) == 0 {
+		return Summary{}, errors.New("crawl: nothing to crawl: give seeds (crawl.seeds in sonda.yaml, or --seed URL)")
+	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if d := c.cfg.Crawl.Duration; d > 0 {
+		var stopTimer context.CancelFunc
+		runCtx, stopTimer = context.WithTimeoutCause(runCtx, d, errDuration)
+		defer stopTimer()
+	}
+	var budget atomic.Int64 // fetches started; max-pages stops new ones
+	var wg sync.WaitGroup
+	errs := make(chan error, c.cfg.Crawl.Concurrency)
+	for i := 0; i < c.cfg.Crawl.Concurrency; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.worker(runCtx, &budget, cancel); err != nil {
+				errs <- err
+				cancel(err)
+			}
+		}()
+	}
+	stopReport := c.reportLoop(runCtx, progress)
+	wg.Wait()
+	stopReport()
+
+	reason := "frontier empty"
+	switch cause := context.Cause(runCtx); {
+	case ctx.Err() != nil:
+		reason = "interrupted"
+	case errors.Is(cause, errMaxPages):
+		reason = "max-pages"
+	case errors.Is(cause, errDuration):
+		reason = "duration"
+	}
+	sum := c.summary(reason)
+	c.writeStatus(statusFinished(reason), sum)
+	close(errs)
+	for err := range errs {
+		return sum, err
+	}
+	return sum, nil
+}
+
+var (
+	errMaxPages = errors.New("crawl.max-pages reached")
+	errDuration = errors.New("crawl.duration reached")
+)
+
+func (c *Crawler) admitSeeds(seeds []urlnorm.URL) error {
+	items := make([]frontier.Item, 0, len(seeds))
+	for _, u := range seeds {
+		items = append(items, frontier.Item{URL: u.String(), Key: u.Key(), Host: u.HostKey(), Priority: c.scorer.Score(Link{URL: u, Index: -1})})
+	}
+	adm, err := c.frontier.Add(items)
+	if err != nil {
+		return err
+	}
+	if adm.Added > 0 {
+		c.log.Info("seeds queued", "added", adm.Added, "already seen", adm.Seen)
+	}
+	return nil
+}
+
+// worker leases and processes URLs until the frontier is drained or ctx ends.
+func (c *Crawler) worker(ctx context.Context, budget *atomic.Int64, stop context.CancelCauseFunc) error {
+	for {
+		l, err := c.frontier.Next(ctx)
+		switch {
+		case errors.Is(err, frontier.ErrDrained):
+			stop(nil)
+			return nil
+		case ctx.Err() != nil || errors.Is(err, frontier.ErrClosed):
+			if l != nil {
+				_ = c.frontier.Release(l, time.Time{})
+			}
+			return nil
+		case err != nil:
+			return err
+		}
+		if err := c.process(ctx, l, budget, stop); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// origin is the scheme and authority of u: what a robots.txt file applies to.
+func origin(u urlnorm.URL) string { return u.Scheme() + "://" + u.Host() }

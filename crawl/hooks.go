@@ -1,0 +1,99 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sonda-search/sonda/fetch"
+	"github.com/sonda-search/sonda/frontier"
+	"github.com/sonda-search/sonda/parse"
+	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/urlnorm"
+)
+
+// Document is one fetched URL on its way through the crawl: what was fetched, what the
+// parser made of it, and the record that will be stored. Analyzers read it and add to
+// Record; link scorers and revisit policies read it.
+type Document struct {
+	URL    urlnorm.URL
+	Item   frontier.Item // the queue entry: depth, parent, attempts, visits
+	Fetch  *fetch.Result // nil when nothing was fetched (robots disallowed)
+	Page   *parse.Page   // nil unless the response was HTML
+	Text   string        // visible text ("" when none)
+	Record *store.Page   // the record being built
+	Prev   *store.Page   // the previous record of this URL, nil on a first visit
+
+	hopQueued bool // a redirect target was queued: the redirect chain goes on
+}
+
+// Link is a discovered URL the crawler is about to queue.
+type Link struct {
+	URL   urlnorm.URL
+	Depth int
+	// Source is the document the link was found on, and Index its position in
+	// Source.Page.Links; Source is nil for seeds and Index is -1 for links that are not
+	// in the page's link list (redirect targets, meta refresh).
+	Source *Document
+	Index  int
+}
+
+// LinkScorer gives a discovered link its priority: higher is fetched sooner (within its
+// host, and across hosts that may be served). It is how focused crawling plugs in.
+type LinkScorer interface {
+	Score(l Link) float64
+}
+
+// RevisitPolicy decides when a fetched URL is fetched again; the zero time means never.
+// It is how incremental crawling plugs in.
+type RevisitPolicy interface {
+	NextVisit(d *Document, now time.Time) time.Time
+}
+
+// Analyzer examines a fetched document and adds typed fields to its record (relevance,
+// article, dataset...). An error is recorded on the document and does not stop the crawl.
+type Analyzer interface {
+	Name() string
+	Analyze(ctx context.Context, d *Document) error
+}
+
+// BreadthFirst scores links by depth: shallower first, discovery order within a depth.
+type BreadthFirst struct{}
+
+// Score implements LinkScorer.
+func (BreadthFirst) Score(l Link) float64 { return -float64(l.Depth) }
+
+// linkStrategies are the LinkScorers selectable by name (crawl.link-strategy). Other
+// packages register theirs with RegisterLinkStrategy.
+var linkStrategies = map[string]func() LinkScorer{
+	"bfs": func() LinkScorer { return BreadthFirst{} },
+}
+
+// RegisterLinkStrategy makes a LinkScorer selectable by name. It panics on a duplicate,
+// which is a programming error.
+func RegisterLinkStrategy(name string, make func() LinkScorer) {
+	if _, dup := linkStrategies[name]; dup {
+		panic("crawl: link strategy " + name + " registered twice")
+	}
+	linkStrategies[name] = make
+}
+
+// LinkStrategies lists the selectable strategy names.
+func LinkStrategies() []string {
+	names := make([]string, 0, len(linkStrategies))
+	for n := range linkStrategies {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func linkStrategy(name string) (LinkScorer, error) {
+	mk, ok := linkStrategies[name]
+	if !ok {
+		return nil, fmt.Errorf("crawl.link-strategy: unknown strategy %q (choose one of %s)", name, strings.Join(LinkStrategies(), ", "))
+	}
+	return mk(), nil
+}

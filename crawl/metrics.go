@@ -1,0 +1,140 @@
+package crawl
+
+import (
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// stats are the crawl's running totals: they feed the progress line, status.json, the
+// summary and (through collectors) the Prometheus metrics.
+type stats struct {
+	started time.Time
+
+	pages       atomic.Int64 // page fetches completed (any outcome with a request)
+	robotsFetch atomic.Int64
+	bytes       atomic.Int64 // body bytes received
+	errors      atomic.Int64 // records with an error
+	disallowed  atomic.Int64 // URLs robots.txt forbade (not fetched)
+	linksFound  atomic.Int64
+	linksQueued atomic.Int64
+
+	mu       sync.Mutex
+	byError  map[string]int64 // error kind → count
+	byStatus map[string]int64 // "2xx", "3xx", ... → count
+	byRule   map[string]int64 // scope rule → links rejected
+}
+
+func newStats() *stats {
+	return &stats{started: time.Now(), byError: map[string]int64{}, byStatus: map[string]int64{}, byRule: map[string]int64{}}
+}
+
+func (s *stats) countError(kind string) {
+	s.errors.Add(1)
+	s.mu.Lock()
+	s.byError[kind]++
+	s.mu.Unlock()
+}
+
+func (s *stats) countStatus(status int) {
+	class := "none"
+	if status >= 100 && status < 600 {
+		class = string(rune('0'+status/100)) + "xx"
+	}
+	s.mu.Lock()
+	s.byStatus[class]++
+	s.mu.Unlock()
+}
+
+func (s *stats) countRejected(rule string) {
+	s.mu.Lock()
+	s.byRule[rule]++
+	s.mu.Unlock()
+}
+
+func copyCounts(mu *sync.Mutex, m map[string]int64) map[string]int64 {
+	mu.Lock()
+	defer mu.Unlock()
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// topCounts returns the n largest entries as "name=count", largest first.
+func topCounts(m map[string]int64, n int) []string {
+	type kv struct {
+		k string
+		v int64
+	}
+	var all []kv
+	for k, v := range m {
+		all = append(all, kv{k, v})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].v > all[j].v || all[i].v == all[j].v && all[i].k < all[j].k })
+	var out []string
+	for i := 0; i < len(all) && i < n; i++ {
+		out = append(out, all[i].k+"="+strconv.FormatInt(all[i].v, 10))
+	}
+	return out
+}
+
+// metrics exposes the crawl to Prometheus.
+type metrics struct {
+	reg          *prometheus.Registry
+	fetchSeconds prometheus.Histogram
+}
+
+func newMetrics(c *Crawler) *metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := &metrics{reg: reg}
+	m.fetchSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "sonda_fetch_duration_seconds", Help: "Duration of page fetches, from connect to last body byte.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
+	})
+	reg.MustRegister(m.fetchSeconds)
+	s := c.stats
+	counter := func(name, help string, v *atomic.Int64) {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(v.Load()) }))
+	}
+	counter("sonda_pages_fetched_total", "Page fetches completed, whatever their outcome.", &s.pages)
+	counter("sonda_robots_fetches_total", "robots.txt fetches.", &s.robotsFetch)
+	counter("sonda_body_bytes_total", "Response body bytes received.", &s.bytes)
+	counter("sonda_robots_disallowed_total", "URLs not fetched because robots.txt disallows them.", &s.disallowed)
+	counter("sonda_links_found_total", "Links found on fetched pages.", &s.linksFound)
+	counter("sonda_links_queued_total", "Discovered URLs admitted to the frontier.", &s.linksQueued)
+	gauge := func(name, help string, f func() float64) {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
+	}
+	gauge("sonda_frontier_queued", "URLs waiting in the frontier.", func() float64 { return float64(c.frontier.Stats().Queued) })
+	gauge("sonda_frontier_hosts", "Hosts with queued or in-flight URLs.", func() float64 { return float64(c.frontier.Stats().Hosts) })
+	gauge("sonda_frontier_in_flight", "URLs being fetched.", func() float64 { return float64(c.frontier.Stats().InFlight) })
+	reg.MustRegister(&labeledCounts{s: s, field: func(s *stats) map[string]int64 { return s.byError },
+		desc: prometheus.NewDesc("sonda_fetch_errors_total", "Fetches recorded with an error, by kind.", []string{"kind"}, nil)})
+	reg.MustRegister(&labeledCounts{s: s, field: func(s *stats) map[string]int64 { return s.byStatus },
+		desc: prometheus.NewDesc("sonda_responses_total", "HTTP responses by status class.", []string{"class"}, nil)})
+	reg.MustRegister(&labeledCounts{s: s, field: func(s *stats) map[string]int64 { return s.byRule },
+		desc: prometheus.NewDesc("sonda_links_rejected_total", "Discovered links left out of the crawl, by scope rule.", []string{"rule"}, nil)})
+	return m
+}
+
+// labeledCounts exports one of the stats maps as a labeled counter.
+type labeledCounts struct {
+	s     *stats
+	field func(*stats) map[string]int64
+	desc  *prometheus.Desc
+}
+
+func (l *labeledCounts) Describe(ch chan<- *prometheus.Desc) { ch <- l.desc }
+func (l *labeledCounts) Collect(ch chan<- prometheus.Metric) {
+	for k, v := range copyCounts(&l.s.mu, l.field(l.s)) {
+		ch <- prometheus.MustNewConstMetric(l.desc, prometheus.CounterValue, float64(v), k)
+	}
+}

@@ -1,0 +1,501 @@
+package crawl
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/sonda-search/sonda/fetch"
+	"github.com/sonda-search/sonda/fingerprint"
+	"github.com/sonda-search/sonda/frontier"
+	"github.com/sonda-search/sonda/parse"
+	"github.com/sonda-search/sonda/robots"
+	"github.com/sonda-search/sonda/scope"
+	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/urlnorm"
+	"github.com/sonda-search/sonda/warc"
+)
+
+// process handles one leased URL from robots.txt check to completion.
+func (c *Crawler) process(ctx context.Context, l *frontier.Lease, budget *atomic.Int64, stop context.CancelCauseFunc) error {
+	u, err := c.norm.Parse(l.Item.URL)
+	if err != nil {
+		// Only URLs that parsed are queued; this means the normalizer changed between runs.
+		return c.finish(l, &Document{Item: l.Item, Record: c.newRecord(l.Item)}, frontier.Outcome{}, "bad-url", err.Error())
+	}
+	slot, done, err := c.robotsFor(ctx, l, u)
+	if err != nil || done {
+		return err
+	}
+	if slot.entry.Outcome == robots.Unreachable {
+		if slot.entry.GiveUp(c.policy) {
+			d := &Document{URL: u, Item: l.Item, Record: c.newRecord(l.Item)}
+			return c.finish(l, d, frontier.Outcome{}, "robots-unavailable", "robots.txt unreachable: "+slot.entry.Err)
+		}
+		return c.frontier.Release(l, slot.entry.Expires)
+	}
+	if !slot.group.Allowed(u.PathQuery()) {
+		c.stats.disallowed.Add(1)
+		d := &Document{URL: u, Item: l.Item, Record: c.newRecord(l.Item)}
+		return c.finish(l, d, frontier.Outcome{}, "robots-disallowed", "robots.txt disallows "+u.PathQuery())
+	}
+	if max := c.cfg.Crawl.MaxPages; max > 0 && budget.Add(1) > max {
+		stop(errMaxPages)
+		return c.frontier.Release(l, time.Time{})
+	}
+	return c.fetchPage(ctx, l, u, slot)
+}
+
+// robotsFor returns the robots.txt entry for u's origin. When it must be fetched first, it
+// fetches it with this lease's turn at the host, gives the lease back for after the
+// host's rest, and reports done.
+func (c *Crawler) robotsFor(ctx context.Context, l *frontier.Lease, u urlnorm.URL) (slot *robotsSlot, done bool, err error) {
+	o := origin(u)
+	for {
+		slot, mustFetch, wait, err := c.robots.lookup(o, c.clock())
+		if err != nil {
+			return nil, true, err
+		}
+		if slot != nil {
+			return slot, false, nil
+		}
+		if mustFetch {
+			break
+		}
+		select { // another worker is fetching this origin's robots.txt (per-host > 1)
+		case <-wait:
+		case <-ctx.Done():
+			return nil, true, c.frontier.Release(l, time.Time{})
+		}
+	}
+	prev, err := c.robots.previous(o)
+	if err != nil {
+		c.robots.abandon(o)
+		return nil, true, err
+	}
+	res := c.fetchRobots(ctx, o)
+	if ctx.Err() != nil {
+		c.robots.abandon(o)
+		return nil, true, c.frontier.Release(l, time.Time{})
+	}
+	resp := robots.Response{Status: res.Status, Body: res.Body, Err: res.Err}
+	if res.Header != nil {
+		resp.CacheControl = res.Header.Get("Cache-Control")
+	}
+	entry := robots.FromFetch(resp, c.clock(), prev, c.policy)
+	slot, err = c.robots.store(o, entry)
+	if err != nil {
+		return nil, true, err
+	}
+	if entry.Outcome == robots.Unreachable {
+		c.log.Warn("robots.txt unreachable; host waits", "origin", o, "failures", entry.Failures, "retry", entry.Expires.Format(time.RFC3339), "error", entry.Err)
+	}
+	delay := c.delay(slot, res)
+	return nil, true, c.frontier.Release(l, c.clock().Add(delay))
+}
+
+// fetchRobots fetches origin's robots.txt, following up to robots.MaxRedirects redirects
+// itself rather than through the fetcher, so that each hop waits the politeness delay like
+// any other request. One byte more than robots.MaxSize is read so the parser can tell a file
+// cut at the limit (whose last, partial line it must drop) from one that ends there.
+func (c *Crawler) fetchRobots(ctx context.Context, origin string) *fetch.Result {
+	target := origin + "/robots.txt"
+	var res *fetch.Result
+	for hop := 0; ; hop++ {
+		res = c.fetcher.Fetch(ctx, fetch.Request{URL: target, AnyType: true, MaxBodyBytes: robots.MaxSize + 1})
+		c.stats.robotsFetch.Add(1)
+		c.archive(res, nil)
+		if res.Err != nil || res.Status < 300 || res.Status >= 400 || res.Location == "" || hop == robots.MaxRedirects {
+			return res
+		}
+		target = res.Location
+		select {
+		case <-ctx.Done():
+			return res
+		case <-time.After(c.delay(nil, res)):
+		}
+	}
+}
+
+// delay is how long a host rests after a request: the largest of its robots.txt
+// crawl-delay, politeness.min-delay and delay-factor × the response time, the last two
+// capped by politeness.max-delay. A robots.txt crawl-delay is honoured in full.
+func (c *Crawler) delay(slot *robotsSlot, res *fetch.Result) time.Duration {
+	p := c.cfg.Politeness
+	d := p.MinDelay
+	if res != nil && p.DelayFactor > 0 {
+		d = max(d, time.Duration(p.DelayFactor*float64(res.Timing.Total)))
+	}
+	d = min(d, p.MaxDelay)
+	if slot != nil {
+		if cd, ok := slot.group.CrawlDelay(); ok {
+			d = max(d, cd)
+		}
+	}
+	return d
+}
+
+// retryAfter is when a failed fetch is tried again: retry-delay doubled per earlier
+// attempt, or the server's Retry-After when longer. ok is false when attempts are used up.
+func (c *Crawler) retryAfter(it frontier.Item, res *fetch.Result) (time.Duration, bool) {
+	p := c.cfg.Politeness
+	if it.Attempts >= p.MaxRetries {
+		return 0, false
+	}
+	wait := p.RetryDelay << it.Attempts
+	if res != nil && res.RetryAfter > wait {
+		wait = min(res.RetryAfter, 24*time.Hour)
+	}
+	return wait, true
+}
+
+func (c *Crawler) newRecord(it frontier.Item) *store.Page {
+	return &store.Page{URL: it.URL, FinalURL: it.URL, Depth: it.Depth, Parent: it.Parent, Visits: it.Visits + 1, RedirectChain: it.Via}
+}
+
+// fetchPage fetches an allowed URL and completes its lease.
+func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.URL, slot *robotsSlot) error {
+	it := l.Item
+	d := &Document{URL: u, Item: it, Record: c.newRecord(it)}
+	prev, found, err := c.db.Page(u.Key())
+	if err != nil {
+		return err
+	}
+	if found {
+		d.Prev = prev
+	}
+	req := fetch.Request{URL: it.URL}
+	if d.Prev != nil && l.Scheduled() {
+		req.ETag, req.LastModified = d.Prev.ETag, d.Prev.LastModified
+	}
+	res := c.fetcher.Fetch(ctx, req)
+	if ctx.Err() != nil || fetch.KindOf(res.Err) == fetch.KindCanceled {
+		return c.frontier.Release(l, time.Time{}) // stopping: the URL stays queued
+	}
+	d.Fetch = res
+	c.stats.pages.Add(1)
+	c.stats.bytes.Add(int64(len(res.Wire)))
+	c.metrics.fetchSeconds.Observe(res.Timing.Total.Seconds())
+	rec := d.Record
+	rec.FetchedAt = res.StartedAt.UTC()
+	rec.Status = res.Status
+	rec.ContentType = res.MediaType
+	rec.Charset = res.Charset
+	rec.Truncated = res.Truncated
+	rec.Size, rec.WireSize = int64(len(res.Body)), int64(len(res.Wire))
+	rec.FetchMillis = res.Timing.Total.Milliseconds()
+	if res.Header != nil {
+		rec.ETag, rec.LastModified = res.Header.Get("ETag"), res.Header.Get("Last-Modified")
+	}
+	if res.Status != 0 {
+		c.stats.countStatus(res.Status)
+	}
+	out := frontier.Outcome{Fetched: true, Delay: c.delay(slot, res)}
+	errKind, errDetail := "", ""
+	now := c.clock()
+
+	switch {
+	case res.Err != nil:
+		errKind, errDetail = string(fetch.KindOf(res.Err)), res.Err.Error()
+		if retryable(fetch.KindOf(res.Err)) {
+			if wait, ok := c.retryAfter(it, res); ok {
+				out.Retry = now.Add(wait)
+			}
+		}
+		if res.Status == 200 && len(res.Body) > 0 {
+			// A body that broke off mid-way (decompression error, reset) is still content.
+			c.analyzeContent(ctx, d, &out)
+		}
+	case res.Status == 304:
+		if d.Prev != nil { // unchanged: keep what we knew
+			rec.Title, rec.Fingerprint, rec.SimHash, rec.Lang = d.Prev.Title, d.Prev.Fingerprint, d.Prev.SimHash, d.Prev.Lang
+			rec.ContentType = d.Prev.ContentType
+		}
+	case res.Status >= 300 && res.Status < 400 && res.Location != "":
+		errKind, errDetail = c.redirect(d, res.Location, &out)
+	case res.Status == 429 || res.Status >= 500:
+		errKind, errDetail = "http-"+strconv.Itoa(res.Status), ""
+		if wait, ok := c.retryAfter(it, res); ok {
+			out.Retry = now.Add(wait)
+		}
+		if res.RetryAfter > 0 {
+			out.NotBefore = now.Add(min(res.RetryAfter, c.cfg.Politeness.MaxDelay*10))
+		}
+	case res.Status >= 400:
+		errKind = "http-" + strconv.Itoa(res.Status)
+	case res.Status >= 200 && res.Status < 300:
+		c.analyzeContent(ctx, d, &out)
+	}
+	c.archive(res, d)
+	if c.revisit != nil && out.Retry.IsZero() {
+		out.Revisit = c.revisit.NextVisit(d, now)
+	}
+	return c.finish(l, d, out, errKind, errDetail)
+}
+
+// retryable says whether a fetch failure is worth another attempt later.
+func retryable(k fetch.ErrorKind) bool {
+	switch k {
+	case fetch.KindDNS, fetch.KindRefused, fetch.KindConnect, fetch.KindConnectTimeout, fetch.KindTLSTimeout,
+		fetch.KindFirstByteTimeout, fetch.KindClosed, fetch.KindBody:
+		return true
+	}
+	return false
+}
+
+// redirect queues a 3xx target like a newly discovered URL at the same depth.
+func (c *Crawler) redirect(d *Document, location string, out *frontier.Outcome) (errKind, detail string) {
+	target, err := c.norm.Parse(location)
+	if err != nil {
+		return "bad-redirect", fmt.Sprintf("Location %q: %v", location, err)
+	}
+	d.Record.FinalURL = target.String()
+	via := append(append([]string{}, d.Item.Via...), d.Item.URL)
+	for _, v := range via {
+		if v == target.String() {
+			return "redirect-loop", "redirect back to " + v
+		}
+	}
+	if len(via) > c.cfg.Fetch.MaxRedirects {
+		return "too-many-redirects", fmt.Sprintf("%d hops, fetch.max-redirects is %d", len(via), c.cfg.Fetch.MaxRedirects)
+	}
+	if item, ok := c.candidate(Link{URL: target, Depth: d.Item.Depth, Source: d, Index: -1}, d.Item.URL); ok {
+		item.Via = via
+		out.Discovered = append(out.Discovered, item)
+		d.hopQueued = true
+	}
+	return "", ""
+}
+
+// chainErrors are the failures that belong to a whole redirect chain, so they are also
+// recorded on the URL the chain started from.
+var chainErrors = map[string]bool{"redirect-loop": true, "too-many-redirects": true, "bad-redirect": true}
+
+// updateChainOrigin records where a finished redirect chain led on the record of the URL
+// it started from, so a link's record tells its final destination (or its chain's failure).
+func (c *Crawler) updateChainOrigin(b *pebble.Batch, d *Document) error {
+	via := d.Item.Via
+	if len(via) == 0 || d.hopQueued {
+		return nil
+	}
+	u, err := c.norm.Parse(via[0])
+	if err != nil {
+		return nil
+	}
+	origin, ok, err := c.db.Page(u.Key())
+	if err != nil || !ok {
+		return err
+	}
+	origin.FinalURL = d.Record.FinalURL
+	if chainErrors[d.Record.Error] {
+		origin.Error, origin.ErrorDetail = d.Record.Error, d.Record.ErrorDetail
+	}
+	return store.PutPage(b, u.Key(), origin)
+}
+
+// candidate turns a link into a frontier item if the scope admits it.
+func (c *Crawler) candidate(l Link, parent string) (frontier.Item, bool) {
+	v := c.scope.Check(l.URL, l.Depth)
+	if !v.Allowed {
+		c.stats.countRejected(v.Rule)
+		return frontier.Item{}, false
+	}
+	if v, err := c.scope.CheckVariants(l.URL, c.variants); err != nil {
+		c.log.Warn("trap counter failed", "url", l.URL.String(), "error", err)
+	} else if !v.Allowed {
+		c.stats.countRejected(v.Rule)
+		return frontier.Item{}, false
+	}
+	return frontier.Item{URL: l.URL.String(), Key: l.URL.Key(), Host: l.URL.HostKey(), Priority: c.scorer.Score(l), Depth: l.Depth, Parent: parent}, true
+}
+
+// analyzeContent parses a successful response, fills the record and collects its links.
+func (c *Crawler) analyzeContent(ctx context.Context, d *Document, out *frontier.Outcome) {
+	res, rec := d.Fetch, d.Record
+	if res.Skipped != "" || res.UTF8 == nil {
+		return
+	}
+	var directives robots.Directives
+	if res.Header != nil {
+		directives = robots.HeaderDirectives(res.Header.Values("X-Robots-Tag"), c.cfg.Robots.Agent)
+	}
+	isHTML := res.MediaType == "text/html" || res.MediaType == "application/xhtml+xml"
+	if isHTML {
+		page, err := parse.Parse(res.UTF8, d.Item.URL, parse.Options{Resolver: c.norm, RobotsNames: []string{c.cfg.Robots.Agent}})
+		if err != nil {
+			rec.Error, rec.ErrorDetail = "parse", err.Error()
+			return
+		}
+		d.Page = page
+		d.Text = page.Text()
+		rec.Title = page.Title
+		rec.Lang = page.Lang
+		metas := make([]robots.Meta, len(page.Robots))
+		for i, m := range page.Robots {
+			metas[i] = robots.Meta{Name: m.Name, Content: m.Content}
+		}
+		directives = directives.Merge(robots.MetaDirectives(metas, c.cfg.Robots.Agent))
+	} else {
+		d.Text = string(res.UTF8)
+	}
+	if rec.Lang == "" && res.Header != nil {
+		rec.Lang = primaryLang(res.Header.Get("Content-Language"))
+	}
+	rec.NoIndex = !directives.Indexable(c.clock())
+	rec.NoFollow = directives.NoFollow
+	c.fingerprint(d)
+	for _, a := range c.analyze {
+		if err := a.Analyze(ctx, d); err != nil {
+			c.log.Warn("analyzer failed", "analyzer", a.Name(), "url", d.Item.URL, "error", err)
+		}
+	}
+	if d.Page == nil {
+		return
+	}
+	c.stats.linksFound.Add(int64(len(d.Page.Links)))
+	rec.Links = len(d.Page.Links)
+	if directives.NoFollow {
+		return
+	}
+	depth := d.Item.Depth + 1
+	add := func(raw string, index int) {
+		u, err := c.norm.Parse(raw)
+		if err != nil {
+			return
+		}
+		if item, ok := c.candidate(Link{URL: u, Depth: depth, Source: d, Index: index}, d.Item.URL); ok {
+			out.Discovered = append(out.Discovered, item)
+		}
+	}
+	for i := range d.Page.Links {
+		lk := &d.Page.Links[i]
+		if !c.cfg.Scope.FollowNofollowLinks && lk.HasRel("nofollow") {
+			c.stats.countRejected("rel-nofollow")
+			continue
+		}
+		add(lk.URL, i)
+	}
+	for _, extra := range []string{d.Page.RefreshURL, d.Page.Next, d.Page.Prev} {
+		if extra != "" {
+			add(extra, -1)
+		}
+	}
+}
+
+func primaryLang(tag string) string {
+	tag = strings.TrimSpace(strings.SplitN(tag, ",", 2)[0])
+	tag = strings.ToLower(strings.SplitN(tag, "-", 2)[0])
+	if len(tag) < 2 || len(tag) > 3 {
+		return ""
+	}
+	return tag
+}
+
+// fingerprint sets the record's content identity, change flag and duplicate links.
+func (c *Crawler) fingerprint(d *Document) {
+	rec := d.Record
+	fp := fingerprint.Exact(d.Text)
+	sh := fingerprint.SimHash(d.Text)
+	rec.Fingerprint = hex.EncodeToString(fp[:])
+	rec.SimHash = fmt.Sprintf("%016x", sh)
+	if d.Prev != nil && d.Prev.Fingerprint != "" {
+		rec.Changed = d.Prev.Fingerprint != rec.Fingerprint
+	}
+	if strings.TrimSpace(d.Text) == "" {
+		return // empty pages are all alike, and alike in nothing that matters
+	}
+	c.dupMu.Lock()
+	dup, err := c.db.CheckDuplicates(d.URL.Key(), d.Item.URL, fp[:], sh)
+	c.dupMu.Unlock()
+	if err != nil {
+		c.log.Warn("duplicate check failed", "url", d.Item.URL, "error", err)
+		return
+	}
+	rec.DuplicateOf, rec.NearDuplicateOf = dup.ExactOf, dup.NearOf
+}
+
+// archive writes the exchange to the WARC files; d (nil for robots.txt) gets the location.
+func (c *Crawler) archive(res *fetch.Result, d *Document) {
+	if c.warc == nil || res == nil || res.RawResponseHeader == nil {
+		return
+	}
+	meta := []warc.Field{{Name: "fetchTimeMs", Value: strconv.FormatInt(res.Timing.Total.Milliseconds(), 10)}}
+	if res.Charset != "" {
+		meta = append(meta, warc.Field{Name: "charset", Value: res.Charset + " (" + res.CharsetSource + ")"})
+	}
+	if d != nil {
+		if d.Item.Parent != "" {
+			meta = append(meta, warc.Field{Name: "via", Value: d.Item.Parent})
+		}
+		if d.Page != nil {
+			for _, lk := range d.Page.Links {
+				meta = append(meta, warc.Field{Name: "outlink", Value: lk.URL})
+			}
+		}
+	}
+	target := res.FinalURL
+	if target == "" {
+		target = res.URL
+	}
+	loc, err := c.warc.WriteCapture(warc.Capture{
+		TargetURI: target, Date: res.StartedAt, IP: res.RemoteIP, Request: res.RawRequest,
+		ResponseHeader: res.RawResponseHeader, Payload: res.Wire, Truncated: res.Truncated, Metadata: meta,
+	})
+	if err != nil {
+		c.log.Error("WARC write failed", "url", target, "error", err)
+		return
+	}
+	if d != nil {
+		d.Record.WARC = loc.File + "#" + strconv.FormatInt(loc.Offset, 10)
+	}
+}
+
+// finish completes a lease: the record, its visit and the discovered links are committed
+// in one batch with the queue change.
+func (c *Crawler) finish(l *frontier.Lease, d *Document, out frontier.Outcome, errKind, detail string) error {
+	rec := d.Record
+	if errKind != "" && rec.Error == "" {
+		rec.Error, rec.ErrorDetail = errKind, detail
+	}
+	if rec.Error != "" {
+		c.stats.countError(rec.Error)
+		c.log.Debug("fetch error", "url", rec.URL, "error", rec.Error, "detail", rec.ErrorDetail)
+	}
+	key := urlnorm.Key(l.Item.Key)
+	if !d.URL.IsZero() {
+		key = d.URL.Key()
+	}
+	visit := store.Visit{At: rec.FetchedAt, Status: rec.Status, Changed: rec.Changed, Fingerprint: rec.Fingerprint,
+		ETag: rec.ETag, LastModified: rec.LastModified, Error: rec.Error}
+	if d.Fetch != nil && d.Fetch.Header != nil {
+		visit.CacheControl = d.Fetch.Header.Get("Cache-Control")
+	}
+	if visit.At.IsZero() {
+		visit.At = c.clock().UTC()
+	}
+	adm, err := c.frontier.Complete(l, out, func(b *pebble.Batch) error {
+		if err := store.PutPage(b, key, rec); err != nil {
+			return err
+		}
+		if err := c.updateChainOrigin(b, d); err != nil {
+			return err
+		}
+		return store.AddVisit(b, key, visit)
+	})
+	if err != nil {
+		return err
+	}
+	c.stats.linksQueued.Add(int64(adm.Added))
+	if adm.OverQuota > 0 {
+		c.stats.mu.Lock()
+		c.stats.byRule[scope.RuleMaxPagesPerHost] += int64(adm.OverQuota)
+		c.stats.mu.Unlock()
+	}
+	return nil
+}

@@ -1,0 +1,145 @@
+package crawl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Progress is a snapshot of a running crawl.
+type Progress struct {
+	Elapsed     time.Duration
+	Pages       int64
+	PagesPerSec float64 // over the last interval
+	Queued      int64
+	InFlight    int
+	Hosts       int
+	Errors      int64
+	Bytes       int64
+}
+
+// String is the one-line form shown on a terminal.
+func (p Progress) String() string {
+	return fmt.Sprintf("%s  %d pages  %.0f pages/s  %d queued  %d in flight  %d hosts  %d errors  %s",
+		p.Elapsed.Round(time.Second), p.Pages, p.PagesPerSec, p.Queued, p.InFlight, p.Hosts, p.Errors, FormatBytes(p.Bytes))
+}
+
+// FormatBytes writes a byte count with a binary unit.
+func FormatBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// Status is the content of DATA/status.json, which `sonda status` reads while a crawl
+// runs (the database itself is locked by the running crawl).
+type Status struct {
+	State     string           `json:"state"` // "running" or "finished: REASON"
+	PID       int              `json:"pid"`
+	Started   time.Time        `json:"started"`
+	Updated   time.Time        `json:"updated"`
+	Pages     int64            `json:"pages"`
+	RobotsTxt int64            `json:"robots_txt"`
+	Bytes     int64            `json:"bytes"`
+	Queued    int64            `json:"queued"`
+	InFlight  int              `json:"in_flight"`
+	Seen      int64            `json:"seen"`
+	Hosts     int              `json:"hosts"`
+	PagesPerS float64          `json:"pages_per_second"`
+	Errors    map[string]int64 `json:"errors"`
+	Statuses  map[string]int64 `json:"statuses"`
+	Rejected  map[string]int64 `json:"rejected_links"`
+}
+
+func statusFinished(reason string) string { return "finished: " + reason }
+
+func (c *Crawler) progress(prevPages int64, interval time.Duration) Progress {
+	s := c.stats
+	fs := c.frontier.Stats()
+	p := Progress{Elapsed: time.Since(s.started), Pages: s.pages.Load(), Queued: fs.Queued, InFlight: fs.InFlight,
+		Hosts: fs.Hosts, Errors: s.errors.Load(), Bytes: s.bytes.Load()}
+	if interval > 0 {
+		p.PagesPerSec = float64(p.Pages-prevPages) / interval.Seconds()
+	}
+	return p
+}
+
+// writeStatus replaces status.json atomically (write, then rename).
+func (c *Crawler) writeStatus(state string, sum Summary) {
+	st := Status{State: state, PID: os.Getpid(), Started: c.stats.started.UTC(), Updated: time.Now().UTC(),
+		Pages: sum.Pages, RobotsTxt: sum.RobotsTxt, Bytes: sum.Bytes, Queued: sum.Frontier.Queued, InFlight: sum.Frontier.InFlight,
+		Seen: sum.Frontier.Seen, Hosts: sum.Frontier.Hosts, PagesPerS: sum.PagesPerSecond(), Errors: sum.Errors,
+		Statuses: sum.Statuses, Rejected: sum.Rejected}
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return
+	}
+	path := StatusFile(c.cfg.Data)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		c.log.Warn("cannot write status file", "error", err)
+		return
+	}
+	_ = os.Rename(tmp, path)
+}
+
+// ReadStatus reads the status.json of a data directory.
+func ReadStatus(data string) (Status, error) {
+	var st Status
+	b, err := os.ReadFile(StatusFile(data))
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("%s: %w", StatusFile(data), err)
+	}
+	return st, nil
+}
+
+// reportLoop calls progress every second and rewrites status.json every two seconds, until
+// the returned stop function is called.
+func (c *Crawler) reportLoop(ctx context.Context, progress func(Progress)) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		last, lastAt := int64(0), time.Now()
+		n := 0
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				p := c.progress(last, now.Sub(lastAt))
+				last, lastAt = p.Pages, now
+				if progress != nil {
+					progress(p)
+				}
+				if n++; n%2 == 0 {
+					c.writeStatus("running", c.summary("running"))
+				}
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func promHandler(reg *prometheus.Registry) http.Handler {
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+}
