@@ -55,9 +55,11 @@ func queryFormFits(from, to *resource) bool {
 	return ok && query != "" && p == q && !from.base && from.site == to.site
 }
 
-// href spells the link from page from to to in form f. Hosts the web does
-// not serve and relative forms that do not fit fall back to absolute forms.
-func href(from, to *resource, f linkForm) string {
+// appendHref appends how page from spells its link to to in form f. Hosts
+// the web does not serve, and relative forms that do not fit, fall back to
+// absolute forms. It appends rather than returns a string because pages are
+// rendered on every request.
+func appendHref(b []byte, from, to *resource, f linkForm) []byte {
 	host := unknownHost
 	if to.site != nil {
 		host = to.site.name
@@ -72,67 +74,73 @@ func href(from, to *resource, f linkForm) string {
 			f = formAbsolute
 		}
 	}
+	pathAt := len(loc) - len(to.uri) // where the path starts in loc
 	switch f {
-	case formAbsolute:
-		return to.url
 	case formRootRelative:
-		return to.uri
+		return append(b, to.uri...)
 	case formRelative, formDotRelative:
 		r := relative(baseDir(from), to.uri)
-		if f == formDotRelative && !strings.HasPrefix(r, ".") {
-			r = "./" + r
+		if f == formDotRelative && r[0] != '.' {
+			b = append(b, "./"...)
 		}
-		return r
+		return append(b, r...)
 	case formQuery:
-		if !queryFormFits(from, to) {
-			return to.uri
+		if _, q, ok := strings.Cut(to.uri, "?"); ok && queryFormFits(from, to) {
+			return append(append(b, '?'), q...)
 		}
-		_, q, _ := strings.Cut(to.uri, "?")
-		return "?" + q
+		return append(b, to.uri...)
 	case formUpperHost:
-		return "http://" + strings.ToUpper(host) + to.uri
-	case formUpperScheme:
-		return "HTTP://" + host + to.uri
-	case formPort:
-		return "http://" + host + ":80" + to.uri
-	case formProtocolRelative:
-		return "//" + host + to.uri
-	case formFragment:
-		return loc + "#part-" + strconv.Itoa(int(to.seed%9)+1)
-	case formTracking:
-		sep := "?"
-		if strings.Contains(loc, "?") {
-			sep = "&"
+		b = append(b, "http://"...)
+		for i := 0; i < len(host); i++ {
+			c := host[i]
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			b = append(b, c)
 		}
-		return loc + sep + "utm_source=sonda&utm_medium=link&utm_campaign=c" + strconv.Itoa(int(from.seed%97))
+		return append(b, to.uri...)
+	case formUpperScheme:
+		return append(append(append(b, "HTTP://"...), host...), to.uri...)
+	case formPort:
+		return append(append(append(append(b, "http://"...), host...), ":80"...), to.uri...)
+	case formProtocolRelative:
+		return append(append(append(b, "//"...), host...), to.uri...)
+	case formFragment:
+		return strconv.AppendInt(append(append(b, loc...), "#part-"...), int64(to.seed%9)+1, 10)
+	case formTracking:
+		b = append(b, loc...)
+		if strings.Contains(loc, "?") {
+			b = append(b, '&')
+		} else {
+			b = append(b, '?')
+		}
+		b = append(b, "utm_source=sonda&utm_medium=link&utm_campaign=c"...)
+		return strconv.AppendInt(b, int64(from.seed%97), 10)
 	case formDotSegments:
-		i := len(loc) - len(to.uri) // where the path starts
-		return loc[:i] + "/./tmp/.." + loc[i:]
+		return append(append(append(b, loc[:pathAt]...), "/./tmp/.."...), loc[pathAt:]...)
 	case formWhitespace:
-		i := len(loc) - len(to.uri) + 1
-		return "\n  " + loc[:i] + "\n" + loc[i:] + " \t"
+		return append(append(append(append(append(b, "\n  "...), loc[:pathAt+1]...), '\n'), loc[pathAt+1:]...), " \t"...)
 	case formPercent:
-		return percentOneLetter(loc, len(loc)-len(to.uri))
+		return appendPercentOneLetter(b, loc, pathAt)
 	}
-	return to.url
+	return append(b, to.url...)
 }
 
-// percentOneLetter percent-encodes the first lowercase letter of the last
-// path segment of loc (whose path starts at pathStart): an unreserved
-// character, so the escape is equivalent to the letter.
-func percentOneLetter(loc string, pathStart int) string {
+// appendPercentOneLetter appends loc with the first lowercase letter of its
+// last path segment (the path starts at pathAt) percent-encoded: an
+// unreserved character, so the escape is equivalent to the letter.
+func appendPercentOneLetter(b []byte, loc string, pathAt int) []byte {
 	end := len(loc)
-	if q := strings.IndexByte(loc[pathStart:], '?'); q >= 0 {
-		end = pathStart + q
+	if q := strings.IndexByte(loc[pathAt:], '?'); q >= 0 {
+		end = pathAt + q
 	}
-	seg := pathStart + strings.LastIndexByte(loc[pathStart:end], '/') + 1
-	for i := seg; i < end; i++ {
+	for i := pathAt + strings.LastIndexByte(loc[pathAt:end], '/') + 1; i < end; i++ {
 		if c := loc[i]; 'a' <= c && c <= 'z' {
 			const hex = "0123456789ABCDEF"
-			return loc[:i] + "%" + string(hex[c>>4]) + string(hex[c&15]) + loc[i+1:]
+			return append(append(append(b, loc[:i]...), '%', hex[c>>4], hex[c&15]), loc[i+1:]...)
 		}
 	}
-	return loc
+	return append(b, loc...)
 }
 
 // baseDir is the directory relative references on from resolve against.

@@ -138,9 +138,10 @@ type refGroup struct {
 }
 
 type refRule struct {
-	allow bool
-	len   int
-	re    *regexp.Regexp
+	allow  bool
+	len    int
+	prefix string // literal start of the pattern: a cheap test before the expression
+	re     *regexp.Regexp
 }
 
 func parseRefRobots(body []byte) refRobots {
@@ -175,7 +176,8 @@ func parseRefRobots(body []byte) refRobots {
 			if strings.HasSuffix(expr, `\$`) {
 				expr = strings.TrimSuffix(expr, `\$`) + "$"
 			}
-			cur.rules = append(cur.rules, refRule{allow: k == "allow", len: len(v), re: regexp.MustCompile("^" + expr)})
+			prefix, _, _ := strings.Cut(strings.TrimSuffix(v, "$"), "*")
+			cur.rules = append(cur.rules, refRule{allow: k == "allow", len: len(v), prefix: prefix, re: regexp.MustCompile("^" + expr)})
 		case "crawl-delay":
 			if cur != nil {
 				inRules = true
@@ -216,7 +218,7 @@ func (rb refRobots) allowed(pathQuery string) bool {
 	rules, _ := rb.rules()
 	best, allow := -1, true
 	for _, r := range rules {
-		if r.re.MatchString(pathQuery) && (r.len > best || r.len == best && r.allow) {
+		if strings.HasPrefix(pathQuery, r.prefix) && r.re.MatchString(pathQuery) && (r.len > best || r.len == best && r.allow) {
 			best, allow = r.len, r.allow
 		}
 	}
@@ -430,3 +432,5 @@ func refTitle(resp refResponse) string {
 	walk(doc)
 	return title
 }
+
+func urlParse(s string) (*url.URL, error) { return url.Parse(s) }

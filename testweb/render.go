@@ -53,7 +53,7 @@ func (g *textGen) sentences(b []byte, n int) []byte {
 	return b
 }
 
-func appendEscaped(b []byte, s string) []byte {
+func appendEscaped[S string | []byte](b []byte, s S) []byte {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {
 		case '&':
@@ -75,7 +75,8 @@ func appendEscaped(b []byte, s string) []byte {
 
 func appendLink(b []byte, from *resource, l link) []byte {
 	b = append(b, `<a href="`...)
-	b = appendEscaped(b, href(from, l.to, l.form))
+	var tmp [512]byte
+	b = appendEscaped(b, appendHref(tmp[:0], from, l.to, l.form))
 	b = append(b, `">`...)
 	b = appendEscaped(b, l.to.title)
 	return append(b, "</a>"...)

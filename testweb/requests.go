@@ -13,7 +13,7 @@ import (
 // Request is one request the web answered, as logged on the server side.
 type Request struct {
 	Host      string    // Host header, lowercase, without port
-	Target    string    // request target as received: path and query
+	Path      string    // request target as received: path and query, or the absolute URL a proxy would get
 	URL       string    // canonical URL asked for: http://Host/path?query without utm_* parameters; the key of Counts
 	Start     time.Time // when the handler started
 	End       time.Time // when the handler returned: the response was complete or the client had gone
@@ -65,7 +65,7 @@ func canonicalURL(host, path, query string) string {
 
 func (e *entry) request() Request {
 	return Request{
-		Host: e.host, Target: e.target, URL: canonicalURL(e.host, e.path, e.query),
+		Host: e.host, Path: e.target, URL: canonicalURL(e.host, e.path, e.query),
 		Start: e.start, End: e.end, Status: e.status, UserAgent: e.ua, Header: e.header,
 		retryAfter: e.retryAfter,
 	}
@@ -137,7 +137,7 @@ type Violation struct {
 
 func (v Violation) String() string {
 	return fmt.Sprintf("%s: %s: %s started %v after %s ended (want ≥ %v)",
-		v.Host, v.Rule, v.Next.Target, v.Gap, v.Prev.Target, v.Want)
+		v.Host, v.Rule, v.Next.Path, v.Gap, v.Prev.Path, v.Want)
 }
 
 // CheckPoliteness checks the request log against a crawler's politeness

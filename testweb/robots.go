@@ -47,7 +47,8 @@ type robotsFile struct {
 	crlf    bool   // CRLF line ends, lowercase keys and comments
 	huge    bool   // filler rules push afterCap rules beyond robotsCap
 	hops    []string
-	body    []byte // rendered once by New
+	body    []byte      // rendered once by New
+	sonda   robotsGroup // group(), computed once by New
 }
 
 // group is the group that applies to agent sonda, as RFC 9309 chooses it:
@@ -84,7 +85,7 @@ func (f *robotsFile) allows(pathQuery string) bool {
 		return false
 	}
 	best, allow := -1, true
-	for _, r := range f.group().rules {
+	for _, r := range f.sonda.rules {
 		if r.afterCap || r.pattern == "" || !robotsMatch(r.pattern, pathQuery) {
 			continue
 		}
@@ -99,7 +100,7 @@ func (f *robotsFile) crawlDelay() time.Duration {
 	if f == nil || f.status != 200 {
 		return 0
 	}
-	return f.group().crawlDelay
+	return f.sonda.crawlDelay
 }
 
 // robotsMatch matches a robots.txt path pattern against a path and query:
@@ -210,7 +211,7 @@ func (b *builder) buildRobots() {
 		star := robotsGroup{agents: []string{"*"}}
 		if !w.cfg.has(Robots) {
 			f.groups = []robotsGroup{star}
-			f.body = f.render(s.name)
+			f.body, f.sonda = f.render(s.name), f.group()
 			b.add(s, "/robots.txt", "robots.txt", serveRobots)
 			continue
 		}
@@ -253,7 +254,7 @@ func (b *builder) buildRobots() {
 			star.crawlDelay = w.cfg.CrawlDelay
 		}
 		f.groups = append([]robotsGroup{star}, f.groups...)
-		f.body = f.render(s.name)
+		f.body, f.sonda = f.render(s.name), f.group()
 		b.robotsResources(s, f)
 		if f.status == 200 {
 			b.sitemap(s)

@@ -268,8 +268,8 @@ func (w *Web) CheckFetches() []string {
 		}
 	}
 	for _, h := range sortedKeys(first) {
-		if r := first[h]; r.Target != "/robots.txt" {
-			report("%s: %s requested before robots.txt", h, r.Target)
+		if r := first[h]; r.URL != "http://"+h+"/robots.txt" {
+			report("%s: %s requested before robots.txt", h, r.URL)
 		}
 	}
 	slices.Sort(problems)

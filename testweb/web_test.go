@@ -86,12 +86,12 @@ func TestReferenceCrawlMatchesTruth(t *testing.T) {
 		name string
 		cfg  Config
 	}{
-		{"other seed", Config{Seed: 77, Hosts: 50, PagesPerHost: 12}},
+		{"other seed", Config{Seed: 77, Hosts: 30, PagesPerHost: 12}},
 		{"one host", Config{Hosts: 1}},
 		{"two tiny hosts", Config{Hosts: 2, PagesPerHost: 1, LinksPerPage: 1}},
 		{"twelve hosts", Config{Seed: 3, Hosts: 12, LinksPerPage: 3}},
 		{"plain", Config{Seed: 5, Hosts: 20, Disable: AllFeatures}},
-		{"bench", Bench(80)},
+		{"bench", Bench(40)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := New(fast(tc.cfg))
@@ -334,7 +334,7 @@ func digest(c *refCrawler) map[string][32]byte {
 }
 
 func TestDeterminism(t *testing.T) {
-	cfg := fast(Config{Seed: 11, Hosts: 25})
+	cfg := fast(Config{Seed: 11, Hosts: 12})
 	a, b := New(cfg), New(cfg)
 	cfg.Seed = 12
 	other := New(cfg)
