@@ -22,10 +22,10 @@ import (
 const DefaultMaxFileSize = 1 << 30
 
 // gzipLevel was chosen with BenchmarkGzipLevel: on 20 KB HTML-like
-// payloads klauspost's BestSpeed compresses about twice as fast as the
-// default level (335 against 176 MB/s) for output 11% larger (26.3% against
-// 23.6% of the input). Compression is most of WriteCapture's cost, so speed
-// wins: it is what lets one core archive thousands of pages a second.
+// payloads klauspost's BestSpeed compresses about 1.5 times as fast as the
+// default level (~285 against ~185 MB per CPU-second) for output 12% larger
+// (26.4% against 23.6% of the input). Compression is most of WriteCapture's
+// cost and the crawler's whole pipeline shares two cores, so speed wins.
 const gzipLevel = gzip.BestSpeed
 
 // openSuffix marks a file that is still being written (see Durability).
