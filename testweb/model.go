@@ -17,8 +17,7 @@ import (
 type resource struct {
 	site  *site  // nil for a host the web does not serve
 	url   string // canonical absolute URL
-	uri   string // path and optional "?query", escaped as in url
-	key   string // what the server looks up: decoded path and raw query
+	uri   string // path and optional "?query", escaped as in url; site.res has it under the decoded path
 	title string
 	seed  uint64 // drives the generated text
 
@@ -84,14 +83,15 @@ type Web struct {
 	seeds  []*resource
 	truth  truth
 
-	retryAfter []string    // Retry-After header value
-	transient  []*resource // answers that change after the first request; Reset rewinds them
-	unknown    requestLog  // requests for hosts the web does not serve
-	bombOnce   sync.Once   // builds bombMember on first use
-	bombMember []byte      // one gzip member of bombChunk zero bytes
-	filler     []byte      // 64 KiB of HTML text for huge and endless bodies
-	lastMod    []string    // Last-Modified of generated pages
-	lastModT   time.Time
+	retryAfter    []string      // Retry-After header value
+	retryAfterDur time.Duration // the same, as a duration
+	transient     []*resource   // answers that change after the first request; Reset rewinds them
+	unknown       requestLog    // requests for hosts the web does not serve
+	bombOnce      sync.Once     // builds bombMember on first use
+	bombMember    []byte        // one gzip member of bombChunk zero bytes
+	filler        []byte        // 64 KiB of HTML text for huge and endless bodies
+	lastMod       []string      // Last-Modified of generated pages
+	lastModT      time.Time
 
 	mu   sync.Mutex
 	srv  *http.Server
@@ -139,8 +139,11 @@ func New(cfg Config) *Web {
 		byName: make(map[string]*site, cfg.Hosts),
 		byURL:  make(map[string]*resource, cfg.Hosts*(cfg.PagesPerHost+4)),
 	}
-	secs := (cfg.RetryAfter + time.Second - 1) / time.Second
-	w.retryAfter = []string{fmt.Sprint(int64(secs))}
+	w.retryAfterDur = cfg.RetryAfter.Truncate(time.Second)
+	if w.retryAfterDur < cfg.RetryAfter {
+		w.retryAfterDur += time.Second // Retry-After has whole seconds: round up
+	}
+	w.retryAfter = []string{fmt.Sprint(int64(w.retryAfterDur / time.Second))}
 	w.lastModT = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(w.seed%100000) * time.Minute)
 	w.lastMod = []string{w.lastModT.Format(http.TimeFormat)}
 	w.filler = makeFiller()
@@ -171,7 +174,7 @@ type builder struct {
 	cases  []Case
 }
 
-// hostName names the i-th host: every site has a www host and every fourth
+// hostNames names n hosts: every site has a www host and every fourth
 // one a blog host too, so hosts of one registrable domain exist.
 func hostNames(n int) []string {
 	names := make([]string, 0, n)
@@ -292,7 +295,7 @@ func (b *builder) detached(s *site, uri, title string, serve serveFunc) *resourc
 	if s != nil {
 		origin = s.origin
 	}
-	r := &resource{site: s, url: origin + uri, uri: uri, key: uri, title: title, serve: serve}
+	r := &resource{site: s, url: origin + uri, uri: uri, title: title, serve: serve}
 	r.seed = mix(b.w.seed, r.url)
 	r.etag = []string{fmt.Sprintf(`"%016x"`, r.seed)}
 	b.w.byURL[r.url] = r
@@ -432,7 +435,6 @@ func (b *builder) addExtras() {
 				continue
 			}
 			r := b.detached(s, uri, p.Title, servePage)
-			r.key = key
 			s.res[key] = r
 			r.text = p.Text
 			if p.Body != nil {

@@ -59,7 +59,7 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		e.header = r.Header
 	}
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
-		e.retryAfter = w.cfg.RetryAfter.Round(time.Second)
+		e.retryAfter = w.retryAfterDur
 	}
 	e.end = time.Now()
 	if s != nil {
@@ -418,14 +418,16 @@ func (w *Web) use(l net.Listener) (*http.Server, error) {
 }
 
 // Close stops serving and drops open connections, which ends endless and
-// slow answers.
+// slow answers. The web keeps its log and may be started again.
 func (w *Web) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.srv == nil {
 		return nil
 	}
-	return w.srv.Close()
+	err := w.srv.Close()
+	w.srv, w.addr = nil, ""
+	return err
 }
 
 // Addr is the address the web listens on ("" before Start or Serve).

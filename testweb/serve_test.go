@@ -419,3 +419,30 @@ func TestKeepHeaders(t *testing.T) {
 		}
 	}
 }
+
+func TestRestart(t *testing.T) {
+	w := New(Config{Seed: 1, Hosts: 3})
+	for range 2 {
+		addr, err := w.Start()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Start(); err == nil {
+			t.Error("second Start while serving succeeded")
+		}
+		resp, err := client(addr).Get(w.Seeds()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if err := w.Close(); err != nil {
+			t.Error(err)
+		}
+		if w.Addr() != "" {
+			t.Errorf("Addr() = %q after Close", w.Addr())
+		}
+	}
+	if n := len(w.Requests()); n != 2 {
+		t.Errorf("%d requests logged, want 2", n)
+	}
+}

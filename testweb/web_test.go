@@ -2,7 +2,6 @@ package testweb
 
 import (
 	"crypto/sha256"
-	"fmt"
 	"maps"
 	"net/url"
 	"slices"
@@ -379,10 +378,4 @@ func TestFeaturesOff(t *testing.T) {
 			t.Errorf("%s has delay %v", h, d)
 		}
 	}
-}
-
-func ExampleWeb() {
-	w := New(Config{Seed: 1})
-	fmt.Println(len(w.Hosts()), w.Seeds()[0])
-	// Output: 60 http://www.site00.test/
 }
