@@ -53,7 +53,7 @@ func testConfig(t testing.TB, web *testweb.Web, addr string) config.Config {
 // with every awkward feature fetches exactly what the web's ground truth says, never
 // breaks politeness, and records every bad input with the expected error.
 func TestCrawlTestWeb(t *testing.T) {
-	web, addr := startWeb(t, testweb.Config{Seed: 7, Hosts: 60, SlowDelay: time.Second, TrapLimit: 100})
+	web, addr := startWeb(t, testweb.Config{Seed: 7, Hosts: 60, SlowDelay: time.Second, TrapLimit: 100, Retries: config.Default().Politeness.MaxRetries})
 	if len(web.Hosts()) < 50 {
 		t.Fatalf("test web has %d hosts, the acceptance test needs at least 50", len(web.Hosts()))
 	}

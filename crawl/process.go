@@ -2,7 +2,6 @@ package crawl
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -397,21 +396,23 @@ func primaryLang(tag string) string {
 	return tag
 }
 
+// wordless is the fingerprint of every text without words.
+var wordless = fingerprint.Exact("")
+
 // fingerprint sets the record's content identity, change flag and duplicate links.
 func (c *Crawler) fingerprint(d *Document) {
 	rec := d.Record
-	fp := fingerprint.Exact(d.Text)
-	sh := fingerprint.SimHash(d.Text)
-	rec.Fingerprint = hex.EncodeToString(fp[:])
-	rec.SimHash = fmt.Sprintf("%016x", sh)
+	fp := fingerprint.Of(d.Text)
+	rec.Fingerprint = fp.Exact.String()
+	rec.SimHash = fmt.Sprintf("%016x", fp.SimHash)
 	if d.Prev != nil && d.Prev.Fingerprint != "" {
 		rec.Changed = d.Prev.Fingerprint != rec.Fingerprint
 	}
-	if strings.TrimSpace(d.Text) == "" {
-		return // empty pages are all alike, and alike in nothing that matters
+	if fp.Exact == wordless {
+		return // pages without words are all alike, and alike in nothing that matters
 	}
 	c.dupMu.Lock()
-	dup, err := c.db.CheckDuplicates(d.URL.Key(), d.Item.URL, fp[:], sh)
+	dup, err := c.db.CheckDuplicates(d.URL.Key(), d.Item.URL, fp.Exact[:], fp.SimHash)
 	c.dupMu.Unlock()
 	if err != nil {
 		c.log.Warn("duplicate check failed", "url", d.Item.URL, "error", err)

@@ -422,7 +422,10 @@ type Admission struct {
 func (f *Frontier) Complete(l *Lease, o Outcome, write func(*pebble.Batch) error) (Admission, error) {
 	b := f.db.NewBatch()
 	defer b.Close()
+	var seen int
+	o.Discovered, seen = f.dropSeen(o.Discovered)
 	adm, err := f.complete(b, l, o, write)
+	adm.Seen += seen
 	if err != nil {
 		return adm, err
 	}
@@ -569,7 +572,9 @@ func (f *Frontier) Release(l *Lease, notBefore time.Time) error {
 func (f *Frontier) Add(items []Item) (Admission, error) {
 	b := f.db.NewBatch()
 	defer b.Close()
+	items, seen := f.dropSeen(items)
 	adm, err := f.add(b, items)
+	adm.Seen += seen
 	if err != nil {
 		return adm, err
 	}
@@ -600,6 +605,25 @@ func (f *Frontier) add(b *pebble.Batch, items []Item) (Admission, error) {
 	}
 	f.broadcast()
 	return adm, nil
+}
+
+// dropSeen removes the items already in the seen set, before the frontier's lock is taken:
+// most links a page carries were seen long ago, and looking them up outside the lock lets
+// completions proceed in parallel. What it keeps is checked again under the lock, since a
+// concurrent completion may admit the same URL meanwhile. A lookup error keeps the item,
+// so the check under the lock reports it.
+func (f *Frontier) dropSeen(items []Item) (kept []Item, seen int) {
+	kept = items[:0:0]
+	for i := range items {
+		_, closer, err := f.db.Get(seenKey(items[i].Key))
+		if err == nil {
+			closer.Close()
+			seen++
+			continue
+		}
+		kept = append(kept, items[i])
+	}
+	return kept, seen
 }
 
 // admit queues the unseen items and marks them seen. Callers hold f.mu.

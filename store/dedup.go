@@ -61,15 +61,21 @@ func (db *DB) CheckDuplicates(key URLKey, url string, fingerprint []byte, simhas
 	}
 
 	var mine [4][]byte
+	var it *pebble.Iterator
 	for band := 0; band < 4; band++ {
 		mine[band] = nearKey(band, simhash, key)
 		if d.NearOf != "" || d.ExactOf != "" {
 			continue
 		}
 		prefix := mine[band][:4]
-		it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
-		if err != nil {
-			return d, fmt.Errorf("store: near-duplicate lookup: %w", err)
+		var err error
+		if it == nil {
+			it, err = db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+			if err != nil {
+				return d, fmt.Errorf("store: near-duplicate lookup: %w", err)
+			}
+		} else {
+			it.SetBounds(prefix, prefixEnd(prefix))
 		}
 		n := 0
 		for it.First(); it.Valid() && n < maxBandScan; it.Next() {
@@ -81,8 +87,13 @@ func (db *DB) CheckDuplicates(key URLKey, url string, fingerprint []byte, simhas
 				break
 			}
 		}
-		err = it.Close()
-		if err != nil {
+		if err := it.Error(); err != nil {
+			it.Close()
+			return d, fmt.Errorf("store: near-duplicate lookup: %w", err)
+		}
+	}
+	if it != nil {
+		if err := it.Close(); err != nil {
 			return d, fmt.Errorf("store: near-duplicate lookup: %w", err)
 		}
 	}

@@ -72,6 +72,10 @@ type Config struct {
 	HugeSize     int64         // bytes in the huge page; default 50 MiB
 	BombSize     int64         // decoded bytes in the gzip bomb; default 2 GiB
 	TrapLimit    int           // most URLs a crawler with working trap guards may fetch from one trap; default 100
+	// Retries is how many times the crawler under test tries a URL again after a failure
+	// worth retrying (a timeout, a 500): the ground truth then expects 1+Retries requests
+	// for those URLs. Default 0; sonda's politeness.max-retries is the value to pass.
+	Retries int
 
 	// KeepHeaders records each request's full header in Request.Header.
 	// Off by default: a long benchmark would keep every header map alive.

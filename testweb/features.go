@@ -173,7 +173,10 @@ func (b *builder) errors() {
 	}{{"/missing/", 404}, {"/removed/", 410}, {"/broken/", 500}} {
 		r := b.status(s, c.dir+b.slug()+".html", c.code)
 		b.linkFrom(s, r)
-		b.addCase(r, fmt.Sprintf("http-%d", c.code), fmt.Sprintf("http-%d", c.code))
+		bc := b.addCase(r, fmt.Sprintf("http-%d", c.code), fmt.Sprintf("http-%d", c.code))
+		if c.code >= 500 {
+			bc.Fetches += b.w.cfg.Retries
+		}
 	}
 	for _, c := range []struct {
 		dir  string
@@ -206,7 +209,10 @@ func (b *builder) slow() {
 	} {
 		r := b.add(s, c.uri+b.slug()+".html", c.kind, c.serve)
 		b.linkFrom(s, r)
-		b.addCase(r, c.kind, c.want)
+		bc := b.addCase(r, c.kind, c.want)
+		if c.want == "timeout-first-byte" {
+			bc.Fetches += b.w.cfg.Retries
+		}
 	}
 }
 

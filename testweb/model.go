@@ -111,7 +111,7 @@ type Case struct {
 	// "near-duplicate", or "ok" when the page must come out right despite
 	// the awkwardness (then Title says what its title decodes to).
 	Want    string
-	Fetches int    // requests a correct crawler makes for URL (2 after a Retry-After, 0 when robots forbids)
+	Fetches int    // requests a correct crawler makes for URL (2 after a Retry-After, 1+Config.Retries after a timeout or 500, 0 when robots forbids)
 	Title   string // title of a correctly decoded page ("" when there is none to check)
 	Other   string // the original of a duplicate, the Location of a redirect
 }

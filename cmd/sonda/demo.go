@@ -44,7 +44,9 @@ Afterwards, explore the result:
 				return err
 			}
 			out := cmd.OutOrStdout()
-			web := testweb.New(testweb.Config{Seed: 1, Hosts: hosts, SlowDelay: 1500 * time.Millisecond})
+			base := config.Default()
+			web := testweb.New(testweb.Config{Seed: 1, Hosts: hosts, SlowDelay: 1500 * time.Millisecond,
+				TrapLimit: base.Scope.MaxQueryVariants, Retries: base.Politeness.MaxRetries})
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				return err

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/testweb"
 )
 
@@ -30,7 +31,7 @@ func TestKill9Resume(t *testing.T) {
 }
 
 func killResumeRound(t *testing.T, seed uint64) {
-	web := testweb.New(testweb.Config{Seed: int64(100 + seed), Hosts: 50, Disable: testweb.Slow, TrapLimit: 100})
+	web := testweb.New(testweb.Config{Seed: int64(100 + seed), Hosts: 50, Disable: testweb.Slow, TrapLimit: 100, Retries: config.Default().Politeness.MaxRetries})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,78 @@
+package crawl
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sonda-search/sonda/testweb"
+)
+
+// BenchmarkCrawl measures end-to-end crawl throughput on the loopback test web with
+// politeness off (no delay, one connection per host) and WARC and store writes on. The web
+// runs in the same process, so the 2 cores are shared between server and crawler.
+//
+//	go test -run XXX -bench Crawl -benchtime 1x ./crawl
+//
+// SONDA_BENCH_HOSTS (default 1000) and SONDA_BENCH_PAGES (pages per host, default 20)
+// size the web.
+func BenchmarkCrawl(b *testing.B) {
+	hosts, pages := envInt("SONDA_BENCH_HOSTS", 1000), envInt("SONDA_BENCH_PAGES", 20)
+	for i := 0; i < b.N; i++ {
+		wcfg := testweb.Bench(hosts)
+		wcfg.PagesPerHost = pages
+		web, addr := startWeb(b, wcfg)
+		cfg := testConfig(b, web, addr)
+		cfg.Politeness.MinDelay = 0
+		cfg.Politeness.DelayFactor = 0
+		cfg.Crawl.Concurrency = 256
+		cfg.Log.Level = "error"
+		c, err := New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		sum, err := c.Run(ctx, nil, nil)
+		cancel()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Close(); err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		b.ReportMetric(sum.PagesPerSecond(), "pages/s")
+		b.ReportMetric(float64(sum.Pages), "pages")
+		b.ReportMetric(float64(procStatusBytes("VmHWM"))/(1<<20), "peak-RSS-MiB")
+	}
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// procStatusBytes reads a kB field of /proc/self/status, in bytes (0 if unavailable).
+func procStatusBytes(field string) int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, rest, ok := strings.Cut(sc.Text(), ":")
+		if ok && name == field {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

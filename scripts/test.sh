@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every sonda test. Installs the independent tools some tests cross-check against
+# (warcio.js, a standard WARC reader, from npm) into ~/.cache/sonda when they are missing.
+#
+# Usage: scripts/test.sh [extra go test flags]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/sonda"
+warcio="$cache/warcio"
+if [ ! -d "$warcio/node_modules/warcio" ]; then
+  if command -v npm >/dev/null 2>&1; then
+    echo "installing warcio.js (WARC cross-check) into $warcio" >&2
+    mkdir -p "$warcio"
+    npm install --silent --no-audit --no-fund --prefix "$warcio" warcio@2.4.11 >&2
+  else
+    echo "npm not found: the WARC cross-check with warcio.js will be skipped" >&2
+  fi
+fi
+[ -d "$warcio/node_modules/warcio" ] && export SONDA_WARCIO_DIR="$warcio"
+
+exec go test -timeout 20m "$@" ./...
