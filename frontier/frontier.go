@@ -68,6 +68,9 @@ type Options struct {
 	MaxPerHost int64
 	// Clock returns the current time (default time.Now); tests substitute a fake.
 	Clock func() time.Time
+	// SeenCache is how many recently seen URL keys are kept in memory to spare seen-set
+	// reads (default 1<<18, about 20 MiB; negative disables it).
+	SeenCache int
 	// NoSync skips the write-ahead-log sync that Complete and Add wait for. Without it a
 	// commit that returned may still sit in Pebble's log buffer and be lost with the process,
 	// so a crash can make the crawler refetch more than the pages in flight. Benchmarks only.
@@ -89,7 +92,8 @@ type Frontier struct {
 	queued  int64
 	leased  int
 	changed chan struct{} // closed and replaced whenever scheduling may have changed
-	err     error         // sticky: a failed commit leaves memory and disk out of step
+	recent  *seenCache
+	err     error // sticky: a failed commit leaves memory and disk out of step
 	closed  bool
 }
 
@@ -113,7 +117,10 @@ func Open(db *pebble.DB, opts Options) (*Frontier, error) {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
-	f := &Frontier{db: db, opts: opts, hosts: make(map[string]*hostState), changed: make(chan struct{})}
+	if opts.SeenCache == 0 {
+		opts.SeenCache = 1 << 18
+	}
+	f := &Frontier{db: db, opts: opts, hosts: make(map[string]*hostState), changed: make(chan struct{}), recent: newSeenCache(opts.SeenCache)}
 	var err error
 	if f.seq, err = f.readCounter(keySeq); err != nil {
 		return nil, err
@@ -615,15 +622,28 @@ func (f *Frontier) add(b *pebble.Batch, items []Item) (Admission, error) {
 func (f *Frontier) dropSeen(items []Item) (kept []Item, seen int) {
 	kept = items[:0:0]
 	for i := range items {
-		_, closer, err := f.db.Get(seenKey(items[i].Key))
-		if err == nil {
-			closer.Close()
+		if f.isSeen(items[i].Key) {
 			seen++
 			continue
 		}
 		kept = append(kept, items[i])
 	}
 	return kept, seen
+}
+
+// isSeen reports whether k is in the seen set; an error reading it counts as unseen, so
+// the check under the lock reports it.
+func (f *Frontier) isSeen(k [16]byte) bool {
+	if f.recent.has(k) {
+		return true
+	}
+	_, closer, err := f.db.Get(seenKey(k))
+	if err != nil {
+		return false
+	}
+	closer.Close()
+	f.recent.add(k)
+	return true
 }
 
 // admit queues the unseen items and marks them seen. Callers hold f.mu.
@@ -643,9 +663,14 @@ func (f *Frontier) admit(b *pebble.Batch, items []Item, now time.Time, touched m
 			batchSeen[it.Key] = true
 		}
 		sk := seenKey(it.Key)
+		if f.recent.has(it.Key) {
+			adm.Seen++
+			continue
+		}
 		_, closer, err := f.db.Get(sk)
 		if err == nil {
 			closer.Close()
+			f.recent.add(it.Key)
 			adm.Seen++
 			continue
 		}
@@ -666,6 +691,8 @@ func (f *Frontier) admit(b *pebble.Batch, items []Item, now time.Time, touched m
 		if err := b.Set(sk, nil, nil); err != nil {
 			return adm, err
 		}
+		// Cached before the commit: harmless, since a failed commit stops the frontier.
+		f.recent.add(it.Key)
 		f.seen++
 		if it.Discovered.IsZero() {
 			it.Discovered = now
