@@ -30,6 +30,10 @@ func main() {
 	if err == nil {
 		return
 	}
+	var se silentExit
+	if errors.As(err, &se) {
+		os.Exit(se.code)
+	}
 	fmt.Fprintln(os.Stderr, "sonda:", err)
 	var ue usageError
 	if errors.As(err, &ue) {

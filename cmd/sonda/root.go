@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -53,9 +52,6 @@ type settingFlag struct {
 func loadConfig(cmd *cobra.Command, flags ...settingFlag) (config.Config, error) {
 	path, _ := cmd.Flags().GetString("config")
 	cfg, err := config.Load(path, os.Environ())
-	if err != nil && path == "" {
-		return cfg, usageError{err}
-	}
 	if err != nil {
 		return cfg, usageError{err}
 	}
@@ -103,4 +99,3 @@ func plural(n int64, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-var _ = strings.TrimSpace
