@@ -2,7 +2,9 @@ package crawl
 
 import (
 	"context"
+	"io"
 	"net"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/testweb"
+	"github.com/sonda-search/sonda/warc"
 )
 
 // startWeb serves a test web on loopback for the duration of the test.
@@ -108,7 +111,60 @@ func TestCrawlTestWeb(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
+	checkWARC(t, cfg.Data, sum, records)
 	t.Logf("%d pages, %d robots.txt in %v; errors %v", sum.Pages, sum.RobotsTxt, sum.Elapsed, sum.Errors)
+}
+
+// checkWARC reads back every WARC file of a finished crawl: one response record per
+// exchange that got a response, each digest right, and every record's WARC location valid.
+func checkWARC(t *testing.T, data string, sum Summary, records map[string]*store.Page) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(WARCDir(data), "*.warc.gz"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no WARC files in %s (%v)", WARCDir(data), err)
+	}
+	types := map[string]int{}
+	targets := map[string]bool{}
+	for _, f := range files {
+		r, err := warc.OpenFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			types[rec.Type()]++
+			if err := warc.VerifyDigests(rec); err != nil {
+				t.Errorf("%s at %d: %v", f, rec.Offset, err)
+			}
+			if rec.Type() == warc.TypeResponse {
+				targets[rec.Header.Get(warc.FieldTargetURI)] = true
+			}
+		}
+		r.Close()
+	}
+	if types[warc.TypeWarcinfo] != len(files) {
+		t.Errorf("%d warcinfo records in %d files", types[warc.TypeWarcinfo], len(files))
+	}
+	if types[warc.TypeResponse] == 0 || types[warc.TypeRequest] != types[warc.TypeResponse] || types[warc.TypeMetadata] != types[warc.TypeResponse] {
+		t.Errorf("record types %v: want request, response and metadata records in equal numbers", types)
+	}
+	if max := int(sum.Pages + sum.RobotsTxt); types[warc.TypeResponse] > max {
+		t.Errorf("%d responses archived, more than the %d requests made", types[warc.TypeResponse], max)
+	}
+	for u, p := range records {
+		if p.Status != 0 && p.WARC == "" {
+			t.Errorf("%s: status %d but no WARC location", u, p.Status)
+		}
+		if p.Status == 200 && p.WARC != "" && !targets[p.URL] {
+			t.Errorf("%s: no response record for it", u)
+		}
+	}
 }
 
 // recordVerdict summarizes a record in the vocabulary of testweb.Case.Want.
