@@ -15,6 +15,20 @@ import (
 	"github.com/sonda-search/sonda/store"
 )
 
+func diskFrontierT(b testing.TB, opts Options) (*Frontier, *store.DB) {
+	b.Helper()
+	db, err := store.Open(b.TempDir(), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	f, err := Open(db.Pebble(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return f, db
+}
+
 func diskFrontier(b *testing.B, opts Options) (*Frontier, *store.DB) {
 	b.Helper()
 	db, err := store.Open(b.TempDir(), store.Options{})

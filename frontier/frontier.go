@@ -430,8 +430,9 @@ func (f *Frontier) Complete(l *Lease, o Outcome, write func(*pebble.Batch) error
 	b := f.db.NewBatch()
 	defer b.Close()
 	var seen int
-	o.Discovered, seen = f.dropSeen(o.Discovered)
-	adm, err := f.complete(b, l, o, write)
+	var check seenCheck
+	o.Discovered, seen, check = f.dropSeen(o.Discovered)
+	adm, err := f.complete(b, l, o, write, check)
 	adm.Seen += seen
 	if err != nil {
 		return adm, err
@@ -439,7 +440,7 @@ func (f *Frontier) Complete(l *Lease, o Outcome, write func(*pebble.Batch) error
 	return adm, f.durable()
 }
 
-func (f *Frontier) complete(b *pebble.Batch, l *Lease, o Outcome, write func(*pebble.Batch) error) (Admission, error) {
+func (f *Frontier) complete(b *pebble.Batch, l *Lease, o Outcome, write func(*pebble.Batch) error, check seenCheck) (Admission, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.usable(l); err != nil {
@@ -486,7 +487,7 @@ func (f *Frontier) complete(b *pebble.Batch, l *Lease, o Outcome, write func(*pe
 			return Admission{}, err
 		}
 	}
-	adm, err := f.admit(b, o.Discovered, now, touched)
+	adm, err := f.admit(b, o.Discovered, now, touched, check)
 	if err != nil {
 		return Admission{}, err
 	}
@@ -579,8 +580,8 @@ func (f *Frontier) Release(l *Lease, notBefore time.Time) error {
 func (f *Frontier) Add(items []Item) (Admission, error) {
 	b := f.db.NewBatch()
 	defer b.Close()
-	items, seen := f.dropSeen(items)
-	adm, err := f.add(b, items)
+	items, seen, check := f.dropSeen(items)
+	adm, err := f.add(b, items, check)
 	adm.Seen += seen
 	if err != nil {
 		return adm, err
@@ -588,7 +589,7 @@ func (f *Frontier) Add(items []Item) (Admission, error) {
 	return adm, f.durable()
 }
 
-func (f *Frontier) add(b *pebble.Batch, items []Item) (Admission, error) {
+func (f *Frontier) add(b *pebble.Batch, items []Item, check seenCheck) (Admission, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -596,7 +597,7 @@ func (f *Frontier) add(b *pebble.Batch, items []Item) (Admission, error) {
 	}
 	now := f.opts.Clock()
 	touched := map[*hostState]bool{}
-	adm, err := f.admit(b, items, now, touched)
+	adm, err := f.admit(b, items, now, touched, check)
 	if err != nil {
 		return adm, err
 	}
@@ -616,39 +617,57 @@ func (f *Frontier) add(b *pebble.Batch, items []Item) (Admission, error) {
 
 // dropSeen removes the items already in the seen set, before the frontier's lock is taken:
 // most links a page carries were seen long ago, and looking them up outside the lock lets
-// completions proceed in parallel. What it keeps is checked again under the lock, since a
-// concurrent completion may admit the same URL meanwhile. A lookup error keeps the item,
-// so the check under the lock reports it.
-func (f *Frontier) dropSeen(items []Item) (kept []Item, seen int) {
+// completions proceed in parallel. A concurrent completion may admit one of the kept URLs
+// meanwhile; admit catches that with the seen cache (see seenCache.covers) and the mark
+// taken before the lookups. A lookup error keeps the item and makes admit read again.
+func (f *Frontier) dropSeen(items []Item) (kept []Item, seen int, check seenCheck) {
+	check = seenCheck{mark: f.recent.mark(), clean: true}
 	kept = items[:0:0]
 	for i := range items {
-		if f.isSeen(items[i].Key) {
+		ok, err := f.isSeen(items[i].Key)
+		if err != nil {
+			check.clean = false
+		}
+		if ok {
 			seen++
 			continue
 		}
 		kept = append(kept, items[i])
 	}
-	return kept, seen
+	return kept, seen, check
 }
 
-// isSeen reports whether k is in the seen set; an error reading it counts as unseen, so
-// the check under the lock reports it.
-func (f *Frontier) isSeen(k [16]byte) bool {
+// seenCheck is what dropSeen tells admit about the lookups it made.
+type seenCheck struct {
+	mark  uint64 // the seen cache's mark before the lookups
+	clean bool   // every lookup got an answer
+}
+
+// isSeen reports whether k is in the seen set.
+func (f *Frontier) isSeen(k [16]byte) (bool, error) {
 	if f.recent.has(k) {
-		return true
+		return true, nil
 	}
 	_, closer, err := f.db.Get(seenKey(k))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
 	if err != nil {
-		return false
+		return false, err
 	}
 	closer.Close()
 	f.recent.add(k)
-	return true
+	return true, nil
 }
 
 // admit queues the unseen items and marks them seen. Callers hold f.mu.
-func (f *Frontier) admit(b *pebble.Batch, items []Item, now time.Time, touched map[*hostState]bool) (Admission, error) {
+//
+// The items come from dropSeen, which found them unseen. If the seen cache still covers
+// everything admitted since its lookups, a cache miss proves an item is still unseen and
+// the seen-set read is skipped.
+func (f *Frontier) admit(b *pebble.Batch, items []Item, now time.Time, touched map[*hostState]bool, check seenCheck) (Admission, error) {
 	var adm Admission
+	trustMiss := check.clean && f.recent.covers(check.mark)
 	var batchSeen map[[16]byte]bool
 	if len(items) > 1 {
 		batchSeen = make(map[[16]byte]bool, len(items))
@@ -667,15 +686,17 @@ func (f *Frontier) admit(b *pebble.Batch, items []Item, now time.Time, touched m
 			adm.Seen++
 			continue
 		}
-		_, closer, err := f.db.Get(sk)
-		if err == nil {
-			closer.Close()
-			f.recent.add(it.Key)
-			adm.Seen++
-			continue
-		}
-		if !errors.Is(err, pebble.ErrNotFound) {
-			return adm, fmt.Errorf("frontier: seen-set lookup: %w", err)
+		if !trustMiss {
+			_, closer, err := f.db.Get(sk)
+			if err == nil {
+				closer.Close()
+				f.recent.add(it.Key)
+				adm.Seen++
+				continue
+			}
+			if !errors.Is(err, pebble.ErrNotFound) {
+				return adm, fmt.Errorf("frontier: seen-set lookup: %w", err)
+			}
 		}
 		h, err := f.host(it.Host)
 		if err != nil {

@@ -11,6 +11,7 @@ type seenCache struct {
 	mu        sync.Mutex
 	half      int
 	cur, prev map[[16]byte]struct{}
+	rotations uint64 // times cur became prev
 }
 
 func newSeenCache(size int) *seenCache {
@@ -41,6 +42,29 @@ func (c *seenCache) add(k [16]byte) {
 	defer c.mu.Unlock()
 	if len(c.cur) >= c.half {
 		c.prev, c.cur = c.cur, make(map[[16]byte]struct{}, c.half)
+		c.rotations++
 	}
 	c.cur[k] = struct{}{}
+}
+
+// mark returns a token for covers.
+func (c *seenCache) mark() uint64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rotations
+}
+
+// covers reports whether every key added since mark returned m is still cached: at most
+// one rotation happened, so those keys are in cur or prev. Then a miss is a definite
+// "not added since", which lets the frontier trust a seen-set read made before m.
+func (c *seenCache) covers(m uint64) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rotations <= m+1
 }

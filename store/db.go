@@ -99,14 +99,16 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	po.EnsureDefaults()
 	pdb, err := pebble.Open(dir, po)
-	cache.Unref() // the DB holds its own reference
 	if err != nil {
+		cache.Unref()
 		if isLockError(err) {
 			return nil, fmt.Errorf("%w (%s): stop it first, or use another --data directory", ErrLocked, dir)
 		}
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
-	db := &DB{pdb: pdb, dir: dir, stopSync: make(chan struct{})}
+	// The cache reference is ours until Close: Pebble does not keep the cache alive by
+	// itself, and a released cache silently caches nothing.
+	db := &DB{pdb: pdb, cache: cache, dir: dir, stopSync: make(chan struct{})}
 	if opts.SyncInterval > 0 {
 		db.syncDone.Add(1)
 		go db.syncLoop(opts.SyncInterval)
@@ -158,6 +160,7 @@ func (db *DB) Close() error {
 		if e := db.pdb.Close(); e != nil && err == nil {
 			err = fmt.Errorf("store: close %s: %w", db.dir, e)
 		}
+		db.cache.Unref()
 	})
 	return err
 }
