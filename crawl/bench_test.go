@@ -1,15 +1,14 @@
 package crawl
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/sonda-search/sonda/internal/procstat"
 	"github.com/sonda-search/sonda/testweb"
 )
 
@@ -26,8 +25,8 @@ func BenchmarkCrawl(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		wcfg := testweb.Bench(hosts)
 		wcfg.PagesPerHost = pages
-		web, addr := startWeb(b, wcfg)
-		cfg := testConfig(b, web, addr)
+		web := startWeb(b, wcfg)
+		cfg := testConfig(b, web)
 		cfg.Politeness.MinDelay = 0
 		cfg.Politeness.DelayFactor = 0
 		cfg.Crawl.Concurrency = 256
@@ -48,7 +47,7 @@ func BenchmarkCrawl(b *testing.B) {
 		runtime.GC()
 		b.ReportMetric(sum.PagesPerSecond(), "pages/s")
 		b.ReportMetric(float64(sum.Pages), "pages")
-		b.ReportMetric(float64(procStatusBytes("VmHWM"))/(1<<20), "peak-RSS-MiB")
+		b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-RSS-MiB")
 	}
 }
 
@@ -57,22 +56,4 @@ func envInt(name string, def int) int {
 		return n
 	}
 	return def
-}
-
-// procStatusBytes reads a kB field of /proc/self/status, in bytes (0 if unavailable).
-func procStatusBytes(field string) int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		name, rest, ok := strings.Cut(sc.Text(), ":")
-		if ok && name == field {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }

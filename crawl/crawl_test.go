@@ -3,7 +3,6 @@ package crawl
 import (
 	"context"
 	"io"
-	"net"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,37 +16,24 @@ import (
 )
 
 // startWeb serves a test web on loopback for the duration of the test.
-func startWeb(t testing.TB, cfg testweb.Config) (*testweb.Web, string) {
+func startWeb(t testing.TB, cfg testweb.Config) *testweb.Web {
 	t.Helper()
 	web := testweb.New(cfg)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if _, err := web.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go web.Serve(ln)
 	t.Cleanup(func() { web.Close() })
-	return web, ln.Addr().String()
+	return web
 }
 
-// testConfig is a crawl of the test web: polite, but with short timeouts and delays so
-// the test is quick.
-func testConfig(t testing.TB, web *testweb.Web, addr string) config.Config {
-	cfg := config.Default()
+// testConfig is a crawl of the test web into a temporary directory: polite, with a small
+// minimum delay so the test is quick.
+func testConfig(t testing.TB, web *testweb.Web) config.Config {
+	cfg := ConfigForTestWeb(config.Default(), web)
 	cfg.Data = t.TempDir()
-	cfg.Crawl.Seeds = web.Seeds()
 	cfg.Crawl.Concurrency = 32
-	cfg.Scope.Follow = "any"
-	cfg.Scope.AllowDomains = []string{"test"}
-	cfg.Scope.MaxDepth = 0
 	cfg.Scope.MaxQueryVariants = 100
-	cfg.Fetch.AllowPrivate = true
-	cfg.Fetch.Resolve = []string{"*.test=" + addr}
-	cfg.Fetch.FirstByteTimeout = 500 * time.Millisecond
-	cfg.Fetch.BodyTimeout = time.Second
 	cfg.Politeness.MinDelay = 20 * time.Millisecond
-	cfg.Politeness.RetryDelay = 100 * time.Millisecond
-	cfg.Robots.RetryDelay = 100 * time.Millisecond
-	cfg.Robots.MaxFailures = 2
 	cfg.Log.Level = "warn"
 	return cfg
 }
@@ -56,11 +42,11 @@ func testConfig(t testing.TB, web *testweb.Web, addr string) config.Config {
 // with every awkward feature fetches exactly what the web's ground truth says, never
 // breaks politeness, and records every bad input with the expected error.
 func TestCrawlTestWeb(t *testing.T) {
-	web, addr := startWeb(t, testweb.Config{Seed: 7, Hosts: 60, SlowDelay: time.Second, TrapLimit: 100, Retries: config.Default().Politeness.MaxRetries})
+	web := startWeb(t, testweb.Config{Seed: 7, Hosts: 60, SlowDelay: time.Second, TrapLimit: 100, Retries: config.Default().Politeness.MaxRetries})
 	if len(web.Hosts()) < 50 {
 		t.Fatalf("test web has %d hosts, the acceptance test needs at least 50", len(web.Hosts()))
 	}
-	cfg := testConfig(t, web, addr)
+	cfg := testConfig(t, web)
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -1,35 +1,20 @@
 package frontier
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sonda-search/sonda/internal/procstat"
 	"github.com/sonda-search/sonda/store"
 )
 
-func diskFrontierT(b testing.TB, opts Options) (*Frontier, *store.DB) {
-	b.Helper()
-	db, err := store.Open(b.TempDir(), store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	f, err := Open(db.Pebble(), opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return f, db
-}
-
-func diskFrontier(b *testing.B, opts Options) (*Frontier, *store.DB) {
+func diskFrontier(b testing.TB, opts Options) (*Frontier, *store.DB) {
 	b.Helper()
 	db, err := store.Open(b.TempDir(), store.Options{})
 	if err != nil {
@@ -125,7 +110,7 @@ func BenchmarkQueued10M(b *testing.B) {
 		}
 		if n := i + len(batch); n%(total/5) == 0 {
 			runtime.GC()
-			checkpoints = append(checkpoints, fmt.Sprintf("%dM queued: RSS %d MiB", n/1_000_000, procStatus("VmRSS")>>20))
+			checkpoints = append(checkpoints, fmt.Sprintf("%dM queued: RSS %d MiB", n/1_000_000, procstat.RSS()>>20))
 		}
 	}
 	elapsed := time.Since(start)
@@ -134,9 +119,9 @@ func BenchmarkQueued10M(b *testing.B) {
 	if s.Queued != int64(total) {
 		b.Fatalf("queued %d, want %d", s.Queued, total)
 	}
-	rss := procStatus("VmRSS")
+	rss := procstat.RSS()
 	b.ReportMetric(float64(rss>>20), "RSS-MiB")
-	b.ReportMetric(float64(procStatus("VmHWM")>>20), "peak-RSS-MiB")
+	b.ReportMetric(float64(procstat.PeakRSS()>>20), "peak-RSS-MiB")
 	b.ReportMetric(float64(total)/elapsed.Seconds(), "adds/s")
 	b.ReportMetric(float64(db.DiskUsage()>>20), "disk-MiB")
 	for _, c := range checkpoints {
@@ -154,24 +139,6 @@ func BenchmarkQueued10M(b *testing.B) {
 		}
 	}
 	b.ReportMetric(10000/time.Since(t0).Seconds(), "leases/s")
-}
-
-// procStatus reads a size field (kB) of /proc/self/status in bytes; 0 where unavailable.
-func procStatus(field string) int64 {
-	fh, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		name, rest, ok := strings.Cut(sc.Text(), ":")
-		if ok && name == field {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // BenchmarkLeaseCompleteParallel is BenchmarkLeaseComplete with 64 concurrent workers, as in

@@ -45,6 +45,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/sonda-search/sonda/store"
 )
 
 const (
@@ -84,8 +86,8 @@ type Frontier struct {
 
 	mu      sync.Mutex
 	hosts   map[string]*hostState
-	waiting waitingHeap
-	ready   readyHeap
+	waiting hostHeap // hosts with work they may not start yet, by byEligibility
+	ready   hostHeap // hosts that may be served now, by byReadiness
 	seq     uint64
 	ticks   uint64 // ready-heap arrival counter: FIFO among hosts of equal priority
 	seen    int64
@@ -120,7 +122,8 @@ func Open(db *pebble.DB, opts Options) (*Frontier, error) {
 	if opts.SeenCache == 0 {
 		opts.SeenCache = 1 << 18
 	}
-	f := &Frontier{db: db, opts: opts, hosts: make(map[string]*hostState), changed: make(chan struct{}), recent: newSeenCache(opts.SeenCache)}
+	f := &Frontier{db: db, opts: opts, hosts: make(map[string]*hostState), changed: make(chan struct{}), recent: newSeenCache(opts.SeenCache),
+		waiting: hostHeap{less: byEligibility}, ready: hostHeap{less: byReadiness}}
 	var err error
 	if f.seq, err = f.readCounter(keySeq); err != nil {
 		return nil, err
@@ -155,7 +158,7 @@ func (f *Frontier) readCounter(k []byte) (uint64, error) {
 
 // loadHosts rebuilds the in-memory host table from the host records of hosts with queued URLs.
 func (f *Frontier) loadHosts() error {
-	it, err := f.db.NewIter(&pebble.IterOptions{LowerBound: prefixHost, UpperBound: prefixEnd(prefixHost)})
+	it, err := f.db.NewIter(&pebble.IterOptions{LowerBound: prefixHost, UpperBound: store.PrefixEnd(prefixHost)})
 	if err != nil {
 		return fmt.Errorf("frontier: load hosts: %w", err)
 	}
@@ -222,7 +225,7 @@ func (f *Frontier) scan(h *hostState, queue byte, withValue bool) (key, value, n
 	if queue == queueRevisit {
 		low = h.revLow
 	}
-	upper := prefixEnd(queuePrefix(queue, h.name))
+	upper := store.PrefixEnd(queuePrefix(queue, h.name))
 	it, err := f.db.NewIter(&pebble.IterOptions{LowerBound: low, UpperBound: upper})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("frontier: scan %s: %w", h.name, err)
@@ -290,7 +293,7 @@ func (f *Frontier) unschedule(h *hostState) {
 
 // promote moves hosts whose eligibility time has come from the waiting to the ready heap.
 func (f *Frontier) promote(now int64) {
-	for len(f.waiting) > 0 && f.waiting[0].eligibleAt <= now {
+	for f.waiting.Len() > 0 && f.waiting.hosts[0].eligibleAt <= now {
 		f.makeReady(heap.Pop(&f.waiting).(*hostState), now)
 	}
 }
@@ -324,7 +327,7 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 		}
 		now := f.opts.Clock().UnixNano()
 		f.promote(now)
-		for len(f.ready) > 0 {
+		for f.ready.Len() > 0 {
 			h := heap.Pop(&f.ready).(*hostState)
 			h.heap = heapNone
 			l, err := f.take(h, now)
@@ -344,8 +347,8 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 			return nil, ErrDrained
 		}
 		var timer <-chan time.Time
-		if len(f.waiting) > 0 {
-			d := time.Duration(f.waiting[0].eligibleAt - now)
+		if f.waiting.Len() > 0 {
+			d := time.Duration(f.waiting.hosts[0].eligibleAt - now)
 			t := time.NewTimer(max(d, 0))
 			defer t.Stop()
 			timer = t.C
@@ -811,7 +814,7 @@ func (f *Frontier) Stats() Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.promote(f.opts.Clock().UnixNano())
-	return Stats{Queued: f.queued, InFlight: f.leased, Seen: f.seen, Hosts: len(f.hosts), Ready: len(f.ready)}
+	return Stats{Queued: f.queued, InFlight: f.leased, Seen: f.seen, Hosts: len(f.hosts), Ready: f.ready.Len()}
 }
 
 // HostFetched returns how many fetches a host has completed.

@@ -100,58 +100,45 @@ func (h *hostState) unmarshal(b []byte) error {
 	return nil
 }
 
-// waitingHeap orders hosts by the time they become eligible.
-type waitingHeap []*hostState
+// hostHeap is a container/heap of hosts ordered by less; each host knows its index, so a
+// host can be removed from the middle when its state changes.
+type hostHeap struct {
+	hosts []*hostState
+	less  func(a, b *hostState) bool
+}
 
-func (w waitingHeap) Len() int           { return len(w) }
-func (w waitingHeap) Less(i, j int) bool { return w[i].eligibleAt < w[j].eligibleAt }
-func (w waitingHeap) Swap(i, j int) {
-	w[i], w[j] = w[j], w[i]
-	w[i].heapIndex = i
-	w[j].heapIndex = j
+func (q *hostHeap) Len() int           { return len(q.hosts) }
+func (q *hostHeap) Less(i, j int) bool { return q.less(q.hosts[i], q.hosts[j]) }
+func (q *hostHeap) Swap(i, j int) {
+	q.hosts[i], q.hosts[j] = q.hosts[j], q.hosts[i]
+	q.hosts[i].heapIndex = i
+	q.hosts[j].heapIndex = j
 }
-func (w *waitingHeap) Push(x any) {
+func (q *hostHeap) Push(x any) {
 	h := x.(*hostState)
-	h.heapIndex = len(*w)
-	*w = append(*w, h)
+	h.heapIndex = len(q.hosts)
+	q.hosts = append(q.hosts, h)
 }
-func (w *waitingHeap) Pop() any {
-	old := *w
-	h := old[len(old)-1]
-	old[len(old)-1] = nil
-	*w = old[:len(old)-1]
+func (q *hostHeap) Pop() any {
+	last := len(q.hosts) - 1
+	h := q.hosts[last]
+	q.hosts[last] = nil
+	q.hosts = q.hosts[:last]
 	return h
 }
 
-// readyHeap orders eligible hosts by the priority of their best URL, then by how long they
-// have been ready, so equal priorities are served round-robin and no host is starved by
-// another of the same priority.
-type readyHeap []*hostState
+// byEligibility orders waiting hosts by the time they may be served.
+func byEligibility(a, b *hostState) bool { return a.eligibleAt < b.eligibleAt }
 
-func (r readyHeap) Len() int { return len(r) }
-func (r readyHeap) Less(i, j int) bool {
-	pi, pj := r[i].readyPriority(), r[j].readyPriority()
-	if pi != pj {
-		return pi > pj
+// byReadiness orders hosts that may be served by the priority of their best URL, then by
+// how long they have been ready, so equal priorities are served round-robin and no host is
+// starved by another of the same priority.
+func byReadiness(a, b *hostState) bool {
+	pa, pb := a.readyPriority(), b.readyPriority()
+	if pa != pb {
+		return pa > pb
 	}
-	return r[i].readyTick < r[j].readyTick
-}
-func (r readyHeap) Swap(i, j int) {
-	r[i], r[j] = r[j], r[i]
-	r[i].heapIndex = i
-	r[j].heapIndex = j
-}
-func (r *readyHeap) Push(x any) {
-	h := x.(*hostState)
-	h.heapIndex = len(*r)
-	*r = append(*r, h)
-}
-func (r *readyHeap) Pop() any {
-	old := *r
-	h := old[len(old)-1]
-	old[len(old)-1] = nil
-	*r = old[:len(old)-1]
-	return h
+	return a.readyTick < b.readyTick
 }
 
 // readyPriority ranks a ready host: a host with a due scheduled fetch (a revisit or retry)

@@ -91,15 +91,3 @@ func hostKey(host string) []byte {
 func keyAfter(k []byte) []byte {
 	return append(append(make([]byte, 0, len(k)+1), k...), 0)
 }
-
-// prefixEnd is the smallest key greater than every key starting with p.
-func prefixEnd(p []byte) []byte {
-	end := append([]byte{}, p...)
-	for i := len(end) - 1; i >= 0; i-- {
-		end[i]++
-		if end[i] != 0 {
-			return end[:i+1]
-		}
-	}
-	return nil
-}

@@ -198,3 +198,16 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 	}
 	panic("pebble: " + msg)
 }
+
+// PrefixEnd is the smallest key greater than every key that starts with p: the exclusive
+// upper bound for iterating over a key prefix (nil when there is none).
+func PrefixEnd(p []byte) []byte {
+	end := append([]byte{}, p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}

@@ -70,12 +70,12 @@ func (db *DB) CheckDuplicates(key URLKey, url string, fingerprint []byte, simhas
 		prefix := mine[band][:4]
 		var err error
 		if it == nil {
-			it, err = db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+			it, err = db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: PrefixEnd(prefix)})
 			if err != nil {
 				return d, fmt.Errorf("store: near-duplicate lookup: %w", err)
 			}
 		} else {
-			it.SetBounds(prefix, prefixEnd(prefix))
+			it.SetBounds(prefix, PrefixEnd(prefix))
 		}
 		n := 0
 		for it.First(); it.Valid() && n < maxBandScan; it.Next() {
@@ -115,16 +115,4 @@ func nearKey(band int, h uint64, key URLKey) []byte {
 	b = binary.BigEndian.AppendUint16(b, uint16(h>>(16*band)))
 	b = binary.BigEndian.AppendUint64(b, h)
 	return append(b, key[:]...)
-}
-
-// prefixEnd is the smallest key greater than every key starting with p.
-func prefixEnd(p []byte) []byte {
-	end := append([]byte{}, p...)
-	for i := len(end) - 1; i >= 0; i-- {
-		end[i]++
-		if end[i] != 0 {
-			return end[:i+1]
-		}
-	}
-	return nil
 }

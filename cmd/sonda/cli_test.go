@@ -155,13 +155,12 @@ func TestCheckURL(t *testing.T) {
 func serveWeb(t *testing.T, cfg testweb.Config) (*testweb.Web, string) {
 	t.Helper()
 	web := testweb.New(cfg)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := web.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
-	go web.Serve(ln)
 	t.Cleanup(func() { web.Close() })
-	return web, ln.Addr().String()
+	return web, addr
 }
 
 func crawlArgs(web *testweb.Web, addr, data string) []string {

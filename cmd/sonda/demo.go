@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -47,15 +46,14 @@ Afterwards, explore the result:
 			base := config.Default()
 			web := testweb.New(testweb.Config{Seed: 1, Hosts: hosts, SlowDelay: 1500 * time.Millisecond,
 				TrapLimit: base.Scope.MaxQueryVariants, Retries: base.Politeness.MaxRetries})
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			addr, err := web.Start()
 			if err != nil {
 				return err
 			}
-			go web.Serve(ln)
 			defer web.Close()
-			fmt.Fprintf(out, "test web: %d hosts served on %s (no network needed)\n", len(web.Hosts()), ln.Addr())
+			fmt.Fprintf(out, "test web: %d hosts served on %s (no network needed)\n", len(web.Hosts()), addr)
 
-			cfg := demoConfig(data, web, ln.Addr().String())
+			cfg := demoConfig(data, web)
 			fmt.Fprintf(out, "crawling into %s: %d seeds, %d connections, %s minimum delay per host\n",
 				data, len(cfg.Crawl.Seeds), cfg.Crawl.Concurrency, cfg.Politeness.MinDelay)
 			sum, err := runCrawl(cmd.Context(), cfg, nil, cmd.ErrOrStderr())
@@ -86,22 +84,13 @@ func freshDemoDir(data string) error {
 	return os.WriteFile(filepath.Join(data, demoMarker), []byte("created by sonda demo; removed by the next sonda demo\n"), 0o644)
 }
 
-func demoConfig(data string, web *testweb.Web, addr string) config.Config {
-	cfg := config.Default()
+func demoConfig(data string, web *testweb.Web) config.Config {
+	cfg := crawl.ConfigForTestWeb(config.Default(), web)
 	cfg.Data = data
-	cfg.Crawl.Seeds = web.Seeds()
 	cfg.Crawl.Concurrency = 64
-	cfg.Scope.Follow = "any"
-	cfg.Scope.AllowDomains = []string{"test"}
-	cfg.Scope.MaxDepth = 0
-	cfg.Fetch.AllowPrivate = true // the test web is on loopback
-	cfg.Fetch.Resolve = []string{"*.test=" + addr}
 	cfg.Fetch.FirstByteTimeout = time.Second
 	cfg.Fetch.BodyTimeout = 2 * time.Second
 	cfg.Politeness.MinDelay = 50 * time.Millisecond
-	cfg.Politeness.RetryDelay = 500 * time.Millisecond
-	cfg.Robots.RetryDelay = 500 * time.Millisecond
-	cfg.Robots.MaxFailures = 2
 	cfg.Log.Level = "warn"
 	return cfg
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -32,16 +31,15 @@ func TestKill9Resume(t *testing.T) {
 
 func killResumeRound(t *testing.T, seed uint64) {
 	web := testweb.New(testweb.Config{Seed: int64(100 + seed), Hosts: 50, Disable: testweb.Slow, TrapLimit: 100, Retries: config.Default().Politeness.MaxRetries})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := web.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
-	go web.Serve(ln)
 	defer web.Close()
 
 	const concurrency = 8
 	data := t.TempDir()
-	args := []string{"crawl", "--data", data, "--allow-private", "--resolve", "*.test=" + ln.Addr().String(),
+	args := []string{"crawl", "--data", data, "--allow-private", "--resolve", "*.test=" + addr,
 		"--min-delay", "5ms", "--concurrency", strconv.Itoa(concurrency)}
 	for _, s := range web.Seeds() {
 		args = append(args, "--seed", s)

@@ -98,4 +98,3 @@ func plural(n int64, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
-

@@ -1,0 +1,27 @@
+package crawl
+
+import (
+	"time"
+
+	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/testweb"
+)
+
+// ConfigForTestWeb adapts cfg to crawl a synthetic test web (package testweb) that is
+// serving: its seeds, the dial mapping that sends *.test to it, loopback allowed, every
+// .test host followed, and timeouts and retry delays short enough for a quick run. Politeness
+// stays on: the test web checks it. `sonda demo` and the crawl tests use it.
+func ConfigForTestWeb(cfg config.Config, web *testweb.Web) config.Config {
+	cfg.Crawl.Seeds = web.Seeds()
+	cfg.Scope.Follow = "any"
+	cfg.Scope.AllowDomains = []string{"test"}
+	cfg.Scope.MaxDepth = 0
+	cfg.Fetch.AllowPrivate = true
+	cfg.Fetch.Resolve = []string{web.Resolve()}
+	cfg.Fetch.FirstByteTimeout = 500 * time.Millisecond
+	cfg.Fetch.BodyTimeout = time.Second
+	cfg.Politeness.RetryDelay = 100 * time.Millisecond
+	cfg.Robots.RetryDelay = 100 * time.Millisecond
+	cfg.Robots.MaxFailures = 2
+	return cfg
+}

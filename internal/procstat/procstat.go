@@ -1,0 +1,34 @@
+// Package procstat reads the process's own memory figures from /proc, for benchmarks that
+// report resident set sizes.
+package procstat
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// RSS is the current resident set size in bytes (0 where /proc is unavailable).
+func RSS() int64 { return field("VmRSS") }
+
+// PeakRSS is the largest resident set size the process has had, in bytes.
+func PeakRSS() int64 { return field("VmHWM") }
+
+// field reads a "Name:   1234 kB" line of /proc/self/status, in bytes.
+func field(name string) int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		key, rest, ok := strings.Cut(sc.Text(), ":")
+		if ok && key == name {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
