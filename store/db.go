@@ -44,10 +44,12 @@ import (
 
 // Options tune the database. The zero value is usable.
 type Options struct {
-	// CacheSize is Pebble's block cache in bytes (default 64 MiB). Together with the
-	// memtables it bounds the database's memory use, whatever the number of URLs.
+	// CacheSize is the memory Pebble may use for cached blocks and memtables together, in
+	// bytes (default 160 MiB). Pebble charges its memtables to the block cache, so the cache
+	// proper gets what the memtables leave, at least CacheSize − 4 × MemTableSize. It bounds
+	// the database's memory, whatever the number of URLs.
 	CacheSize int64
-	// MemTableSize is the size of one memtable in bytes (default 32 MiB).
+	// MemTableSize is the size of one memtable in bytes (default 16 MiB).
 	MemTableSize uint64
 	// SyncInterval is how often the write-ahead log is fsynced (default 1s; negative
 	// disables the background sync, for benchmarks of the write path alone).
@@ -72,11 +74,11 @@ var ErrLocked = errors.New("store: database is in use by another sonda process")
 
 // Open opens (creating it if needed) the crawl-state database in dir.
 func Open(dir string, opts Options) (*DB, error) {
-	if opts.CacheSize <= 0 {
-		opts.CacheSize = 64 << 20
-	}
 	if opts.MemTableSize == 0 {
-		opts.MemTableSize = 32 << 20
+		opts.MemTableSize = 16 << 20
+	}
+	if opts.CacheSize <= 0 {
+		opts.CacheSize = 96<<20 + 4*int64(opts.MemTableSize)
 	}
 	if opts.SyncInterval == 0 {
 		opts.SyncInterval = time.Second
