@@ -209,7 +209,7 @@ func (c *Crawler) summary(reason string) Summary {
 // (cfg.Crawl.Seeds plus extra) are admitted first; seeds crawled before are not refetched.
 // progress, when not nil, receives a snapshot every interval.
 func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Progress)) (Summary, error) {
-	c.stats = newStats()
+	c.stats.started = time.Now() // the counters themselves are cumulative, as metrics must be
 	seeds, err := c.allSeeds(append(append([]string{}, c.cfg.Crawl.Seeds...), extraSeeds...))
 	if err != nil {
 		return Summary{}, err

@@ -178,7 +178,7 @@ func recordVerdict(p *store.Page) []string {
 	if p.NearDuplicateOf != "" {
 		v = append(v, "near-duplicate")
 	}
-	if p.ContentType != "" && p.Size == 0 && p.Status == 200 && p.Error == "" {
+	if p.Skipped != "" {
 		v = append(v, "skipped")
 	}
 	if len(v) == 0 {

@@ -187,6 +187,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 	rec.ContentType = res.MediaType
 	rec.Charset = res.Charset
 	rec.Truncated = res.Truncated
+	rec.Skipped = res.Skipped
 	rec.Size, rec.WireSize = int64(len(res.Body)), int64(len(res.Wire))
 	rec.FetchMillis = res.Timing.Total.Milliseconds()
 	if res.Header != nil {
@@ -444,9 +445,16 @@ func (c *Crawler) archive(res *fetch.Result, d *Document) {
 	if target == "" {
 		target = res.URL
 	}
+	truncated := res.Truncated
+	if res.Skipped != "" {
+		// The body was not downloaded (unwanted media type): the record must not claim
+		// the empty payload is the whole entity.
+		truncated = "unspecified"
+		meta = append(meta, warc.Field{Name: "skipped", Value: res.Skipped})
+	}
 	loc, err := c.warc.WriteCapture(warc.Capture{
 		TargetURI: target, Date: res.StartedAt, IP: res.RemoteIP, Request: res.RawRequest,
-		ResponseHeader: res.RawResponseHeader, Payload: res.Wire, Truncated: res.Truncated, Metadata: meta,
+		ResponseHeader: res.RawResponseHeader, Payload: res.Wire, Truncated: truncated, Metadata: meta,
 	})
 	if err != nil {
 		c.log.Error("WARC write failed", "url", target, "error", err)

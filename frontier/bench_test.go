@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -109,8 +110,12 @@ func BenchmarkQueued10M(b *testing.B) {
 			b.Fatal(err)
 		}
 		if n := i + len(batch); n%(total/5) == 0 {
-			runtime.GC()
-			checkpoints = append(checkpoints, fmt.Sprintf("%dM queued: RSS %d MiB", n/1_000_000, procstat.RSS()>>20))
+			debug.FreeOSMemory()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			m := db.Pebble().Metrics()
+			checkpoints = append(checkpoints, fmt.Sprintf("%.1fM queued: RSS %d MiB (Go heap %d MiB, Pebble cache %d MiB, memtables %d MiB, %d tables)",
+				float64(n)/1e6, procstat.RSS()>>20, ms.HeapInuse>>20, m.BlockCache.Size>>20, m.MemTable.Size>>20, m.Total().TablesCount))
 		}
 	}
 	elapsed := time.Since(start)

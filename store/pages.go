@@ -39,6 +39,7 @@ type Page struct {
 	Error           string   `json:"error,omitempty"`             // stable error kind, e.g. "timeout-first-byte"
 	ErrorDetail     string   `json:"error_detail,omitempty"`
 	Truncated       string   `json:"truncated,omitempty"` // "length" or "time": the body was cut
+	Skipped         string   `json:"skipped,omitempty"`   // "content-type": the body was not downloaded
 	Charset         string   `json:"charset,omitempty"`
 	Lang            string   `json:"lang,omitempty"`
 	Size            int64    `json:"size"`      // decoded body bytes kept

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -225,19 +226,31 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	web, addr := serveWeb(t, testweb.Config{Seed: 5, Hosts: 10, PagesPerHost: 30, Disable: testweb.AllFeatures &^ testweb.Robots})
 	data := t.TempDir()
 	metrics := freePort(t)
-	cmd := exec.Command(sondaBin, append(crawlArgs(web, addr, data), "--min-delay", "100ms", "--metrics-addr", metrics)...)
+	cmd := exec.Command(sondaBin, append(crawlArgs(web, addr, data), "--min-delay", "200ms", "--metrics-addr", metrics)...)
 	cmd.Env = append(os.Environ(), quickEnv...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// While it runs: metrics are served.
+	// While it runs: metrics are served, and they count.
 	body := waitMetrics(t, "http://"+metrics+"/metrics")
 	for _, m := range []string{"sonda_pages_fetched_total", "sonda_frontier_queued", "sonda_fetch_duration_seconds"} {
 		if !strings.Contains(body, m) {
 			t.Errorf("/metrics lacks %s", m)
 		}
+	}
+	// While it runs: status reads the snapshot the crawl keeps writing.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, _, _ := run(t, nil, "status", "--data", data)
+		if strings.Contains(st, "state:     running") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status never said running:\n%s", st)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -284,13 +297,13 @@ func waitMetrics(t *testing.T, url string) string {
 		if err == nil {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if strings.Contains(string(b), "sonda_pages_fetched_total") {
+			if regexp.MustCompile(`(?m)^sonda_pages_fetched_total [1-9]`).Match(b) {
 				return string(b)
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("no metrics at %s", url)
+	t.Fatalf("no metrics counting fetched pages at %s", url)
 	return ""
 }
 
