@@ -39,7 +39,7 @@ crawl at it with the printed --resolve mapping (the .test domain never resolves 
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "test web: %d hosts on http://%s/ (an index of the web is served there)\n", len(web.Hosts()), ln.Addr())
 			fmt.Fprintf(out, "seeds:    %s\n", strings.Join(web.Seeds(), " "))
-			fmt.Fprintf(out, "crawl it: sonda crawl --data /tmp/sonda-testweb --allow-private --resolve '%s'", "*.test="+ln.Addr().String())
+			fmt.Fprintf(out, "crawl it: SONDA_SCOPE_FOLLOW=any sonda crawl --data /tmp/sonda-testweb --allow-private --resolve '%s'", "*.test="+ln.Addr().String())
 			for _, s := range web.Seeds() {
 				fmt.Fprintf(out, " --seed %s", s)
 			}
