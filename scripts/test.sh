@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every sonda test. Installs the independent tools some tests cross-check against
+# Runs every sonda test, with the race detector. Installs the independent tools some tests cross-check against
 # (warcio.js, a standard WARC reader, from npm) into ~/.cache/sonda when they are missing.
 #
 # Usage: scripts/test.sh [extra go test flags]
@@ -19,4 +19,4 @@ if [ ! -d "$warcio/node_modules/warcio" ]; then
 fi
 [ -d "$warcio/node_modules/warcio" ] && export SONDA_WARCIO_DIR="$warcio"
 
-exec go test -timeout 20m "$@" ./...
+exec go test -race -timeout 20m "$@" ./...
