@@ -147,7 +147,8 @@ func New(cfg config.Config, opts ...Option) (*Crawler, error) {
 	return c, nil
 }
 
-// Version is the crawler's version, reported in WARC files and the User-Agent.
+// Version is sonda's version, reported by `sonda --version` and in WARC files. Release
+// builds set it with -ldflags "-X github.com/sonda-search/sonda/crawl.Version=v1.2.3".
 var Version = "0.1.0-dev"
 
 // Registry exposes the crawl's Prometheus metrics.

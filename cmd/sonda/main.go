@@ -13,9 +13,6 @@ import (
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
-
 // exitUsage is the exit status for bad invocations and bad input; 1 is for failures.
 const exitUsage = 2
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/crawl"
 )
 
 func newRootCmd() *cobra.Command {
@@ -29,7 +30,7 @@ Start here:
 Settings come from sonda.yaml, then SONDA_* environment variables, then flags.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       version,
+		Version:       crawl.Version,
 	}
 	root.PersistentFlags().StringP("config", "c", "", "`FILE` with settings (see `sonda init`)")
 	root.PersistentFlags().String("data", "", "data `DIR` (crawl state, WARC files); overrides the config's data")
