@@ -79,9 +79,13 @@ func WithAnalyzers(a ...Analyzer) Option {
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(c *Crawler) { c.log = l } }
 
-// Paths of a data directory.
-func StateDir(data string) string   { return filepath.Join(data, "state") }
-func WARCDir(data string) string    { return filepath.Join(data, "warc") }
+// StateDir is where a data directory keeps its Pebble database.
+func StateDir(data string) string { return filepath.Join(data, "state") }
+
+// WARCDir is where a data directory keeps its WARC files.
+func WARCDir(data string) string { return filepath.Join(data, "warc") }
+
+// StatusFile is the progress snapshot a running crawl rewrites (see Status).
 func StatusFile(data string) string { return filepath.Join(data, "status.json") }
 
 // New opens (or creates) the crawl in cfg.Data and prepares its components.
@@ -158,6 +162,9 @@ func (c *Crawler) closeParts() error {
 	var errs []error
 	if c.frontier != nil {
 		c.frontier.Close()
+	}
+	if c.fetcher != nil {
+		errs = append(errs, c.fetcher.Close())
 	}
 	if c.warc != nil {
 		errs = append(errs, c.warc.Close())
