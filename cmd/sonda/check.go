@@ -15,6 +15,8 @@ import (
 	"github.com/sonda-search/sonda/urlnorm"
 )
 
+func init() { register(newCheckCmd) }
+
 func newCheckCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check",

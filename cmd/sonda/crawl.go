@@ -20,6 +20,8 @@ import (
 	"github.com/sonda-search/sonda/crawl"
 )
 
+func init() { register(newCrawlCmd) }
+
 func newCrawlCmd() *cobra.Command {
 	var seeds []string
 	cmd := &cobra.Command{

@@ -21,6 +21,8 @@ import (
 // and never touches a directory it did not create.
 const demoMarker = ".sonda-demo"
 
+func init() { register(newDemoCmd) }
+
 func newDemoCmd() *cobra.Command {
 	var hosts int
 	cmd := &cobra.Command{

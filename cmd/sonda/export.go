@@ -12,6 +12,8 @@ import (
 	"github.com/sonda-search/sonda/store"
 )
 
+func init() { register(newExportCmd) }
+
 func newExportCmd() *cobra.Command {
 	var what, format string
 	cmd := &cobra.Command{

@@ -12,6 +12,8 @@ import (
 	"github.com/sonda-search/sonda/config"
 )
 
+func init() { register(newInitCmd) }
+
 func newInitCmd() *cobra.Command {
 	var profile string
 	var force bool

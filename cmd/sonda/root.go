@@ -38,9 +38,17 @@ Settings come from sonda.yaml, then SONDA_* environment variables, then flags.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
 	})
-	root.AddCommand(newInitCmd(), newCheckCmd(), newCrawlCmd(), newStatusCmd(), newExportCmd(), newTestwebCmd(), newDemoCmd())
+	for _, build := range commandBuilders {
+		root.AddCommand(build())
+	}
 	return root
 }
+
+// commandBuilders make the subcommands. Each command's file registers its builder from an
+// init function, so adding a command touches no other file.
+var commandBuilders []func() *cobra.Command
+
+func register(build func() *cobra.Command) { commandBuilders = append(commandBuilders, build) }
 
 // settingFlag binds a command-line flag to a config field; it is applied only when the
 // user set the flag, so unset flags never override the file or the environment.

@@ -16,6 +16,8 @@ import (
 	"github.com/sonda-search/sonda/store"
 )
 
+func init() { register(newStatusCmd) }
+
 func newStatusCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{

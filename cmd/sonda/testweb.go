@@ -11,6 +11,8 @@ import (
 	"github.com/sonda-search/sonda/testweb"
 )
 
+func init() { register(newTestwebCmd) }
+
 func newTestwebCmd() *cobra.Command {
 	var addr string
 	var hosts, pages int
