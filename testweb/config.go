@@ -2,6 +2,7 @@ package testweb
 
 import (
 	"math/rand/v2"
+	"net/http"
 	"time"
 )
 
@@ -102,6 +103,15 @@ type Page struct {
 	// "application/octet-stream") instead of a generated HTML page.
 	Body        []byte
 	ContentType string
+
+	// Handler, when set, answers every request for the page instead (pages that
+	// change over time, files served with special headers). The ground truth
+	// still takes the page's links from Links.
+	Handler http.Handler
+
+	// Unlinked keeps the page off its home page's links: it is reachable only
+	// through the Links of other pages (topical regions behind off-topic ones).
+	Unlinked bool
 }
 
 // Bench is the configuration for throughput benchmarks: many hosts, plain

@@ -30,18 +30,19 @@ type resource struct {
 	trap     *Trap     // set on trap entries, which the server answers through a trapRoute
 
 	// Options of generated HTML pages.
-	base       bool      // <base href> pointing at the site root
-	absOnly    bool      // links only in absolute forms: the page has copies at other URLs
-	extras     bool      // mailto:, javascript:, tel: and self links
-	meta       [2]string // <meta name=meta[0] content=meta[1]>, when meta[0] != ""
-	xRobots    []string  // X-Robots-Tag header
-	copyOf     *resource // serve copyOf's text and links (duplicates)
-	swapAt     int       // near-duplicate: the 1-based word that differs from copyOf's
-	img        *resource // an <img src> on the page
-	text       []string  // fixed paragraphs (Config.Extra pages)
-	ctype      []string  // Content-Type of raw bodies; nil omits the header
-	raw        []byte    // fixed body (files, charset pages)
-	loc        []string  // Location header of redirects
+	base       bool         // <base href> pointing at the site root
+	absOnly    bool         // links only in absolute forms: the page has copies at other URLs
+	extras     bool         // mailto:, javascript:, tel: and self links
+	meta       [2]string    // <meta name=meta[0] content=meta[1]>, when meta[0] != ""
+	xRobots    []string     // X-Robots-Tag header
+	copyOf     *resource    // serve copyOf's text and links (duplicates)
+	swapAt     int          // near-duplicate: the 1-based word that differs from copyOf's
+	img        *resource    // an <img src> on the page
+	text       []string     // fixed paragraphs (Config.Extra pages)
+	ctype      []string     // Content-Type of raw bodies; nil omits the header
+	raw        []byte       // fixed body (files, charset pages)
+	handler    http.Handler // answers for Config.Extra pages with a Handler
+	loc        []string     // Location header of redirects
 	etag       []string
 	hits       atomic.Int64 // requests so far, for answers that change after the first
 	encoding   string       // Content-Encoding of compressed pages
@@ -441,7 +442,12 @@ func (b *builder) addExtras() {
 				r.serve, r.raw = serveRaw, p.Body
 				r.ctype = []string{orDefault(p.ContentType, "application/octet-stream")}
 			}
-			s.home.links = append(s.home.links, link{to: r, form: formRootRelative})
+			if p.Handler != nil {
+				r.serve, r.handler = serveHandler, p.Handler
+			}
+			if !p.Unlinked {
+				s.home.links = append(s.home.links, link{to: r, form: formRootRelative})
+			}
 			added = append(added, pending{r, p.Links})
 		}
 		for _, a := range added {

@@ -180,6 +180,41 @@ func serveRaw(_ *Web, rw http.ResponseWriter, r *http.Request, res *resource) in
 	return writeBody(rw, r, http.StatusOK, res.ctype, res.raw)
 }
 
+func serveHandler(_ *Web, rw http.ResponseWriter, r *http.Request, res *resource) int {
+	sw := &statusRecorder{ResponseWriter: rw}
+	res.handler.ServeHTTP(sw, r)
+	if sw.status == 0 && sw.wrote {
+		return http.StatusOK
+	}
+	return sw.status
+}
+
+// statusRecorder notes the status an Extra page's handler writes, for the request log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	s.wrote = true
+	return s.ResponseWriter.Write(b)
+}
+
+// Flush lets handlers stream.
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
 func serveRobots(_ *Web, rw http.ResponseWriter, r *http.Request, res *resource) int {
 	return writeBody(rw, r, http.StatusOK, textType, res.site.robots.body)
 }

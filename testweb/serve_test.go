@@ -3,6 +3,7 @@ package testweb
 import (
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -374,6 +376,56 @@ func TestExtraPages(t *testing.T) {
 	w.Reset()
 	c := crawl(t, w)
 	checkCrawl(t, w, c)
+}
+
+func TestExtraHandlerAndUnlinked(t *testing.T) {
+	cfg := fast(Config{Seed: 1, Hosts: 3})
+	var calls atomic.Int64
+	cfg.Extra = func(host string, rng *rand.Rand) []Page {
+		if host != "www.site01.test" {
+			return nil
+		}
+		return []Page{
+			{Path: "/door.html", Title: "Door", Text: []string{"A way in."}, Links: []string{"/behind.html"}},
+			{Path: "/behind.html", Unlinked: true, Links: []string{"/deeper.html"},
+				Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+					n := calls.Add(1)
+					rw.Header().Set("Content-Type", "text/html")
+					fmt.Fprintf(rw, `<html><title>visit %d</title><a href="/deeper.html">deeper</a></html>`, n)
+				})},
+			{Path: "/deeper.html", Title: "Deeper", Unlinked: true},
+			{Path: "/orphan.html", Title: "Orphan", Unlinked: true},
+		}
+	}
+	w := New(cfg)
+	reach := map[string]bool{}
+	for _, u := range w.Reachable() {
+		reach[u] = true
+	}
+	for u, want := range map[string]bool{"http://www.site01.test/door.html": true, "http://www.site01.test/behind.html": true,
+		"http://www.site01.test/deeper.html": true, "http://www.site01.test/orphan.html": false} {
+		if reach[u] != want {
+			t.Errorf("%s reachable = %v, want %v", u, reach[u], want)
+		}
+	}
+	home := get(t, w, "GET", "http://www.site01.test/", "").Body.String()
+	if !strings.Contains(home, "door.html") || strings.Contains(home, "behind.html") || strings.Contains(home, "orphan.html") {
+		t.Errorf("home links: unlinked pages must not be linked from home")
+	}
+	for i := 1; i <= 2; i++ {
+		rec := get(t, w, "GET", "http://www.site01.test/behind.html", "")
+		if !strings.Contains(rec.Body.String(), fmt.Sprintf("visit %d", i)) {
+			t.Fatalf("handler page, request %d: %q", i, rec.Body.String())
+		}
+	}
+	if got := w.Counts()["http://www.site01.test/behind.html"]; got != 2 {
+		t.Errorf("handler page logged %d times, want 2", got)
+	}
+	for _, r := range w.Requests() {
+		if r.Path == "/behind.html" && r.Status != 200 {
+			t.Errorf("handler page logged with status %d", r.Status)
+		}
+	}
 }
 
 func TestSitemaps(t *testing.T) {
