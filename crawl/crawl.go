@@ -53,6 +53,7 @@ type Crawler struct {
 	scorer   LinkScorer
 	revisit  RevisitPolicy
 	analyze  []Analyzer
+	sinks    []Sink
 	policy   robots.Policy
 	stats    *stats
 	metrics  *metrics
@@ -75,6 +76,9 @@ func WithRevisitPolicy(p RevisitPolicy) Option { return func(c *Crawler) { c.rev
 func WithAnalyzers(a ...Analyzer) Option {
 	return func(c *Crawler) { c.analyze = append(c.analyze, a...) }
 }
+
+// WithSinks adds sinks, given every committed document in order.
+func WithSinks(s ...Sink) Option { return func(c *Crawler) { c.sinks = append(c.sinks, s...) } }
 
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(c *Crawler) { c.log = l } }

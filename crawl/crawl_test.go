@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -195,4 +196,55 @@ func verdictMatches(got []string, want string) bool {
 		}
 	}
 	return strings.Join(got, ",") == want
+}
+
+// recordingSink remembers what it is given.
+type recordingSink struct {
+	mu   sync.Mutex
+	urls map[string]int
+	docs int
+}
+
+func (r *recordingSink) Name() string { return "recording" }
+func (r *recordingSink) Consume(_ context.Context, d *Document) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.urls == nil {
+		r.urls = map[string]int{}
+	}
+	r.urls[d.Record.URL]++
+	if d.Page != nil && d.Text != "" {
+		r.docs++
+	}
+	return nil
+}
+
+// TestSinksSeeEveryRecord: a sink gets one document per committed record, with the parsed
+// page for HTML.
+func TestSinksSeeEveryRecord(t *testing.T) {
+	web := startWeb(t, testweb.Config{Seed: 2, Hosts: 4, PagesPerHost: 6, Disable: testweb.AllFeatures &^ testweb.Robots})
+	cfg := testConfig(t, web)
+	cfg.Politeness.MinDelay = 0
+	sink := &recordingSink{}
+	c, err := New(cfg, WithSinks(sink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Run(context.Background(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := c.db.Pages(func(p *store.Page) error {
+		n++
+		if sink.urls[p.URL] < 1 {
+			t.Errorf("sink never saw %s", p.URL)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 || sink.docs == 0 {
+		t.Fatalf("%d records, %d parsed documents seen", n, sink.docs)
+	}
 }

@@ -59,6 +59,16 @@ type Analyzer interface {
 	Analyze(ctx context.Context, d *Document) error
 }
 
+// Sink receives every document after its record is committed: the index, a link graph, a
+// cluster stream, a JSON-lines file. It runs on the worker that fetched the document, outside
+// the frontier's lock; an error is logged and does not stop the crawl (a sink that must not
+// lose documents rebuilds from the store). Documents whose fetch failed arrive too, so a
+// sink can drop what no longer exists (404, 410, noindex).
+type Sink interface {
+	Name() string
+	Consume(ctx context.Context, d *Document) error
+}
+
 // BreadthFirst scores links by depth: shallower first, discovery order within a depth.
 type BreadthFirst struct{}
 

@@ -506,5 +506,10 @@ func (c *Crawler) finish(l *frontier.Lease, d *Document, out frontier.Outcome, e
 		c.stats.byRule[scope.RuleMaxPagesPerHost] += int64(adm.OverQuota)
 		c.stats.mu.Unlock()
 	}
+	for _, s := range c.sinks {
+		if err := s.Consume(context.Background(), d); err != nil {
+			c.log.Warn("sink failed", "sink", s.Name(), "url", rec.URL, "error", err)
+		}
+	}
 	return nil
 }
