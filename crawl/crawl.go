@@ -27,6 +27,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/frontier"
@@ -60,6 +62,8 @@ type Crawler struct {
 
 	dupMu sync.Mutex // serializes duplicate lookup+registration (see store.CheckDuplicates)
 
+	sharedDB bool // the database came from WithStore: its owner closes it
+
 	clock func() time.Time
 }
 
@@ -79,6 +83,12 @@ func WithAnalyzers(a ...Analyzer) Option {
 
 // WithSinks adds sinks, given every committed document in order.
 func WithSinks(s ...Sink) Option { return func(c *Crawler) { c.sinks = append(c.sinks, s...) } }
+
+// WithStore makes the crawler use db, already open on cfg.Data's state directory, instead of
+// opening it: a process that keeps the database open between crawls (`sonda serve`, which
+// reads the link graph while a crawl writes it) runs crawls this way, since Pebble allows one
+// opener. Close leaves db open; its owner closes it after the crawler.
+func WithStore(db *store.DB) Option { return func(c *Crawler) { c.db, c.sharedDB = db, true } }
 
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(c *Crawler) { c.log = l } }
@@ -117,8 +127,10 @@ func New(cfg config.Config, opts ...Option) (*Crawler, error) {
 		return nil, err
 	}
 	c.norm = urlnorm.New(NormalizerOptions(cfg))
-	if c.db, err = store.Open(StateDir(cfg.Data), store.Options{Logger: c.log}); err != nil {
-		return nil, err
+	if c.db == nil {
+		if c.db, err = store.Open(StateDir(cfg.Data), store.Options{Logger: c.log}); err != nil {
+			return nil, err
+		}
 	}
 	ok := false
 	defer func() {
@@ -162,6 +174,9 @@ var Version = "0.1.0-dev"
 // Registry exposes the crawl's Prometheus metrics.
 func (c *Crawler) Registry() http.Handler { return promHandler(c.metrics.reg) }
 
+// Gatherer gives the crawl's Prometheus metrics to a server that merges them with its own.
+func (c *Crawler) Gatherer() prometheus.Gatherer { return c.metrics.reg }
+
 func (c *Crawler) closeParts() error {
 	var errs []error
 	if c.frontier != nil {
@@ -173,7 +188,7 @@ func (c *Crawler) closeParts() error {
 	if c.warc != nil {
 		errs = append(errs, c.warc.Close())
 	}
-	if c.db != nil {
+	if c.db != nil && !c.sharedDB {
 		errs = append(errs, c.db.Close())
 	}
 	return errors.Join(errs...)
