@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/urlnorm"
 )
 
@@ -14,21 +15,30 @@ import (
 // them, so a resumed crawl started without --seed keeps its scope.
 var keySeeds = []byte("kseeds")
 
+// StoredSeeds lists every seed the crawl in db was ever given, normalized, in the order
+// they were first given (none for a crawl never run).
+func StoredSeeds(db *store.DB) ([]string, error) {
+	var stored []string
+	v, closer, err := db.Pebble().Get(keySeeds)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("crawl: read seeds: %w", err)
+	}
+	defer closer.Close()
+	if err := json.Unmarshal(v, &stored); err != nil {
+		return nil, fmt.Errorf("crawl: stored seeds are corrupt: %w", err)
+	}
+	return stored, nil
+}
+
 // allSeeds merges the stored seeds with new ones, stores the union and returns it parsed,
 // stored seeds first.
 func (c *Crawler) allSeeds(fresh []string) ([]urlnorm.URL, error) {
-	var stored []string
-	v, closer, err := c.db.Pebble().Get(keySeeds)
-	switch {
-	case errors.Is(err, pebble.ErrNotFound):
-	case err != nil:
-		return nil, fmt.Errorf("crawl: read seeds: %w", err)
-	default:
-		err := json.Unmarshal(v, &stored)
-		closer.Close()
-		if err != nil {
-			return nil, fmt.Errorf("crawl: stored seeds are corrupt: %w", err)
-		}
+	stored, err := StoredSeeds(c.db)
+	if err != nil {
+		return nil, err
 	}
 	var out []urlnorm.URL
 	var all []string

@@ -47,6 +47,11 @@ func TestWithStoreKeepsDatabaseOpen(t *testing.T) {
 		t.Fatalf("first crawl fetched %d pages, %d records", first.Pages, records)
 	}
 
+	seeds, err := StoredSeeds(db)
+	if err != nil || len(seeds) != len(cfg.Crawl.Seeds) {
+		t.Errorf("StoredSeeds = %v, %v; want the %d seeds crawled", seeds, err, len(cfg.Crawl.Seeds))
+	}
+
 	c2, err := New(cfg, WithStore(db))
 	if err != nil {
 		t.Fatalf("second crawler on the same open database: %v", err)
