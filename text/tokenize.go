@@ -1,0 +1,101 @@
+package text
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxTokenBytes is the longest token kept; longer runs of letters and digits are base64,
+// hashes or glued-together words, which would only bloat vectors and indexes.
+const MaxTokenBytes = 64
+
+// Token is one word of a text.
+type Token struct {
+	Term     string // the analyzed term (for Words: the word as written)
+	Start    int    // byte offset of the word in the analyzed text
+	End      int    // byte offset just after it
+	Position int    // 1-based ordinal of the word among all words of the text, stop words included
+}
+
+// Words splits s into words as written, with their offsets and positions; Analyzer.Tokens
+// analyzes the same words. A word is a run of letters, digits and combining marks; every
+// Han, Hiragana and Katakana character is a word of its own (those scripts do not separate
+// words with spaces, and single characters are the usual unit for matching them).
+func Words(s string) []Token {
+	var out []Token
+	eachWord(s, func(start, end, pos int) {
+		out = append(out, Token{Term: s[start:end], Start: start, End: end, Position: pos})
+	})
+	return out
+}
+
+// eachWord calls fn with the span and position of every word of s, dropping words longer
+// than MaxTokenBytes (they still count for positions).
+func eachWord(s string, fn func(start, end, pos int)) {
+	pos := 0
+	start := -1
+	emit := func(end int) {
+		pos++
+		if end-start <= MaxTokenBytes {
+			fn(start, end, pos)
+		}
+		start = -1
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if asciiWord[c] {
+				if start < 0 {
+					start = i
+				}
+			} else if start >= 0 {
+				emit(i)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			if start >= 0 {
+				emit(i)
+			}
+		case isIdeograph(r):
+			if start >= 0 {
+				emit(i)
+			}
+			start = i
+			emit(i + size)
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if start < 0 {
+				start = i
+			}
+		case unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me):
+			// A mark belongs to the word it follows; a mark with no word before it is
+			// dropped rather than starting one.
+		default:
+			if start >= 0 {
+				emit(i)
+			}
+		}
+		i += size
+	}
+	if start >= 0 {
+		emit(len(s))
+	}
+}
+
+var asciiWord = func() (t [utf8.RuneSelf]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
+		t[c-'a'+'A'] = true
+	}
+	return t
+}()
+
+func isIdeograph(r rune) bool {
+	return r >= 0x2E80 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana)
+}
