@@ -1,0 +1,234 @@
+package crs
+
+import (
+	"math"
+
+	"github.com/wroge/wgs84"
+)
+
+// param returns the first of the named parameters present.
+func param(p map[string]float64, def float64, names ...string) float64 {
+	for _, n := range names {
+		if v, ok := p[n]; ok {
+			return v
+		}
+	}
+	return def
+}
+
+// projection builds the projection for a normalized method name, or says why it cannot.
+// Distances in params are in the CRS's unit (metres per unit: unit).
+func projection(method string, p map[string]float64, unit float64) (wgs84.Projection, string) {
+	fe := param(p, 0, "falseeasting", "eastingatfalseorigin", "eastingatprojectioncentre") * unit
+	fn := param(p, 0, "falsenorthing", "northingatfalseorigin", "northingatprojectioncentre") * unit
+	lon0 := param(p, 0, "centralmeridian", "longitudeofnaturalorigin", "longitudeoforigin", "longitudeofcenter",
+		"longitudeoffalseorigin", "longitudeofprojectioncentre")
+	lat0 := param(p, 0, "latitudeoforigin", "latitudeofnaturalorigin", "latitudeofcenter", "latitudeoffalseorigin",
+		"latitudeofprojectioncentre")
+	k0 := param(p, 1, "scalefactor", "scalefactoratnaturalorigin")
+	sp1 := param(p, lat0, "standardparallel1", "latitudeof1ststandardparallel", "latitudeofstandardparallel")
+	sp2 := param(p, sp1, "standardparallel2", "latitudeof2ndstandardparallel")
+	switch method {
+	case "transversemercator", "gausskruger", "transversemercatorsouthorientated":
+		if method == "transversemercatorsouthorientated" {
+			return nil, "south-orientated transverse Mercator is not supported"
+		}
+		return tm(lon0, lat0, k0, fe, fn), ""
+	case "lambertconformalconic2sp", "lambertconformalconic", "lambertconformalconic2spbelgium":
+		_, a := p["standardparallel2"]
+		_, b := p["latitudeof2ndstandardparallel"]
+		if !a && !b {
+			if k0 != 1 {
+				return nil, "Lambert conformal conic with one standard parallel and a scale factor is not supported"
+			}
+			sp1, sp2 = lat0, lat0
+		}
+		return wgs84.Datum{}.LambertConformalConic2SP(lon0, lat0, sp1, sp2, fe, fn).Projection, ""
+	case "lambertconformalconic1sp":
+		if k0 != 1 {
+			return nil, "Lambert conformal conic (1SP) with a scale factor other than 1 is not supported"
+		}
+		return wgs84.Datum{}.LambertConformalConic2SP(lon0, lat0, lat0, lat0, fe, fn).Projection, ""
+	case "albersconicequalarea", "albers", "albersequalarea":
+		return wgs84.Datum{}.AlbersEqualAreaConic(lon0, lat0, sp1, sp2, fe, fn).Projection, ""
+	case "lambertazimuthalequalarea":
+		return wgs84.Datum{}.LambertAzimuthalEqualArea(lon0, lat0, fe, fn).Projection, ""
+	case "popularvisualisationpseudomercator", "mercatorauxiliarysphere", "pseudomercator":
+		return webMercator{fe: fe, fn: fn, lon0: lon0}, ""
+	case "mercator1sp", "mercatorvarianta":
+		return mercator{lon0: lon0, k0: k0, fe: fe, fn: fn}, ""
+	case "mercator", "mercator2sp", "mercatorvariantb":
+		// ESRI's "Mercator" names its standard parallel; EPSG's 2SP does too.
+		lat1 := param(p, 0, "standardparallel1", "latitudeof1ststandardparallel")
+		return mercator{lon0: lon0, lat1: lat1, k0: k0, fe: fe, fn: fn, twoSP: true}, ""
+	case "equirectangular", "equidistantcylindrical", "platecarree":
+		return equirectangular{lon0: lon0, lat1: sp1, fe: fe, fn: fn}, ""
+	}
+	return nil, "projection method not supported for reprojection"
+}
+
+func tm(lon0, lat0, k0, fe, fn float64) wgs84.Projection {
+	return transverseMercator{lon0: lon0, lat0: lat0, k0: k0, fe: fe, fn: fn}
+}
+
+// transverseMercator uses Krüger's series to sixth order in n (Karney 2011, as PROJ's
+// default "etmerc"), accurate to a few nanometres within 3900 km of the central meridian.
+// wroge/wgs84's Snyder series is off by half a metre at the edge of a UTM zone, which is
+// more than the 1e-6 degrees sonda promises.
+type transverseMercator struct{ lon0, lat0, k0, fe, fn float64 }
+
+type kruger struct {
+	e, A        float64
+	alpha, beta [6]float64
+}
+
+func newKruger(s wgs84.Spheroid) kruger {
+	f := 1 / s.Fi()
+	n := f / (2 - f)
+	n2, n3 := n*n, n*n*n
+	n4, n5, n6 := n3*n, n3*n2, n3*n3
+	return kruger{
+		e: math.Sqrt(f * (2 - f)),
+		A: s.A() / (1 + n) * (1 + n2/4 + n4/64 + n6/256),
+		alpha: [6]float64{
+			n/2 - 2*n2/3 + 5*n3/16 + 41*n4/180 - 127*n5/288 + 7891*n6/37800,
+			13*n2/48 - 3*n3/5 + 557*n4/1440 + 281*n5/630 - 1983433*n6/1935360,
+			61*n3/240 - 103*n4/140 + 15061*n5/26880 + 167603*n6/181440,
+			49561*n4/161280 - 179*n5/168 + 6601661*n6/7257600,
+			34729*n5/80640 - 3418889*n6/1995840,
+			212378941 * n6 / 319334400,
+		},
+		beta: [6]float64{
+			n/2 - 2*n2/3 + 37*n3/96 - n4/360 - 81*n5/512 + 96199*n6/604800,
+			n2/48 + n3/15 - 437*n4/1440 + 46*n5/105 - 1118711*n6/3870720,
+			17*n3/480 - 37*n4/840 - 209*n5/4480 + 5569*n6/90720,
+			4397*n4/161280 - 11*n5/504 - 830251*n6/7257600,
+			4583*n5/161280 - 108847*n6/3991680,
+			20648693 * n6 / 638668800,
+		},
+	}
+}
+
+// forward gives the normalized (ξ, η) of a point λ radians from the central meridian.
+func (k kruger) forward(phi, lambda float64) (xi, eta float64) {
+	t := math.Sinh(math.Atanh(math.Sin(phi)) - k.e*math.Atanh(k.e*math.Sin(phi)))
+	xi0 := math.Atan2(t, math.Cos(lambda))
+	eta0 := math.Atanh(math.Sin(lambda) / math.Sqrt(1+t*t))
+	xi, eta = xi0, eta0
+	for j := 1; j <= 6; j++ {
+		a := k.alpha[j-1]
+		xi += a * math.Sin(2*float64(j)*xi0) * math.Cosh(2*float64(j)*eta0)
+		eta += a * math.Cos(2*float64(j)*xi0) * math.Sinh(2*float64(j)*eta0)
+	}
+	return xi, eta
+}
+
+func (p transverseMercator) ToLonLat(east, north float64, s wgs84.Spheroid) (lon, lat float64) {
+	k := newKruger(s)
+	xiOrigin, _ := k.forward(rad(p.lat0), 0)
+	xi1 := (north-p.fn)/(p.k0*k.A) + xiOrigin
+	eta1 := (east - p.fe) / (p.k0 * k.A)
+	xi, eta := xi1, eta1
+	for j := 1; j <= 6; j++ {
+		b := k.beta[j-1]
+		xi -= b * math.Sin(2*float64(j)*xi1) * math.Cosh(2*float64(j)*eta1)
+		eta -= b * math.Cos(2*float64(j)*xi1) * math.Sinh(2*float64(j)*eta1)
+	}
+	chi := math.Asin(math.Sin(xi) / math.Cosh(eta)) // conformal latitude
+	lambda := math.Atan2(math.Sinh(eta), math.Cos(xi))
+	phi := chi
+	for i := 0; i < 20; i++ {
+		es := k.e * math.Sin(phi)
+		next := 2*math.Atan(math.Tan(math.Pi/4+chi/2)*math.Pow((1+es)/(1-es), k.e/2)) - math.Pi/2
+		if math.Abs(next-phi) < 1e-15 {
+			phi = next
+			break
+		}
+		phi = next
+	}
+	return p.lon0 + deg(lambda), deg(phi)
+}
+
+func (p transverseMercator) FromLonLat(lon, lat float64, s wgs84.Spheroid) (east, north float64) {
+	k := newKruger(s)
+	xiOrigin, _ := k.forward(rad(p.lat0), 0)
+	xi, eta := k.forward(rad(lat), rad(lon-p.lon0))
+	return p.fe + p.k0*k.A*eta, p.fn + p.k0*k.A*(xi-xiOrigin)
+}
+
+func rad(d float64) float64 { return d * math.Pi / 180 }
+func deg(r float64) float64 { return r * 180 / math.Pi }
+
+func eccentricity(s wgs84.Spheroid) float64 {
+	f := 1 / s.Fi()
+	return math.Sqrt(2*f - f*f)
+}
+
+// mercator is the ellipsoidal Mercator (EPSG methods 9804 and 9805).
+type mercator struct {
+	lon0, lat1, k0, fe, fn float64
+	twoSP                  bool
+}
+
+func (m mercator) scale(s wgs84.Spheroid) float64 {
+	if !m.twoSP {
+		return m.k0
+	}
+	e := eccentricity(s)
+	phi := rad(m.lat1)
+	return math.Cos(phi) / math.Sqrt(1-e*e*math.Sin(phi)*math.Sin(phi))
+}
+
+func (m mercator) ToLonLat(east, north float64, s wgs84.Spheroid) (lon, lat float64) {
+	a, e := s.A(), eccentricity(s)
+	k := m.scale(s)
+	t := math.Exp(-(north - m.fn) / (a * k))
+	phi := math.Pi/2 - 2*math.Atan(t)
+	for i := 0; i < 15; i++ {
+		es := e * math.Sin(phi)
+		next := math.Pi/2 - 2*math.Atan(t*math.Pow((1-es)/(1+es), e/2))
+		if math.Abs(next-phi) < 1e-14 {
+			phi = next
+			break
+		}
+		phi = next
+	}
+	return m.lon0 + deg((east-m.fe)/(a*k)), deg(phi)
+}
+
+func (m mercator) FromLonLat(lon, lat float64, s wgs84.Spheroid) (east, north float64) {
+	a, e := s.A(), eccentricity(s)
+	k := m.scale(s)
+	phi := rad(lat)
+	es := e * math.Sin(phi)
+	east = m.fe + a*k*rad(lon-m.lon0)
+	north = m.fn + a*k*math.Log(math.Tan(math.Pi/4+phi/2)*math.Pow((1-es)/(1+es), e/2))
+	return east, north
+}
+
+// webMercator is the spherical Pseudo-Mercator of EPSG:3857 (on the ellipsoid's major axis).
+type webMercator struct{ fe, fn, lon0 float64 }
+
+func (w webMercator) ToLonLat(east, north float64, s wgs84.Spheroid) (lon, lat float64) {
+	a := s.A()
+	return w.lon0 + deg((east-w.fe)/a), deg(math.Pi/2 - 2*math.Atan(math.Exp(-(north-w.fn)/a)))
+}
+
+func (w webMercator) FromLonLat(lon, lat float64, s wgs84.Spheroid) (east, north float64) {
+	a := s.A()
+	return w.fe + a*rad(lon-w.lon0), w.fn + a*math.Log(math.Tan(math.Pi/4+rad(lat)/2))
+}
+
+// equirectangular is the spherical equidistant cylindrical projection (EPSG 1029, on the
+// major axis, as PROJ's eqc).
+type equirectangular struct{ lon0, lat1, fe, fn float64 }
+
+func (q equirectangular) ToLonLat(east, north float64, s wgs84.Spheroid) (lon, lat float64) {
+	a := s.A()
+	return q.lon0 + deg((east-q.fe)/(a*math.Cos(rad(q.lat1)))), deg((north - q.fn) / a)
+}
+
+func (q equirectangular) FromLonLat(lon, lat float64, s wgs84.Spheroid) (east, north float64) {
+	a := s.A()
+	return q.fe + a*rad(lon-q.lon0)*math.Cos(rad(q.lat1)), q.fn + a*rad(lat)
+}
