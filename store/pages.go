@@ -31,6 +31,7 @@ type Page struct {
 
 	Relevance *float64 `json:"relevance,omitempty"` // 0..1, when a topic is set
 	Relevant  *bool    `json:"relevant,omitempty"`
+	Topics    []string `json:"topics,omitempty"` // the topics the page is relevant to
 
 	SimHash         string   `json:"simhash,omitempty"`           // 64-bit SimHash of the text, hex
 	DuplicateOf     string   `json:"duplicate_of,omitempty"`      // first URL seen with the same text
