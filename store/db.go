@@ -18,6 +18,7 @@
 //	r  robots.txt cache (package crawl)
 //	t  crawler-trap counters (package crawl)
 //	k  crawl settings that must survive restarts, such as every seed given (package crawl)
+//	l  link graph: edges with anchors, in-link counts, PageRank (package linkgraph)
 //
 // # Durability
 //
