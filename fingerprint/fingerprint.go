@@ -43,6 +43,9 @@ type Normalizer struct {
 	// DropNumbers removes words made only of digits (counters, prices,
 	// dates written with digits), so they do not make a page look changed.
 	DropNumbers bool
+	// Volatile, when set, masks volatile fragments (dates, times, counters,
+	// ids, versions) before normalizing (see volatile.go).
+	Volatile *Volatile
 }
 
 // Digest is a 128-bit content digest.
@@ -210,6 +213,7 @@ func (w *wordWriter) end() {
 }
 
 func (n Normalizer) appendNormalized(dst []byte, s string) []byte {
+	s = n.Volatile.Mask(s)
 	w := wordWriter{dst: dst, dropNumbers: n.DropNumbers}
 	for i := 0; i < len(s); {
 		c := s[i]

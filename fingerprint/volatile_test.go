@@ -1,0 +1,115 @@
+package fingerprint
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestVolatileMask(t *testing.T) {
+	v, err := NewVolatile(DefaultVolatileKinds...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pairs of texts that differ only in volatile fragments must normalize equally;
+	// pairs that differ in content must not.
+	same := []struct{ a, b string }{
+		{"Updated 2024-01-02 10:00:00Z. Solar panels.", "Updated 2025-11-30 23:59:01Z. Solar panels."},
+		{"Posted on March 3, 2024 by Ana", "Posted on April 17, 2025 by Ana"},
+		{"Publicado em 3 de março de 2024", "Publicado em 21 de dezembro de 2025"},
+		{"Publié le 3 mars 2024", "Publié le 9 décembre 2025"},
+		{"Monday, 5 May 2024 news", "Tuesday, 6 May 2024 news"},
+		{"Last login 10:42 pm", "Last login 9:03 am"},
+		{"Updated 5 minutes ago", "Updated 2 hours ago"},
+		{"atualizado há 3 horas", "atualizado há 10 minutos"},
+		{"1,234 views · 12 comments", "1,301 views · 15 comments"},
+		{"Visitas: 10.234", "Visitas: 10.301"},
+		{"session a3f9c2e1b4d5f6a7b8c9 active", "session 77ffe21b0c9d8e7f6a5b active"},
+		{"Docs for sonda. Version 1.4.2 built 2024-03-01", "Docs for sonda. Version 1.5.0 built 2024-04-11"},
+		{"Docs v2.3.1", "Docs v2.4.0"},
+		{"© 2019-2024 Example", "© 2019-2025 Example"},
+		{"Today at 14h30", "Yesterday at 09h15"},
+		{"cache buster 20240102T101010abc123", "cache buster 20250102T101010abd999"},
+	}
+	n := Normalizer{Volatile: v}
+	for _, tc := range same {
+		if n.Exact(tc.a) != n.Exact(tc.b) {
+			t.Errorf("%q and %q differ after masking: %q vs %q", tc.a, tc.b, n.Normalize(tc.a), n.Normalize(tc.b))
+		}
+		if Exact(tc.a) == Exact(tc.b) {
+			t.Errorf("%q and %q are equal even without masking: the case tests nothing", tc.a, tc.b)
+		}
+	}
+	differ := []struct{ a, b string }{
+		{"Price 10 euros", "Price 12 euros"}, // numbers are not masked by default
+		{"Solar panels are cheap", "Wind turbines are cheap"},
+		{"internationalization matters", "internationalisation matters"}, // long words are not ids
+		{"chapter 3", "chapter 4"},
+	}
+	for _, tc := range differ {
+		if n.Exact(tc.a) == n.Exact(tc.b) {
+			t.Errorf("%q and %q are equal after masking: %q", tc.a, tc.b, n.Normalize(tc.a))
+		}
+	}
+	// The text around a fragment survives.
+	if got := n.Normalize("Updated 5 minutes ago: the river rose"); got != "updated the river rose" {
+		t.Errorf("Normalize = %q", got)
+	}
+}
+
+func TestVolatileKinds(t *testing.T) {
+	if v, err := NewVolatile(); v != nil || err != nil {
+		t.Errorf("no kinds: %v, %v; want nil, nil", v, err)
+	}
+	if _, err := NewVolatile("dates", "weather"); err == nil || !strings.Contains(err.Error(), "weather") {
+		t.Errorf("unknown kind: error %v", err)
+	}
+	v, err := NewVolatile("numbers", "ids", "numbers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.Kinds(); strings.Join(got, ",") != "ids,numbers" {
+		t.Errorf("Kinds() = %v", got)
+	}
+	n := Normalizer{Volatile: v}
+	if n.Exact("Price 10 euros, ref 123456789012345") != n.Exact("Price 12 euros, ref 998877665544332") {
+		t.Error("numbers kind: prices and long numbers should be masked")
+	}
+	var none *Volatile
+	if none.Mask("a 1") != "a 1" || none.Count("2024-01-01") != 0 || none.Kinds() != nil {
+		t.Error("a nil Volatile must mask nothing")
+	}
+}
+
+func TestVolatileCount(t *testing.T) {
+	v, _ := NewVolatile("dates")
+	if got := v.Count("Jan 3, 2024 — 2024-02-05 — nothing — 3 de março de 2024"); got != 3 {
+		t.Errorf("Count = %d, want 3", got)
+	}
+}
+
+func FuzzVolatileMask(f *testing.F) {
+	f.Add("Updated 5 minutes ago, 1,234 views, v1.2.3, 2024-01-02T10:00Z")
+	f.Add("há 3 horas — © 2024 — a3f9c2e1b4d5f6a7b8c9")
+	v, err := NewVolatile(VolatileKinds...)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m := v.Mask(s)
+		if len(m) > len(s) {
+			t.Fatalf("masking grew the text: %q -> %q", s, m)
+		}
+		_ = Normalizer{Volatile: v}.Of(s)
+	})
+}
+
+func BenchmarkVolatileMask(b *testing.B) {
+	v, _ := NewVolatile(DefaultVolatileKinds...)
+	para := "The municipal water board met on March 3, 2024 and published 1,234 pages of minutes. " +
+		"Updated 5 minutes ago by the editors; version 2.4.1 of the portal is online. "
+	text := strings.Repeat(para+"Rivers, reservoirs and treatment plants were discussed at length again. ", 60)
+	b.SetBytes(int64(len(text)))
+	for i := 0; i < b.N; i++ {
+		v.Mask(text)
+	}
+}
