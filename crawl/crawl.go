@@ -56,6 +56,8 @@ type Crawler struct {
 	revisit  RevisitPolicy
 	analyze  []Analyzer
 	sinks    []Sink
+	filters  []LinkFilter
+	requests []RequestPolicy
 	policy   robots.Policy
 	stats    *stats
 	metrics  *metrics
@@ -83,6 +85,16 @@ func WithAnalyzers(a ...Analyzer) Option {
 
 // WithSinks adds sinks, given every committed document in order.
 func WithSinks(s ...Sink) Option { return func(c *Crawler) { c.sinks = append(c.sinks, s...) } }
+
+// WithLinkFilters adds admission rules every discovered link must pass (after scope).
+func WithLinkFilters(f ...LinkFilter) Option {
+	return func(c *Crawler) { c.filters = append(c.filters, f...) }
+}
+
+// WithRequestPolicies adds policies that adjust each request before it is made.
+func WithRequestPolicies(p ...RequestPolicy) Option {
+	return func(c *Crawler) { c.requests = append(c.requests, p...) }
+}
 
 // WithStore makes the crawler use db, already open on cfg.Data's state directory, instead of
 // opening it: a process that keeps the database open between crawls (`sonda serve`, which

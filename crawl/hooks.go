@@ -69,6 +69,20 @@ type Sink interface {
 	Consume(ctx context.Context, d *Document) error
 }
 
+// LinkFilter decides, after the scope rules, whether a discovered link is queued at all: a
+// vertical's admission rule, such as the geo vertical's "download an archive only when the
+// page gives geographic evidence". rule names the reason in the rejected-links counts.
+type LinkFilter interface {
+	Admit(l Link) (ok bool, rule string)
+}
+
+// RequestPolicy adjusts the request for one URL before it is fetched: a vertical that
+// downloads resources other than pages (datasets) widens the accepted media types and the
+// size cap for those URLs only. The request still goes through robots.txt and politeness.
+type RequestPolicy interface {
+	AdjustRequest(u urlnorm.URL, it frontier.Item, req *fetch.Request)
+}
+
 // BreadthFirst scores links by depth: shallower first, discovery order within a depth.
 type BreadthFirst struct{}
 

@@ -170,6 +170,9 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 		d.Prev = prev
 	}
 	req := fetch.Request{URL: it.URL}
+	for _, p := range c.requests {
+		p.AdjustRequest(u, it, &req)
+	}
 	if d.Prev != nil && l.Scheduled() {
 		req.ETag, req.LastModified = d.Prev.ETag, d.Prev.LastModified
 	}
@@ -311,6 +314,12 @@ func (c *Crawler) candidate(l Link, parent string) (frontier.Item, bool) {
 	} else if !v.Allowed {
 		c.stats.countRejected(v.Rule)
 		return frontier.Item{}, false
+	}
+	for _, f := range c.filters {
+		if ok, rule := f.Admit(l); !ok {
+			c.stats.countRejected(rule)
+			return frontier.Item{}, false
+		}
 	}
 	return frontier.Item{URL: l.URL.String(), Key: l.URL.Key(), Host: l.URL.HostKey(), Priority: c.scorer.Score(l), Depth: l.Depth, Parent: parent}, true
 }
