@@ -32,6 +32,7 @@ type Config struct {
 	URLs       URLs       `yaml:"urls"`
 	Scope      Scope      `yaml:"scope"`
 	WARC       WARC       `yaml:"warc"`
+	Serve      Serve      `yaml:"serve"`
 	Log        Log        `yaml:"log"`
 }
 
@@ -106,6 +107,12 @@ type Scope struct {
 type WARC struct {
 	Enabled     bool     `yaml:"enabled"`
 	MaxFileSize ByteSize `yaml:"max-file-size"`
+}
+
+// Serve configures `sonda serve`: the web UI, the HTTP API and /metrics.
+type Serve struct {
+	Addr  string `yaml:"addr"`
+	Token string `yaml:"token"` // for the API's write endpoints; "" makes serve generate one
 }
 
 // Log configures structured logging.
