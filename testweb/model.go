@@ -423,13 +423,16 @@ func (b *builder) addExtras() {
 	if w.cfg.Extra == nil {
 		return
 	}
+	// Links are resolved once every host's pages exist, so a page may link to an Extra
+	// page of a host that comes after its own.
+	type pending struct {
+		s     *site
+		r     *resource
+		links []string
+	}
+	var added []pending
 	for _, s := range w.sites {
 		rng := rand.New(rand.NewPCG(mix(w.seed, s.name), 0xe7))
-		type pending struct {
-			r     *resource
-			links []string
-		}
-		var added []pending
 		for _, p := range w.cfg.Extra(s.name, rng) {
 			key, uri, ok := splitPath(p.Path)
 			if !ok || s.res[key] != nil {
@@ -448,13 +451,13 @@ func (b *builder) addExtras() {
 			if !p.Unlinked {
 				s.home.links = append(s.home.links, link{to: r, form: formRootRelative})
 			}
-			added = append(added, pending{r, p.Links})
+			added = append(added, pending{s, r, p.Links})
 		}
-		for _, a := range added {
-			for _, l := range a.links {
-				t := b.resolveExtra(s, l)
-				a.r.links = append(a.r.links, link{to: t, form: b.form(a.r, t)})
-			}
+	}
+	for _, a := range added {
+		for _, l := range a.links {
+			t := b.resolveExtra(a.s, l)
+			a.r.links = append(a.r.links, link{to: t, form: b.form(a.r, t)})
 		}
 	}
 }
