@@ -1,0 +1,263 @@
+package sim
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sonda-search/sonda/revisit"
+	"github.com/sonda-search/sonda/revisit/alloc"
+)
+
+var allPolicies = []string{Oracle, "optimal", "uniform", "proportional", "classes", "classes-bayes", "adaptive"}
+
+// TestAcceptance is the acceptance test at a reduced scale (2,000 pages instead of
+// the command's 10,000): seed 004's mixture, seed 004's budget ratio (90,000 visits a day for
+// 300,000 pages), a year. sonda's default reaches 95% of the oracle's time-averaged
+// freshness and beats every other policy.
+func TestAcceptance(t *testing.T) {
+	pages := 2000
+	tr := Generate(pages, 365, DefaultMixture, 0, 1)
+	res, err := Run(Config{Budget: 0.3 * float64(pages), Policies: allPolicies, Seed: 1}, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]Result{}
+	for _, r := range res {
+		by[r.Policy] = r
+		t.Logf("%-14s freshness %.4f (%.1f%% of oracle)  age %.2f d  change share %.3f  visits %d", r.Policy, r.Freshness, 100*r.OfOracle, r.Age, r.ChangeShare, r.Visits)
+	}
+	opt := by["optimal"]
+	if opt.OfOracle < 0.95 {
+		t.Errorf("optimal reaches %.1f%% of the oracle's freshness, want ≥ 95%%", 100*opt.OfOracle)
+	}
+	for _, name := range allPolicies[2:] {
+		if by[name].Freshness >= opt.Freshness {
+			t.Errorf("%s (%.4f) is not below optimal (%.4f)", name, by[name].Freshness, opt.Freshness)
+		}
+	}
+	for _, r := range res {
+		if r.Visits != int(0.3*float64(pages)*365) {
+			t.Errorf("%s made %d visits, want the budget's %d", r.Policy, r.Visits, int(0.3*float64(pages)*365))
+		}
+	}
+}
+
+// TestUniformMatchesTheory cross-checks the simulator with Cho & Garcia-Molina's closed
+// form: under a uniform period T a Poisson page is fresh (1 − e^(−λT))/(λT) of the time.
+func TestUniformMatchesTheory(t *testing.T) {
+	pages := 3000
+	tr := Generate(pages, 400, DefaultMixture, 0, 2)
+	budget := 0.3 * float64(pages)
+	res, err := Run(Config{Budget: budget, Policies: []string{"uniform", Oracle}}, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want float64
+	for _, p := range tr.Pages {
+		want += alloc.Freshness(p.Rate, float64(pages)/budget)
+	}
+	want /= float64(pages)
+	if math.Abs(res[0].Freshness-want) > 0.01 {
+		t.Errorf("uniform: simulated freshness %.4f, theory %.4f", res[0].Freshness, want)
+	}
+	o, err := newOracle(tr, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var expect float64
+	for i, p := range tr.Pages {
+		expect += alloc.Freshness(p.Rate, o.intervals[i])
+	}
+	expect /= float64(pages)
+	if math.Abs(res[1].Freshness-expect) > 0.01 {
+		t.Errorf("oracle: simulated freshness %.4f, theory %.4f", res[1].Freshness, expect)
+	}
+}
+
+// TestAccounting follows one page by hand: it changes on days 1 and 1.5 and is visited
+// on day 2 (found changed) and day 3 (unchanged), over a 4-day horizon.
+func TestAccounting(t *testing.T) {
+	tr := Trace{Horizon: 4, Pages: []Page{{Changes: []float64{1, 1.5}, Rate: 1, LastChange: math.Inf(-1)}}}
+	ac := newAccumulator(tr.Horizon, 4)
+	ac.addExposure(0, 4)
+	st := &pageState{}
+	if changed, last := ac.settle(&tr.Pages[0], st, 2); !changed || last != 1.5 {
+		t.Errorf("visit on day 2: changed %v, last change %v", changed, last)
+	}
+	if changed, _ := ac.settle(&tr.Pages[0], st, 3); changed {
+		t.Error("visit on day 3 found a change")
+	}
+	ac.settle(&tr.Pages[0], st, 4)
+	// Fresh on [0,1) and [2,4): 3 of 4 days. Stale on [1,2) with age s−1: ∫ = 0.5.
+	if ac.totalFresh != 3 || ac.totalAge != 0.5 || ac.totalExposure != 4 {
+		t.Errorf("fresh %v, age %v, exposure %v; want 3, 0.5, 4", ac.totalFresh, ac.totalAge, ac.totalExposure)
+	}
+	if want := []float64{1, 0, 1, 1}; !equal(ac.fresh, want) {
+		t.Errorf("fresh per slice %v, want %v", ac.fresh, want)
+	}
+}
+
+func equal(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Abs(a[i]-b[i]) > 1e-12 {
+			return false
+		}
+	}
+	return true
+}
+
+func TestGenerate(t *testing.T) {
+	tr := Generate(1000, 200, DefaultMixture, 0.5, 3)
+	counts := map[float64]int{}
+	var lm int
+	for _, p := range tr.Pages {
+		counts[p.Rate]++
+		if p.LastModified {
+			lm++
+		}
+		for k, c := range p.Changes {
+			if c <= 0 || c > 200 || k > 0 && c < p.Changes[k-1] {
+				t.Fatalf("change times out of order or range: %v", p.Changes)
+			}
+		}
+	}
+	for _, c := range DefaultMixture {
+		if got := counts[1/c.MeanInterval]; got != int(math.Round(c.Share*1000)) {
+			t.Errorf("component %v days: %d pages, want %v", c.MeanInterval, got, c.Share*1000)
+		}
+	}
+	if lm < 400 || lm > 600 {
+		t.Errorf("%d pages with Last-Modified, want about half", lm)
+	}
+	again := Generate(1000, 200, DefaultMixture, 0.5, 3)
+	if len(again.Pages[7].Changes) != len(tr.Pages[7].Changes) {
+		t.Error("the same seed gave another trace")
+	}
+}
+
+func TestParseMixture(t *testing.T) {
+	m, err := ParseMixture("1:1, 10:3")
+	if err != nil || len(m) != 2 || m[0].Share != 0.25 || m[1].MeanInterval != 10 {
+		t.Errorf("ParseMixture = %v, %v", m, err)
+	}
+	for _, bad := range []string{"", "1", "1:0", "-1:1", "a:b", "1:1,2"} {
+		if _, err := ParseMixture(bad); err == nil {
+			t.Errorf("ParseMixture(%q) accepted", bad)
+		}
+	}
+	if DefaultMixture.String() != "1:0.11,3.1:0.09,31.8:0.11,96.9:0.69" {
+		t.Errorf("String() = %q", DefaultMixture.String())
+	}
+}
+
+// TestRecordedRoundTrip writes what a daily monitor would record, reads it back and replays
+// it: the replayed trace has the recorded change counts, and sonda's policy still beats
+// uniform on it.
+func TestRecordedRoundTrip(t *testing.T) {
+	tr := Generate(600, 100, DefaultMixture, 0, 4)
+	var buf bytes.Buffer
+	if err := tr.WriteMonitoring(&buf, 1); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ReadRecorded(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 600 || len(recs[0].Visits) != 100 {
+		t.Fatalf("read %d pages with %d visits, want 600 with 100", len(recs), len(recs[0].Visits))
+	}
+	replay := FromRecorded(recs, 5)
+	for i, r := range recs {
+		x := 0
+		for _, v := range r.Visits {
+			if v.Changed {
+				x++
+			}
+		}
+		if len(replay.Pages[i].Changes) != x {
+			t.Fatalf("page %d: %d changes replayed, %d recorded", i, len(replay.Pages[i].Changes), x)
+		}
+	}
+	if replay.Horizon != 100 {
+		t.Errorf("horizon %v, want 100", replay.Horizon)
+	}
+	res, err := Run(Config{Budget: 200, Policies: []string{"optimal", "uniform", Oracle}}, replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(res[0].Freshness > res[1].Freshness) {
+		t.Errorf("replay: optimal %.4f not above uniform %.4f", res[0].Freshness, res[1].Freshness)
+	}
+}
+
+func TestReadRecordedErrors(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"a", "line 1"},
+		{"a 0 1", "line 1"},
+		{"# comment\na x", "line 2: first offset"},
+		{"a 0 0 1", "pair 1: days"},
+		{"a 0 1 2", "changed flag"},
+		{"", "no pages"},
+	} {
+		_, err := ReadRecorded(strings.NewReader(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ReadRecorded(%q): error %v, want it to mention %q", tc.in, err, tc.want)
+		}
+	}
+	recs, err := ReadRecorded(strings.NewReader("u1,2.5,1,0,3,1\n\nu2\t0\t1\t1\n"))
+	if err != nil || len(recs) != 2 || recs[0].First != 2.5 || !recs[0].Visits[1].Changed || recs[0].Visits[1].Since != 3 {
+		t.Errorf("ReadRecorded = %+v, %v", recs, err)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	tr := Generate(10, 10, DefaultMixture, 0, 1)
+	if _, err := Run(Config{Budget: 0, Policies: []string{"uniform"}}, tr); err == nil {
+		t.Error("zero budget accepted")
+	}
+	if _, err := Run(Config{Budget: 1, Policies: []string{"nope"}}, tr); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("unknown policy: %v", err)
+	}
+	if _, err := Run(Config{Budget: 1, Policies: []string{"uniform"}}, Trace{}); err == nil {
+		t.Error("empty trace accepted")
+	}
+}
+
+func TestPlot(t *testing.T) {
+	tr := Generate(200, 30, DefaultMixture, 0, 1)
+	res, err := Run(Config{Budget: 60, Policies: []string{"uniform", Oracle}, Samples: 10}, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "f.svg")
+	if err := Plot(res, tr.Horizon, "test", path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("uniform")) {
+		t.Errorf("plot file: %d bytes, err %v", len(b), err)
+	}
+	if err := Plot(res, tr.Horizon, "test", filepath.Join(t.TempDir(), "f.txt")); err == nil {
+		t.Error("a .txt plot was accepted")
+	}
+}
+
+func BenchmarkSimulate(b *testing.B) {
+	tr := Generate(2000, 100, DefaultMixture, 0, 1)
+	for _, name := range []string{"uniform", "optimal"} {
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := Run(Config{Budget: 600, Policies: []string{name}, Options: revisit.Options{}}, tr); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
