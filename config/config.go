@@ -33,6 +33,7 @@ type Config struct {
 	Scope      Scope      `yaml:"scope"`
 	WARC       WARC       `yaml:"warc"`
 	Serve      Serve      `yaml:"serve"`
+	Revisit    Revisit    `yaml:"revisit"`
 	Log        Log        `yaml:"log"`
 }
 
@@ -44,6 +45,7 @@ type Crawl struct {
 	Concurrency  int           `yaml:"concurrency"`
 	LinkStrategy string        `yaml:"link-strategy"`
 	MetricsAddr  string        `yaml:"metrics-addr"`
+	Budget       Rate          `yaml:"budget"`
 }
 
 // Politeness bounds the load sonda puts on each host.
@@ -285,6 +287,15 @@ func setFromString(f reflect.Value, s string) error {
 		}
 		f.SetInt(int64(n))
 		return nil
+	case Rate:
+		r, err := ParseRate(s)
+		if err != nil {
+			return err
+		}
+		f.SetFloat(float64(r))
+		return nil
+	case []time.Duration, []int:
+		return setList(f, s)
 	}
 	switch f.Kind() {
 	case reflect.String:
@@ -363,6 +374,7 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Sprintf("log.format: %q is not text or json", c.Log.Format))
 	}
+	c.validateRevisit(&errs)
 	if len(errs) > 0 {
 		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
 	}
