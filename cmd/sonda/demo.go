@@ -25,12 +25,17 @@ func init() { register(newDemoCmd) }
 
 func newDemoCmd() *cobra.Command {
 	var hosts int
+	var noServe bool
+	var serveAddr string
 	cmd := &cobra.Command{
 		Use:   "demo [--data DIR]",
-		Short: "Crawl the built-in test web offline and print what happened",
+		Short: "Crawl the built-in test web offline, print what happened and serve the web UI",
 		Long: `demo starts the synthetic test web on loopback (see sonda testweb), crawls it politely
 into a fresh data directory (default ./sonda-demo) and prints a summary: pages fetched,
 errors by kind, politeness kept, and a few of the records. It needs no network.
+
+While it crawls and afterwards, it serves the web UI (search, dashboard, API) at the
+address it prints, until Ctrl-C; --no-serve only crawls and reports.
 
 Afterwards, explore the result:
   sonda status --data sonda-demo
@@ -58,18 +63,27 @@ Afterwards, explore the result:
 			cfg := demoConfig(data, web)
 			fmt.Fprintf(out, "crawling into %s: %d seeds, %d connections, %s minimum delay per host\n",
 				data, len(cfg.Crawl.Seeds), cfg.Crawl.Concurrency, cfg.Politeness.MinDelay)
-			sum, err := runCrawl(cmd.Context(), cfg, nil, cmd.ErrOrStderr())
+			d, serving, err := demoServe(cmd.Context(), cfg, noServe, serveAddr, out, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			sum, err := demoCrawl(cmd.Context(), d, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			printSummary(out, data, sum)
-			if sum.Reason != "frontier empty" {
-				return nil
+			if sum.Reason == "frontier empty" {
+				if err := demoReport(out, d.DB, web, cfg); err != nil {
+					return err
+				}
 			}
-			return demoReport(out, data, web, cfg)
+			return serving()
 		},
 	}
 	cmd.Flags().IntVar(&hosts, "hosts", 60, "hosts in the test web")
+	cmd.Flags().BoolVar(&noServe, "no-serve", false, "only crawl and report; do not serve the web UI")
+	cmd.Flags().StringVar(&serveAddr, "addr", "127.0.0.1:8080", "serve the web UI on `HOST:PORT` (a free port if it is taken)")
 	return cmd
 }
 
@@ -97,7 +111,7 @@ func demoConfig(data string, web *testweb.Web) config.Config {
 	return cfg
 }
 
-func demoReport(out io.Writer, data string, web *testweb.Web, cfg config.Config) error {
+func demoReport(out io.Writer, db *store.DB, web *testweb.Web, cfg config.Config) error {
 	problems := web.CheckFetches()
 	violations := web.CheckPoliteness(cfg.Politeness.MinDelay, cfg.Politeness.PerHost)
 	fmt.Fprintf(out, "\nchecked against the test web's ground truth: %d reachable URLs, %d problems; politeness: %d violations\n",
@@ -109,12 +123,7 @@ func demoReport(out io.Writer, data string, web *testweb.Web, cfg config.Config)
 		}
 		fmt.Fprintln(out, "  ", p)
 	}
-	db, err := store.Open(crawl.StateDir(data), store.Options{})
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	fmt.Fprintln(out, "\na few records (sonda export --data "+data+" --what pages):")
+	fmt.Fprintln(out, "\na few records (sonda export --data "+cfg.Data+" --what pages):")
 	shown := map[string]bool{}
 	return db.Pages(func(p *store.Page) error {
 		kind := "ok"

@@ -30,6 +30,7 @@ type Runner struct {
 	db      *store.DB
 	log     *slog.Logger
 	options func() ([]crawl.Option, error)
+	onTick  func(crawl.Progress)
 	norm    *urlnorm.Normalizer
 
 	mu      sync.Mutex
@@ -65,6 +66,9 @@ type RunnerOptions struct {
 	// sink and the logger.
 	Options func() ([]crawl.Option, error)
 	Logger  *slog.Logger
+	// Progress, when set, also receives the crawler's progress every second (a terminal's
+	// progress line).
+	Progress func(crawl.Progress)
 }
 
 // NewRunner prepares crawl control over db, the open database of cfg.Data.
@@ -75,7 +79,7 @@ func NewRunner(cfg config.Config, db *store.DB, o RunnerOptions) *Runner {
 	if o.Options == nil {
 		o.Options = func() ([]crawl.Option, error) { return nil, nil }
 	}
-	r := &Runner{cfg: cfg, db: db, log: o.Logger, options: o.Options, norm: urlnorm.New(crawl.NormalizerOptions(cfg))}
+	r := &Runner{cfg: cfg, db: db, log: o.Logger, options: o.Options, onTick: o.Progress, norm: urlnorm.New(crawl.NormalizerOptions(cfg))}
 	r.last = statusFromFile(cfg.Data)
 	return r
 }
@@ -220,6 +224,9 @@ func (r *Runner) run(ctx context.Context, cfg config.Config, s *session, c *craw
 
 // sample records the crawler's progress, once a second.
 func (r *Runner) sample(s *session, p crawl.Progress) {
+	if r.onTick != nil {
+		r.onTick(p)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s.progress = p

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/web"
+	"github.com/sonda-search/sonda/web/local"
+)
+
+func init() { register(newServeCmd) }
+
+func newServeCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve [--data DIR] [--addr HOST:PORT]",
+		Short: "Serve the web UI, the HTTP API and /metrics over a data directory",
+		Long: `serve opens the data directory and serves, on one address:
+  /            search, results, cached documents and link relations
+  /dashboard   the crawl dashboard: live figures and charts, start and stop
+  /api/...     the JSON API (described at /api/openapi.json)
+  /metrics     Prometheus metrics, the running crawl's included
+
+Pebble lets one process open a data directory, so serve owns it: crawls run inside the
+server, started from the dashboard or with POST /api/crawl/start, and stop with it.
+
+Write requests (crawl control) need the token, sent as "Authorization: Bearer TOKEN".
+It comes from serve.token in sonda.yaml or SONDA_SERVE_TOKEN; when neither is set, serve
+makes a random one and prints it.
+
+Examples:
+  sonda serve --data mycrawl/sonda-data
+  SONDA_SERVE_TOKEN=$(cat token) sonda serve -c mycrawl/sonda.yaml --addr 0.0.0.0:8080`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd, serveFlags...)
+			if err != nil {
+				return err
+			}
+			d, err := local.Open(cfg, local.Options{Logger: newLogger(cfg)})
+			if errors.Is(err, local.ErrInUse) {
+				return usageError{err}
+			}
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			ln, err := net.Listen("tcp", cfg.Serve.Addr)
+			if err != nil {
+				return usageError{fmt.Errorf("serve.addr %s: %w", cfg.Serve.Addr, err)}
+			}
+			return serveData(cmd.Context(), d, cfg, ln, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().String("addr", "", "listen on `HOST:PORT` (default serve.addr: 127.0.0.1:8080; port 0 picks a free one)")
+	return cmd
+}
+
+var serveFlags = []settingFlag{
+	{"addr", func(c *config.Config, f *pflag.FlagSet) (err error) {
+		c.Serve.Addr, err = f.GetString("addr")
+		return
+	}},
+}
+
+// serveData serves d's UI and API on ln until ctx ends, then shuts the server down
+// gracefully (the caller closes d, which stops a running crawl).
+func serveData(ctx context.Context, d *local.Data, cfg config.Config, ln net.Listener, out io.Writer) error {
+	token, generated := cfg.Serve.Token, false
+	if token == "" {
+		var err error
+		if token, err = newToken(); err != nil {
+			return err
+		}
+		generated = true
+	}
+	opts := d.WebOptions()
+	opts.Token = token
+	handler, err := web.New(opts)
+	if err != nil {
+		return usageError{err}
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	fmt.Fprintf(out, "serving %s on http://%s/ (dashboard: http://%s/dashboard)\n", cfg.Data, ln.Addr(), ln.Addr())
+	if generated {
+		fmt.Fprintf(out, "write token for crawl control (generated for this run; set SONDA_SERVE_TOKEN to choose one): %s\n", token)
+	}
+	fmt.Fprintln(out, "press Ctrl-C to stop")
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		srv.Close()
+	}
+	fmt.Fprintln(out, "server stopped")
+	return nil
+}
+
+// newToken makes a random write token: 24 bytes from the system's CSPRNG, base64url.
+func newToken() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate a serve token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
