@@ -31,6 +31,7 @@ import (
 
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/fetch"
+	"github.com/sonda-search/sonda/fingerprint"
 	"github.com/sonda-search/sonda/frontier"
 	"github.com/sonda-search/sonda/robots"
 	"github.com/sonda-search/sonda/scope"
@@ -56,6 +57,9 @@ type Crawler struct {
 	revisit  RevisitPolicy
 	analyze  []Analyzer
 	sinks    []Sink
+	pacer    *pacer                 // crawl.budget; nil when unlimited
+	textNorm fingerprint.Normalizer // change detection (revisit.ignore)
+	md5Print bool                   // revisit.fingerprint: md5
 	filters  []LinkFilter
 	requests []RequestPolicy
 	policy   robots.Policy
@@ -130,6 +134,11 @@ func New(cfg config.Config, opts ...Option) (*Crawler, error) {
 			return nil, err
 		}
 		c.scorer = s
+	}
+	c.pacer = newPacer(cfg.Crawl.Budget.PerSecond())
+	var err error
+	if c.textNorm, c.md5Print, err = ChangeNormalizer(cfg); err != nil {
+		return nil, err
 	}
 	fo, err := FetchOptions(cfg)
 	if err != nil {
@@ -259,6 +268,11 @@ func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Pr
 	if err := c.admitSeeds(seeds); err != nil {
 		return Summary{}, err
 	}
+	if r, ok := c.revisit.(HistoryRestorer); ok {
+		if err := r.Restore(c.db); err != nil {
+			return Summary{}, fmt.Errorf("crawl: revisit policy: %w", err)
+		}
+	}
 	if len(seeds) == 0 {
 		return Summary{}, errors.New("crawl: nothing to crawl: give seeds (crawl.seeds in sonda.yaml, or --seed URL)")
 	}
@@ -327,6 +341,10 @@ func (c *Crawler) admitSeeds(seeds []urlnorm.URL) error {
 // worker leases and processes URLs until the frontier is drained or ctx ends.
 func (c *Crawler) worker(ctx context.Context, budget *atomic.Int64, stop context.CancelCauseFunc) error {
 	for {
+		if err := c.pacer.wait(ctx); err != nil {
+			return nil
+		}
+		asked := time.Now()
 		l, err := c.frontier.Next(ctx)
 		switch {
 		case errors.Is(err, frontier.ErrDrained):
@@ -339,6 +357,14 @@ func (c *Crawler) worker(ctx context.Context, budget *atomic.Int64, stop context
 			return nil
 		case err != nil:
 			return err
+		}
+		if c.pacer != nil && time.Since(asked) > c.pacer.interval {
+			// The worker waited for work past its slot: take a fresh one, so workers woken
+			// by the same URLs falling due do not fetch in a burst.
+			if err := c.pacer.wait(ctx); err != nil {
+				_ = c.frontier.Release(l, time.Time{})
+				return nil
+			}
 		}
 		if err := c.process(ctx, l, budget, stop); err != nil {
 			if ctx.Err() != nil {

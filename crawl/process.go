@@ -412,8 +412,11 @@ var wordless = fingerprint.Exact("")
 // fingerprint sets the record's content identity, change flag and duplicate links.
 func (c *Crawler) fingerprint(d *Document) {
 	rec := d.Record
-	fp := fingerprint.Of(d.Text)
+	fp := c.textNorm.Of(d.Text)
 	rec.Fingerprint = fp.Exact.String()
+	if c.md5Print {
+		rec.Fingerprint = fingerprint.MD5Stripped(d.Text)
+	}
 	rec.SimHash = fmt.Sprintf("%016x", fp.SimHash)
 	if d.Prev != nil && d.Prev.Fingerprint != "" {
 		rec.Changed = d.Prev.Fingerprint != rec.Fingerprint
