@@ -30,7 +30,7 @@ func (w xmlWalker) walk(data []byte) error {
 		return charsetReader(label, input)
 	}
 	var path []string
-	var texts []strings.Builder
+	var texts []*strings.Builder
 	for {
 		tok, err := d.Token()
 		if err == io.EOF {
@@ -45,7 +45,7 @@ func (w xmlWalker) walk(data []byte) error {
 				return errors.New("XML nested too deeply")
 			}
 			path = append(path, t.Name.Local)
-			texts = append(texts, strings.Builder{})
+			texts = append(texts, &strings.Builder{})
 			if w.start != nil {
 				w.start(path, t.Attr)
 			}

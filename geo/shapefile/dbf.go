@@ -176,8 +176,7 @@ func lookupCodePage(s string) (string, encoding.Encoding) {
 	if enc == unicode.UTF8 {
 		return "UTF-8", nil
 	}
-	name, _ := ianaindex.IANA.Name(enc)
-	return name, enc
+	return s, enc // the label as written (IANA's canonical names are "ISO_8859-1:1987" and the like)
 }
 
 // Next returns the next live record's values, decoded to UTF-8 and trimmed, one per
