@@ -1,0 +1,113 @@
+// Package index owns sonda's search index: a Bleve (scorch) index of documents of several
+// kinds, kept up to date as the crawl fetches and re-fetches pages, and the search over it —
+// query parsing (package query), language-aware analysis, BM25 with field weights, the blend
+// with link rank (package linkgraph) and topic relevance, snippets, facets, pagination and a
+// result cache.
+//
+// # Documents
+//
+// A Doc has a Kind ("page" now; "article" and "dataset" from the extraction packages) and
+// common fields (title, body, headings, description, anchors of in-links, URL, host,
+// language, content type, dates, topic relevance). Kind-specific values go in Doc.Fields, a
+// typed map that is indexed without this package knowing the kind: strings and string lists
+// become exact-match keywords named f_<name> and searchable text, times become date fields,
+// numbers numeric fields, booleans boolean fields (see Doc.Fields). A time under
+// "published" is the document's date for date filters and facets; otherwise the date is
+// when it was fetched.
+//
+// # Analysis and fields
+//
+// Every text field exists once per language (title_en, body_pt, ...; see Languages) and a
+// document fills the copies of its own language, analyzed by that language's analyzer, so
+// field statistics stay within one language and a query word is analyzed once per language
+// present. Bleve's analysis happens here, before Bleve sees the document, which also gives
+// the exact field lengths that BM25 needs: Bleve 2.6's own BM25 estimates a field's average
+// length from the size of its term dictionary (distinct terms / documents), which is not a
+// length at all and penalizes long documents more as the vocabulary grows; this package
+// keeps the true per-field totals and hands them to Bleve at query time.
+//
+// # Durability
+//
+// A Put or Delete returns once Bleve has persisted its batch (scorch's default): a document
+// that Put accepted survives a crash. The crawl sink (Sink) queues documents for at most
+// its flush delay to write them in batches; a crash loses the queue, and the index notices
+// at the next Open that it was not closed cleanly (Stats.Unclean), so the crawl can re-index
+// what it fetched since the last persisted batch from the store and the WARC files
+// (Rebuild). The store is the source of truth: `sonda index rebuild` recreates the whole
+// index from it.
+package index
+
+import (
+	"fmt"
+	"time"
+)
+
+// Kinds of documents sonda indexes. Kind is free-form (lowercase letters, digits, - and _);
+// these are the ones sonda's packages use.
+const (
+	KindPage    = "page"
+	KindArticle = "article"
+	KindDataset = "dataset"
+)
+
+// Doc is one searchable document.
+type Doc struct {
+	ID          string    `json:"id"`   // unique; for pages, the canonical URL
+	Kind        string    `json:"kind"` // "page" when empty
+	URL         string    `json:"url"`
+	Title       string    `json:"title"`
+	Body        string    `json:"body"`
+	Headings    string    `json:"headings,omitempty"`
+	Description string    `json:"description,omitempty"`
+	Host        string    `json:"host"`
+	Lang        string    `json:"lang,omitempty"`         // primary language subtag
+	ContentType string    `json:"content_type,omitempty"` // media type
+	Fetched     time.Time `json:"fetched"`
+	Relevance   float64   `json:"relevance"` // topic relevance 0..1; -1 when no topic is set
+	Relevant    bool      `json:"relevant"`
+	Topics      []string  `json:"topics,omitempty"`
+	InLinks     int       `json:"inlinks"` // distinct pages linking here (when indexed)
+	Anchors     []string  `json:"anchors,omitempty"`
+	// Fields are kind-specific values: string, []string, time.Time, bool, int, int64,
+	// float32 or float64 are indexed (see the package doc); other values are only stored
+	// and come back from Document as JSON decodes them. Names are lowercase letters,
+	// digits and _.
+	Fields map[string]any `json:"fields,omitempty"`
+}
+
+// Date is the document's date: Fields["published"] when it is a time, else Fetched.
+func (d *Doc) Date() time.Time {
+	if t, ok := d.Fields["published"].(time.Time); ok && !t.IsZero() {
+		return t
+	}
+	return d.Fetched
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *Doc) validate() error {
+	switch {
+	case d.ID == "":
+		return fmt.Errorf("index: document without an ID (URL %q): give it one, e.g. its canonical URL", d.URL)
+	case len(d.ID) > 8<<10:
+		return fmt.Errorf("index: document ID of %d bytes is longer than 8 KiB", len(d.ID))
+	case d.Kind != "" && !validName(d.Kind):
+		return fmt.Errorf("index: document %s: kind %q must be lowercase letters, digits, - or _", d.ID, d.Kind)
+	}
+	for name := range d.Fields {
+		if !validName(name) || name[0] == '-' {
+			return fmt.Errorf("index: document %s: field name %q must be lowercase letters, digits and _", d.ID, name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,517 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
+	bindex "github.com/blevesearch/bleve_index_api"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/sonda-search/sonda/linkgraph"
+	"github.com/sonda-search/sonda/query"
+)
+
+// Links is what the index asks of a link graph (package linkgraph's *Graph): the link
+// signals of result URLs, the anchor text of links to a URL, and when ranks last changed.
+type Links interface {
+	Signals(urls []string) ([]linkgraph.Signal, error)
+	Anchors(url string, limit, maxBytes int) ([]string, error)
+	Summary() *linkgraph.RankSummary
+}
+
+// Options tune an Index. The zero value is usable: sonda's default ranking, implicit AND,
+// no link graph.
+type Options struct {
+	Ranking Ranking
+	// Implicit is what juxtaposed query words mean (query.And by default).
+	Implicit query.Operator
+	// Links provides link rank, in-link counts and anchors (nil: none).
+	Links Links
+	// CacheEntries is the size of the result cache (default 1024; negative: no cache).
+	CacheEntries int
+	// MaxResults is the deepest result a query may page to (default 1000, as the search
+	// engines seed 002 compares itself with: deep pages cost more and are never read).
+	MaxResults int
+	Logger     *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	o.Ranking = o.Ranking.withDefaults()
+	if o.CacheEntries == 0 {
+		o.CacheEntries = 1024
+	}
+	if o.MaxResults <= 0 {
+		o.MaxResults = 1000
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Index is a search index in one directory. It is safe for concurrent use; writes are
+// serialized.
+type Index struct {
+	bi   bleve.Index
+	dir  string
+	opts Options
+
+	writeMu sync.Mutex // serializes Put/Delete and the statistics they keep
+	statsMu sync.RWMutex
+	stats   fieldStats
+
+	gen     atomic.Uint64 // bumped by every write: the result cache's validity
+	cache   *resultCache
+	unclean bool
+	written atomic.Int64 // unix nanoseconds of the last write
+	closed  atomic.Bool
+}
+
+// internal keys the index keeps in Bleve.
+var keyOpen = []byte("sonda:open") // present while the index is open: its absence at Open means a clean close
+
+// ErrLocked means another process has the index open.
+var ErrLocked = errors.New("index: the index is in use by another sonda process")
+
+// Open opens the index in dir, creating it if needed.
+func Open(dir string, opts Options) (*Index, error) {
+	opts = opts.withDefaults()
+	if err := opts.Ranking.validate(); err != nil {
+		return nil, err
+	}
+	config := map[string]any{"bolt_timeout": "2s"}
+	var bi bleve.Index
+	var err error
+	if _, statErr := os.Stat(filepath.Join(dir, "index_meta.json")); statErr == nil {
+		bi, err = bleve.OpenUsing(dir, config)
+	} else {
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return nil, fmt.Errorf("index: create %s: %w", dir, err)
+		}
+		bi, err = bleve.NewUsing(dir, newMapping(), scorch.Name, scorch.Name, config)
+	}
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, fmt.Errorf("%w (%s): stop it first (a running crawl or sonda serve), or search through sonda serve", ErrLocked, dir)
+		}
+		return nil, fmt.Errorf("index: open %s: %w", dir, err)
+	}
+	ix := &Index{bi: bi, dir: dir, opts: opts, cache: newResultCache(opts.CacheEntries)}
+	ok := false
+	defer func() {
+		if !ok {
+			bi.Close()
+		}
+	}()
+	mark, err := bi.GetInternal(keyOpen)
+	if err != nil {
+		return nil, fmt.Errorf("index: open %s: %w", dir, err)
+	}
+	ix.unclean = mark != nil
+	if ix.unclean {
+		opts.Logger.Warn("the search index was not closed cleanly; documents queued when it stopped may be missing (sonda index rebuild restores them)", "dir", dir)
+	}
+	if err := bi.SetInternal(keyOpen, []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
+		return nil, fmt.Errorf("index: open %s: %w", dir, err)
+	}
+	if err := ix.loadStats(); err != nil {
+		return nil, err
+	}
+	setBM25(opts.Ranking.K1, opts.Ranking.B)
+	ok = true
+	return ix, nil
+}
+
+// newMapping is the index mapping: documents are built by this package (see fields.go), so
+// the mapping only selects BM25 scoring and turns dynamic fields off.
+func newMapping() *mapping.IndexMappingImpl {
+	m := mapping.NewIndexMapping()
+	m.ScoringModel = bindex.BM25Scoring
+	m.DefaultMapping.Dynamic = false
+	m.IndexDynamic = false
+	m.StoreDynamic = false
+	m.DocValuesDynamic = false
+	return m
+}
+
+// Close flushes and closes the index, recording that it was closed cleanly.
+func (ix *Index) Close() error {
+	if !ix.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	err := ix.bi.DeleteInternal(keyOpen)
+	if cerr := ix.bi.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("index: close %s: %w", ix.dir, err)
+	}
+	return nil
+}
+
+// Dir is the index's directory.
+func (ix *Index) Dir() string { return ix.dir }
+
+var errClosed = errors.New("index: the index is closed")
+
+// Put adds or replaces documents. It returns once they are persisted.
+func (ix *Index) Put(ctx context.Context, docs ...Doc) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	if ix.closed.Load() {
+		return errClosed
+	}
+	// Last one wins for repeated IDs, as in a Bleve batch.
+	latest := make(map[string]int, len(docs))
+	for i, d := range docs {
+		latest[d.ID] = i
+	}
+	builtDocs := make([]*built, len(docs))
+	errs := make([]error, len(docs))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(docs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				builtDocs[i], errs[i] = build(docs[i])
+			}
+		}()
+	}
+	for i := range docs {
+		if latest[docs[i].ID] == i {
+			work <- i
+		}
+	}
+	close(work)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	if ix.closed.Load() {
+		return errClosed
+	}
+	ids := make([]string, 0, len(latest))
+	for id := range latest {
+		ids = append(ids, id)
+	}
+	old, err := ix.oldLengths(ids)
+	if err != nil {
+		return err
+	}
+	b := ix.bi.NewBatch()
+	for _, bd := range builtDocs {
+		if bd == nil {
+			continue
+		}
+		if err := b.IndexAdvanced(bd.doc); err != nil {
+			return fmt.Errorf("index: add %s: %w", bd.doc.ID(), err)
+		}
+	}
+	if err := ix.bi.Batch(b); err != nil {
+		return fmt.Errorf("index: write %d documents: %w", len(ids), err)
+	}
+	ix.statsMu.Lock()
+	for _, o := range old {
+		ix.stats.remove(o.lang, o.lens)
+	}
+	for _, bd := range builtDocs {
+		if bd != nil {
+			ix.stats.add(bd.lang, bd.lens)
+		}
+	}
+	ix.statsMu.Unlock()
+	ix.wrote()
+	return nil
+}
+
+// Delete removes documents; IDs that are not in the index are ignored.
+func (ix *Index) Delete(ctx context.Context, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if ix.closed.Load() {
+		return errClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	old, err := ix.oldLengths(ids)
+	if err != nil {
+		return err
+	}
+	if len(old) == 0 {
+		return nil
+	}
+	b := ix.bi.NewBatch()
+	for id := range old {
+		b.Delete(id)
+	}
+	if err := ix.bi.Batch(b); err != nil {
+		return fmt.Errorf("index: delete %d documents: %w", len(old), err)
+	}
+	ix.statsMu.Lock()
+	for _, o := range old {
+		ix.stats.remove(o.lang, o.lens)
+	}
+	ix.statsMu.Unlock()
+	ix.wrote()
+	return nil
+}
+
+func (ix *Index) wrote() {
+	ix.gen.Add(1)
+	ix.written.Store(time.Now().UnixNano())
+}
+
+type lengths struct {
+	lang string
+	lens [7]int
+}
+
+// oldLengths returns the recorded field lengths of those of ids that are in the index.
+func (ix *Index) oldLengths(ids []string) (map[string]lengths, error) {
+	r, err := ix.reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	dv, err := r.DocValueReader([]string{fieldLens})
+	if err != nil {
+		return nil, fmt.Errorf("index: read field lengths: %w", err)
+	}
+	out := map[string]lengths{}
+	for _, id := range ids {
+		iid, err := r.InternalID(id)
+		if err != nil {
+			return nil, fmt.Errorf("index: look up %s: %w", id, err)
+		}
+		if iid == nil {
+			continue
+		}
+		var l lengths
+		found := false
+		err = dv.VisitDocValues(iid, func(_ string, term []byte) {
+			if lang, lens, ok := parseLens(string(term)); ok {
+				l, found = lengths{lang, lens}, true
+			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("index: read field lengths of %s: %w", id, err)
+		}
+		if found {
+			out[id] = l
+		}
+	}
+	return out, nil
+}
+
+func (ix *Index) reader() (bindex.IndexReader, error) {
+	adv, err := ix.bi.Advanced()
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("index: open a reader: %w", err)
+	}
+	return r, nil
+}
+
+// loadStats computes the field statistics from every document's recorded lengths.
+func (ix *Index) loadStats() error {
+	r, err := ix.reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	all, err := r.DocIDReaderAll()
+	if err != nil {
+		return fmt.Errorf("index: list documents: %w", err)
+	}
+	defer all.Close()
+	dv, err := r.DocValueReader([]string{fieldLens})
+	if err != nil {
+		return fmt.Errorf("index: read field lengths: %w", err)
+	}
+	s := newFieldStats()
+	for {
+		iid, err := all.Next()
+		if err != nil {
+			return fmt.Errorf("index: list documents: %w", err)
+		}
+		if iid == nil {
+			break
+		}
+		err = dv.VisitDocValues(iid, func(_ string, term []byte) {
+			if lang, lens, ok := parseLens(string(term)); ok {
+				s.add(lang, lens)
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("index: read field lengths: %w", err)
+		}
+	}
+	ix.statsMu.Lock()
+	ix.stats = s
+	ix.statsMu.Unlock()
+	return nil
+}
+
+// Document returns the stored document with id; ok is false when there is none.
+func (ix *Index) Document(ctx context.Context, id string) (Doc, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return Doc{}, false, err
+	}
+	if ix.closed.Load() {
+		return Doc{}, false, errClosed
+	}
+	doc, err := ix.bi.Document(id)
+	if err != nil {
+		return Doc{}, false, fmt.Errorf("index: read %s: %w", id, err)
+	}
+	if doc == nil {
+		return Doc{}, false, nil
+	}
+	d, err := decode(id, doc)
+	return d, err == nil, err
+}
+
+// Stats describes the index.
+type Stats struct {
+	Documents  int64            `json:"documents"`
+	Languages  map[string]int64 `json:"languages"` // documents per analyzer language ("xx": other)
+	Generation uint64           `json:"generation"`
+	LastWrite  time.Time        `json:"last_write,omitzero"`
+	DiskBytes  int64            `json:"disk_bytes"`
+	// Unclean reports that the index was not closed cleanly before this Open.
+	Unclean bool `json:"unclean,omitempty"`
+	// Ranks is the link graph's last PageRank run (nil without a link graph or before it).
+	Ranks *linkgraph.RankSummary `json:"ranks,omitempty"`
+}
+
+// Stats returns the index's current figures.
+func (ix *Index) Stats() Stats {
+	ix.statsMu.RLock()
+	s := Stats{Documents: ix.stats.docs, Languages: map[string]int64{}}
+	for l, n := range ix.stats.langs {
+		if n > 0 {
+			s.Languages[l] = n
+		}
+	}
+	ix.statsMu.RUnlock()
+	s.Generation = ix.gen.Load()
+	if w := ix.written.Load(); w > 0 {
+		s.LastWrite = time.Unix(0, w).UTC()
+	}
+	s.Unclean = ix.unclean
+	_ = filepath.Walk(ix.dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			s.DiskBytes += fi.Size()
+		}
+		return nil
+	})
+	if ix.opts.Links != nil {
+		s.Ranks = ix.opts.Links.Summary()
+	}
+	return s
+}
+
+// fieldStats are the totals BM25 needs: documents, and per field the documents that have
+// it and their total analyzed length.
+type fieldStats struct {
+	docs   int64
+	langs  map[string]int64
+	fields map[string]*fieldTotal
+}
+
+type fieldTotal struct{ docs, length int64 }
+
+func newFieldStats() fieldStats {
+	return fieldStats{langs: map[string]int64{}, fields: map[string]*fieldTotal{}}
+}
+
+func (s *fieldStats) fieldNames(lang string) []string {
+	names := make([]string, 0, len(textFields)+1)
+	for _, f := range textFields {
+		names = append(names, langField(f, lang))
+	}
+	return append(names, fieldURL)
+}
+
+func (s *fieldStats) apply(lang string, lens [7]int, sign int64) {
+	if s.fields == nil {
+		*s = newFieldStats()
+	}
+	s.docs += sign
+	s.langs[lang] += sign
+	for i, name := range s.fieldNames(lang) {
+		if lens[i] == 0 {
+			continue
+		}
+		t := s.fields[name]
+		if t == nil {
+			t = &fieldTotal{}
+			s.fields[name] = t
+		}
+		t.docs += sign
+		t.length += sign * int64(lens[i])
+	}
+}
+
+func (s *fieldStats) add(lang string, lens [7]int)    { s.apply(lang, lens, 1) }
+func (s *fieldStats) remove(lang string, lens [7]int) { s.apply(lang, lens, -1) }
+
+// averageLength is the mean analyzed length of field over the documents that have it.
+func (s *fieldStats) averageLength(field string) float64 {
+	t := s.fields[field]
+	if t == nil || t.docs <= 0 || t.length <= 0 {
+		return 1
+	}
+	return float64(t.length) / float64(t.docs)
+}
+
+// bm25Stats are the statistics handed to Bleve's BM25 for a query over fields. Bleve
+// computes a field's average length as ceil(FieldCardinality / DocCount); giving it the
+// field's true total length over the documents that have it makes that the true mean.
+func (s *fieldStats) bm25Stats(fields []string) *search.BM25Stats {
+	n := max(s.docs, 1)
+	st := &search.BM25Stats{DocCount: float64(n), FieldCardinality: make(map[string]int, len(fields))}
+	for _, f := range fields {
+		st.FieldCardinality[f] = int(s.averageLength(f) * float64(n))
+	}
+	return st
+}
+
+// BM25's k1 and b are package variables in Bleve, so they are process-wide: the last index
+// opened sets them, and searches hold bm25Mu so they never see them change mid-query.
+var bm25Mu sync.RWMutex
+
+func setBM25(k1, b float64) {
+	bm25Mu.Lock()
+	search.BM25_k1, search.BM25_b = k1, b
+	bm25Mu.Unlock()
+}

@@ -1,0 +1,366 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sonda-search/sonda/query"
+)
+
+var ctx = context.Background()
+
+func openTest(t testing.TB, opts Options) *Index {
+	t.Helper()
+	ix, err := Open(filepath.Join(t.TempDir(), "index"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
+func day(s string) time.Time {
+	t, err := time.Parse("2006-01-02", s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// corpus is a small multilingual web.
+var corpus = []Doc{
+	{ID: "http://www.reactor.test/", URL: "http://www.reactor.test/", Host: "www.reactor.test", Lang: "en", ContentType: "text/html",
+		Title: "Nuclear reactors", Body: "A nuclear reactor uses fuel rods. Reactors make power from nuclear fission.",
+		Fetched: day("2024-02-10"), Relevance: 0.9, Relevant: true, Topics: []string{"nuclear"}},
+	{ID: "http://www.reactor.test/fuel", URL: "http://www.reactor.test/fuel", Host: "www.reactor.test", Lang: "en", ContentType: "text/html",
+		Title: "Fuel", Body: "Fuel rods hold uranium pellets. The rods are replaced every few years.",
+		Fetched: day("2024-03-05"), Relevance: 0.7, Relevant: true, Topics: []string{"nuclear"}},
+	{ID: "http://www.solar.test/", URL: "http://www.solar.test/", Host: "www.solar.test", Lang: "en", ContentType: "text/html",
+		Title: "Solar power", Body: "Solar panels make power from sunlight. No reactor, no fuel.",
+		Fetched: day("2024-01-20"), Relevance: 0.1},
+	{ID: "http://www.energia.test/usinas", URL: "http://www.energia.test/usinas", Host: "www.energia.test", Lang: "pt-BR", ContentType: "text/html",
+		Title: "Usinas nucleares", Body: "As usinas nucleares produzem energia elétrica a partir da fissão nuclear. A geração é contínua.",
+		Fetched: day("2024-02-01"), Relevance: 0.8, Relevant: true},
+	{ID: "http://docs.reactor.test/manual.pdf", URL: "http://docs.reactor.test/manual.pdf", Host: "docs.reactor.test", ContentType: "application/pdf",
+		Title: "Reactor manual", Body: "Operating manual of the research reactor.", Fetched: day("2023-06-01"), Relevance: -1},
+	{ID: "article:1", Kind: KindArticle, URL: "http://news.test/a1", Host: "news.test", Lang: "en",
+		Title: "Reactor restarted", Body: "The old reactor was restarted after repairs.", Fetched: day("2024-03-10"), Relevance: -1,
+		Fields: map[string]any{"authors": []string{"Ana Souza"}, "published": day("2024-03-09"), "words": 7}},
+}
+
+func load(t testing.TB, ix *Index, docs ...Doc) {
+	t.Helper()
+	if err := ix.Put(ctx, docs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ids(r *Result) []string {
+	out := []string{}
+	for _, h := range r.Hits {
+		out = append(out, h.ID)
+	}
+	return out
+}
+
+func find(t testing.TB, ix *Index, q string) *Result {
+	t.Helper()
+	r, err := ix.Search(ctx, Request{Query: q, PerPage: 20})
+	if err != nil {
+		t.Fatalf("Search(%q): %v", q, err)
+	}
+	return r
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	m := map[string]int{}
+	for _, s := range a {
+		m[s]++
+	}
+	for _, s := range b {
+		m[s]--
+	}
+	for _, n := range m {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func TestSearchLanguage(t *testing.T) {
+	ix := openTest(t, Options{})
+	load(t, ix, corpus...)
+	tests := []struct {
+		q    string
+		want []string
+	}{
+		// Stemming: "reactors" finds "reactor"; implicit AND.
+		{"reactors fuel", []string{"http://www.reactor.test/", "http://www.solar.test/"}},
+		{`"fuel rods"`, []string{"http://www.reactor.test/", "http://www.reactor.test/fuel"}},
+		{"+reactor -fuel", []string{"http://docs.reactor.test/manual.pdf", "article:1"}},
+		{"solar OR uranium", []string{"http://www.solar.test/", "http://www.reactor.test/fuel"}},
+		// Portuguese stems and accent folding: "usina" finds "usinas", "eletrica" finds "elétrica".
+		{"usina eletrica", []string{"http://www.energia.test/usinas"}},
+		{"lang:pt nuclear", []string{"http://www.energia.test/usinas"}},
+		{"site:reactor.test", []string{"http://www.reactor.test/", "http://www.reactor.test/fuel", "http://docs.reactor.test/manual.pdf"}},
+		{"site:docs.reactor.test reactor", []string{"http://docs.reactor.test/manual.pdf"}},
+		{"type:pdf", []string{"http://docs.reactor.test/manual.pdf"}},
+		{"type:article reactor", []string{"article:1"}},
+		{"topic:nuclear", []string{"http://www.reactor.test/", "http://www.reactor.test/fuel"}},
+		{"title:fuel", []string{"http://www.reactor.test/fuel"}},
+		{"inurl:manual", []string{"http://docs.reactor.test/manual.pdf"}},
+		// The fuel page has "reactor" in its URL only.
+		{"reactor date:2024-03", []string{"article:1", "http://www.reactor.test/fuel"}},
+		{"reactor after:2024-02-01 before:2024-03-01", []string{"http://www.reactor.test/"}},
+		// Kind-specific fields are searchable text.
+		{"souza", []string{"article:1"}},
+		// Stop words (of any language in the index) alone find nothing, and do not block
+		// the other words.
+		{"the", []string{}},
+		{"the fission", []string{"http://www.reactor.test/"}},
+		{"the uranium", []string{"http://www.reactor.test/fuel"}},
+	}
+	for _, tt := range tests {
+		r := find(t, ix, tt.q)
+		if got := ids(r); !sameSet(got, tt.want) {
+			t.Errorf("%q: got %v, want %v", tt.q, got, tt.want)
+		}
+	}
+}
+
+func TestSearchRelaxesToOr(t *testing.T) {
+	ix := openTest(t, Options{})
+	load(t, ix, corpus...)
+	r := find(t, ix, "uranium sunlight")
+	if !r.Relaxed || !sameSet(ids(r), []string{"http://www.solar.test/", "http://www.reactor.test/fuel"}) {
+		t.Errorf("relaxed %v, hits %v", r.Relaxed, ids(r))
+	}
+	if r := find(t, ix, "+uranium +sunlight"); r.Total != 0 {
+		t.Errorf("explicit + was relaxed: %v", ids(r))
+	}
+}
+
+func TestSearchRanking(t *testing.T) {
+	ix := openTest(t, Options{})
+	load(t, ix, corpus...)
+	r := find(t, ix, "fuel")
+	if len(r.Hits) < 2 || r.Hits[0].ID != "http://www.reactor.test/fuel" {
+		t.Errorf("title match not first: %v", ids(r))
+	}
+	for i := 1; i < len(r.Hits); i++ {
+		if r.Hits[i].Score > r.Hits[i-1].Score {
+			t.Errorf("scores not descending: %v", r.Hits)
+		}
+	}
+}
+
+func TestQueryErrors(t *testing.T) {
+	ix := openTest(t, Options{})
+	load(t, ix, corpus...)
+	for _, q := range []string{`"open`, "a (b", "site:", "-only", "date:2024-13"} {
+		_, err := ix.Search(ctx, Request{Query: q})
+		var qe *QueryError
+		if !errors.As(err, &qe) {
+			t.Errorf("%q: error %v is not a *QueryError", q, err)
+		}
+	}
+	if r, err := ix.Search(ctx, Request{Query: "   "}); err != nil || r.Total != 0 {
+		t.Errorf("blank query: %v %v", r, err)
+	}
+}
+
+func TestSnippetsAndFields(t *testing.T) {
+	ix := openTest(t, Options{})
+	load(t, ix, Doc{ID: "x", URL: "http://x.test/", Host: "x.test", Lang: "en", Title: "<script>alert(1)</script>",
+		Body: "Intro text. The <b>reactor</b> core & the reactors' fuel. Other words follow here."})
+	r := find(t, ix, "reactor")
+	if len(r.Hits) != 1 {
+		t.Fatalf("hits %v", ids(r))
+	}
+	h := r.Hits[0]
+	want := "Intro text. The &lt;b&gt;<mark>reactor</mark>&lt;/b&gt; core &amp; the <mark>reactors</mark>&#39; fuel. Other words follow here."
+	if h.Snippet != want {
+		t.Errorf("snippet\n got %s\nwant %s", h.Snippet, want)
+	}
+	if h.Title != "<script>alert(1)</script>" {
+		t.Errorf("title %q (titles are plain text, escaped by the page that shows them)", h.Title)
+	}
+}
+
+func TestDocumentRoundTrip(t *testing.T) {
+	ix := openTest(t, Options{})
+	in := corpus[5]
+	in.Anchors = []string{"restart news", "reactor"}
+	in.Headings = "Repairs"
+	in.Description = "A reactor is back"
+	in.InLinks = 3
+	in.ContentType = "text/html"
+	load(t, ix, in)
+	got, ok, err := ix.Document(ctx, in.ID)
+	if err != nil || !ok {
+		t.Fatalf("Document: %v %v", ok, err)
+	}
+	in.Fields = map[string]any{"authors": []any{"Ana Souza"}, "published": day("2024-03-09"), "words": float64(7)}
+	if !reflect.DeepEqual(got, in) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, in)
+	}
+	if _, ok, err := ix.Document(ctx, "nope"); ok || err != nil {
+		t.Errorf("missing document: %v %v", ok, err)
+	}
+}
+
+func TestDeleteAndReplace(t *testing.T) {
+	ix := openTest(t, Options{})
+	load(t, ix, corpus...)
+	if err := ix.Delete(ctx, "http://www.solar.test/", "not-there"); err != nil {
+		t.Fatal(err)
+	}
+	if r := find(t, ix, "solar"); r.Total != 0 {
+		t.Errorf("deleted document found: %v", ids(r))
+	}
+	changed := corpus[1]
+	changed.Body = "Now about thorium."
+	load(t, ix, changed)
+	if r := find(t, ix, "uranium"); r.Total != 0 {
+		t.Errorf("old text still found: %v", ids(r))
+	}
+	if r := find(t, ix, "thorium"); r.Total != 1 {
+		t.Errorf("new text not found: %v", ids(r))
+	}
+	if s := ix.Stats(); s.Documents != int64(len(corpus)-1) {
+		t.Errorf("Stats().Documents = %d, want %d", s.Documents, len(corpus)-1)
+	}
+}
+
+func TestStatsSurviveReopen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "index")
+	ix, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, ix, corpus...)
+	before := ix.stats
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if ix.Stats().Unclean {
+		t.Error("a cleanly closed index reports unclean")
+	}
+	if !reflect.DeepEqual(ix.stats.langs, before.langs) || ix.stats.docs != before.docs {
+		t.Errorf("stats after reopen %+v, before %+v", ix.stats, before)
+	}
+	for name, f := range before.fields {
+		if g := ix.stats.fields[name]; g == nil || *g != *f {
+			t.Errorf("field %s: %+v after reopen, %+v before", name, g, f)
+		}
+	}
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrLocked) {
+		t.Errorf("second Open: %v, want ErrLocked", err)
+	}
+}
+
+func TestPaginationAndFacets(t *testing.T) {
+	ix := openTest(t, Options{})
+	var docs []Doc
+	for i := 0; i < 35; i++ {
+		host := []string{"a.test", "b.test", "c.test"}[i%3]
+		docs = append(docs, Doc{ID: host + "/" + strings.Repeat("x", i+1), URL: "http://" + host + "/" + strings.Repeat("x", i+1), Host: host, Lang: "en",
+			Title: "page", Body: "common words " + strings.Repeat("common ", i%5), Fetched: time.Now().Add(-time.Duration(i) * 24 * time.Hour)})
+	}
+	load(t, ix, docs...)
+	seen := map[string]bool{}
+	for page := 1; page <= 4; page++ {
+		r, err := ix.Search(ctx, Request{Query: "common", Page: page, Facets: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Total != 35 || r.Pages != 4 {
+			t.Fatalf("page %d: total %d pages %d", page, r.Total, r.Pages)
+		}
+		wantLen := 10
+		if page == 4 {
+			wantLen = 5
+		}
+		if len(r.Hits) != wantLen {
+			t.Errorf("page %d has %d hits", page, len(r.Hits))
+		}
+		for _, h := range r.Hits {
+			if seen[h.ID] {
+				t.Errorf("%s on two pages", h.ID)
+			}
+			seen[h.ID] = true
+		}
+		if page == 1 {
+			site := r.Facets[FacetSite]
+			if len(site) != 3 || site[0].Count != 12 || site[0].Filter != "site:a.test" {
+				t.Errorf("site facet %+v", site)
+			}
+			date := r.Facets[FacetDate]
+			if len(date) == 0 || date[0].Value != "past day" || !strings.HasPrefix(date[0].Filter, "after:") {
+				t.Errorf("date facet %+v", date)
+			}
+			total := 0
+			for _, d := range date {
+				total += d.Count
+			}
+			if total < 35 { // past day ⊂ past week ⊂ ...: buckets overlap, older does not
+				t.Errorf("date facet counts %d documents", total)
+			}
+		}
+	}
+	r, err := ix.Search(ctx, Request{Query: "common", Page: 200})
+	if err != nil || len(r.Hits) != 0 {
+		t.Errorf("page beyond the end: %v %v", r, err)
+	}
+}
+
+func TestResultCache(t *testing.T) {
+	ix := openTest(t, Options{})
+	load(t, ix, corpus...)
+	r1 := find(t, ix, "reactor")
+	r2 := find(t, ix, "reactor")
+	if r1.Cached || !r2.Cached || !reflect.DeepEqual(ids(r1), ids(r2)) {
+		t.Errorf("cache: first %v second %v", r1.Cached, r2.Cached)
+	}
+	load(t, ix, Doc{ID: "new", URL: "http://new.test/", Host: "new.test", Lang: "en", Title: "reactor", Body: "reactor"})
+	r3 := find(t, ix, "reactor")
+	if r3.Cached || r3.Total != r1.Total+1 {
+		t.Errorf("after a write: cached %v total %d (was %d)", r3.Cached, r3.Total, r1.Total)
+	}
+}
+
+func TestOperatorOption(t *testing.T) {
+	ix := openTest(t, Options{Implicit: query.Or})
+	load(t, ix, corpus...)
+	r := find(t, ix, "uranium sunlight")
+	if r.Relaxed || r.Total != 2 {
+		t.Errorf("implicit OR: relaxed %v total %d", r.Relaxed, r.Total)
+	}
+	r, err := ix.Search(ctx, Request{Query: "uranium sunlight", Operator: "and"})
+	if err != nil || !r.Relaxed {
+		t.Errorf("per-request AND: %+v %v", r, err)
+	}
+}
+
+func TestPutValidates(t *testing.T) {
+	ix := openTest(t, Options{})
+	for _, d := range []Doc{{}, {ID: "x", Kind: "Bad Kind"}, {ID: "x", Fields: map[string]any{"Bad": 1}}, {ID: "x", Fields: map[string]any{"n": func() {}}}} {
+		if err := ix.Put(ctx, d); err == nil {
+			t.Errorf("Put(%+v) succeeded", d)
+		}
+	}
+}

@@ -1,0 +1,475 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
+
+	"github.com/sonda-search/sonda/query"
+)
+
+// QueryError is a malformed query: Pos is the byte offset of the problem in the query and
+// Msg says what is wrong and how to fix it. Search returns it (as *QueryError) for every
+// query it cannot parse, so a web layer can answer 400 with the message.
+type QueryError = query.Error
+
+// Request is a search.
+type Request struct {
+	Query   string `json:"q"`
+	Page    int    `json:"page"`     // from 1 (0 means 1)
+	PerPage int    `json:"per_page"` // default 10, at most 100
+	Kind    string `json:"kind"`     // only documents of this kind ("": all)
+	Facets  bool   `json:"facets"`
+	// Operator overrides the index's implicit operator for this request: "and" or "or"
+	// ("": the index's).
+	Operator string `json:"operator,omitempty"`
+}
+
+// Result is one page of results.
+type Result struct {
+	Total   uint64                  `json:"total"` // documents matching
+	Took    time.Duration           `json:"took"`
+	Hits    []Hit                   `json:"hits"`
+	Facets  map[string][]FacetCount `json:"facets,omitempty"`
+	Query   string                  `json:"query"` // the query as understood, in canonical form
+	Page    int                     `json:"page"`
+	PerPage int                     `json:"per_page"`
+	// Pages is how many pages can be shown: results beyond MaxResults are never served.
+	Pages int `json:"pages"`
+	// Relaxed says no document had every word, so these have some of them (OR).
+	Relaxed bool `json:"relaxed,omitempty"`
+	// Cached says the result came from the result cache.
+	Cached bool `json:"cached,omitempty"`
+}
+
+// Hit is one result.
+type Hit struct {
+	ID          string         `json:"id"`
+	Kind        string         `json:"kind"`
+	URL         string         `json:"url"`
+	Title       string         `json:"title"`
+	Snippet     string         `json:"snippet"` // HTML: escaped text, query words in <mark>
+	Score       float64        `json:"score"`
+	Fetched     time.Time      `json:"fetched"`
+	Date        time.Time      `json:"date"` // published (for articles) or fetched
+	Host        string         `json:"host"`
+	Lang        string         `json:"lang,omitempty"`
+	ContentType string         `json:"content_type,omitempty"`
+	InLinks     int            `json:"inlinks"`
+	Relevance   float64        `json:"relevance"` // -1 without a topic
+	Fields      map[string]any `json:"fields,omitempty"`
+}
+
+// FacetCount is one value of a facet with the number of matching documents that have it.
+// Filter is the query-language filter that selects it (site:example.org, after:2024-05-01...),
+// ready to be added to the query.
+type FacetCount struct {
+	Value  string `json:"value"`
+	Count  int    `json:"count"`
+	Filter string `json:"filter"`
+}
+
+// Facet names in Result.Facets.
+const (
+	FacetSite = "site"
+	FacetType = "type"
+	FacetLang = "lang"
+	FacetDate = "date"
+)
+
+const maxPerPage = 100
+
+// Search runs a query. A malformed query returns a *QueryError; an empty one an empty
+// result.
+func (ix *Index) Search(ctx context.Context, req Request) (*Result, error) {
+	start := time.Now()
+	if ix.closed.Load() {
+		return nil, errClosed
+	}
+	if req.Page <= 0 {
+		req.Page = 1
+	}
+	if req.PerPage <= 0 {
+		req.PerPage = 10
+	}
+	req.PerPage = min(req.PerPage, maxPerPage)
+	op := ix.opts.Implicit
+	if req.Operator != "" {
+		o, err := query.ParseOperator(req.Operator)
+		if err != nil {
+			return nil, &QueryError{Pos: 0, Msg: err.Error()}
+		}
+		op = o
+	}
+	req.Kind = strings.ToLower(strings.TrimSpace(req.Kind))
+	key := fmt.Sprintf("%q|%d|%d|%s|%t|%s", req.Query, req.Page, req.PerPage, req.Kind, req.Facets, op)
+	version := ix.cacheVersion()
+	if r, ok := ix.cache.get(key, version); ok {
+		c := *r
+		c.Hits = append([]Hit(nil), r.Hits...)
+		c.Cached, c.Took = true, time.Since(start)
+		return &c, nil
+	}
+	n, err := query.Parse(req.Query, query.Options{Implicit: op})
+	if err != nil {
+		var qe *query.Error
+		if errors.As(err, &qe) {
+			return nil, qe
+		}
+		return nil, err
+	}
+	res := &Result{Page: req.Page, PerPage: req.PerPage, Hits: []Hit{}}
+	if n == nil {
+		res.Took = time.Since(start)
+		return res, nil
+	}
+	res.Query = n.String()
+	if err := ix.run(ctx, n, req, res); err != nil {
+		return nil, err
+	}
+	if res.Total == 0 && op == query.And && relaxable(n) {
+		// No document has every word: show those with some of them, and say so.
+		if n2, err := query.Parse(req.Query, query.Options{Implicit: query.Or}); err == nil && n2 != nil {
+			res2 := &Result{Page: req.Page, PerPage: req.PerPage, Hits: []Hit{}, Query: n2.String(), Relaxed: true}
+			if err := ix.run(ctx, n2, req, res2); err != nil {
+				return nil, err
+			}
+			if res2.Total > 0 {
+				res = res2
+			}
+		}
+	}
+	res.Took = time.Since(start)
+	ix.cache.put(key, version, res)
+	out := *res
+	out.Hits = append([]Hit(nil), res.Hits...)
+	return &out, nil
+}
+
+func (ix *Index) cacheVersion() cacheVersion {
+	v := cacheVersion{gen: ix.gen.Load()}
+	if ix.opts.Links != nil {
+		if s := ix.opts.Links.Summary(); s != nil {
+			v.rank = s.At.UnixNano()
+		}
+	}
+	return v
+}
+
+// relaxable reports whether n is a conjunction of several plain words, which OR can relax.
+func relaxable(n query.Node) bool {
+	b, ok := n.(*query.Bool)
+	if !ok {
+		return false
+	}
+	words := 0
+	for _, c := range b.Must {
+		if _, ok := c.(*query.Word); ok {
+			words++
+		}
+	}
+	return words >= 2
+}
+
+// languages are the analyzer languages of the documents in the index.
+func (ix *Index) languages() []string {
+	ix.statsMu.RLock()
+	defer ix.statsMu.RUnlock()
+	var out []string
+	for l, n := range ix.stats.langs {
+		if n > 0 {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 {
+		out = append(append(out, Languages...), neutral)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// run executes a parsed query and fills res.
+func (ix *Index) run(ctx context.Context, n query.Node, req Request, res *Result) error {
+	r := ix.opts.Ranking
+	langs := ix.languages()
+	tr := translate(n, r, langs)
+	q := tr.q
+	if req.Kind != "" {
+		kind := bleve.NewTermQuery(req.Kind)
+		kind.SetField(fieldKind)
+		kind.SetBoost(filterBoost)
+		q = bleve.NewConjunctionQuery(q, kind)
+	}
+	from := (req.Page - 1) * req.PerPage
+	need := from + req.PerPage
+	blend := r.Link > 0 && ix.opts.Links != nil || r.Relevance > 0 || tr.text == 0
+	size := need
+	if blend {
+		size = max(need, r.Window)
+	}
+	size = min(size, ix.opts.MaxResults)
+	sr := bleve.NewSearchRequestOptions(q, size, 0, false)
+	if r.Relevance > 0 && blend {
+		sr.Fields = []string{fieldRelevance}
+	}
+	if req.Facets {
+		addFacets(sr, time.Now())
+	}
+	fields := make([]string, 0, len(langs)*len(textFields)+1)
+	for _, l := range langs {
+		for _, f := range textFields {
+			fields = append(fields, langField(f, l))
+		}
+	}
+	// Every field a term query may touch needs statistics; keyword fields have length 1.
+	fields = append(fields, fieldURL, fieldKind, fieldHost, fieldSite, fieldLang, fieldCType, fieldCSub, fieldTopic, fieldDate)
+	ix.statsMu.RLock()
+	stats := ix.stats.bm25Stats(fields)
+	ix.statsMu.RUnlock()
+	sctx := context.WithValue(ctx, search.BM25StatsKey, stats)
+	sres, err := ix.searchBleve(sctx, sr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("index: search %q: %w", res.Query, err)
+	}
+	res.Total = sres.Total
+	capped := min(int(res.Total), ix.opts.MaxResults)
+	res.Pages = (capped + req.PerPage - 1) / req.PerPage
+	if req.Facets {
+		res.Facets = facetCounts(sres.Facets)
+	}
+	hits := make([]scored, len(sres.Hits))
+	for i, h := range sres.Hits {
+		hits[i] = scored{id: h.ID, text: h.Score, score: h.Score, relevance: -1}
+		if x, ok := h.Fields[fieldRelevance].(float64); ok {
+			hits[i].relevance = x
+		}
+	}
+	var signals map[string]linkSignal
+	if blend {
+		signals, err = ix.blend(hits, tr.text == 0)
+		if err != nil {
+			return err
+		}
+	}
+	if from >= len(hits) {
+		return nil
+	}
+	page := hits[from:min(need, len(hits))]
+	for _, h := range page {
+		hit, err := ix.hit(ctx, h, tr)
+		if err != nil {
+			return err
+		}
+		if s, ok := signals[h.id]; ok {
+			hit.InLinks = s.inLinks
+		} else if ix.opts.Links != nil {
+			if sig, err := ix.opts.Links.Signals([]string{hit.URL}); err == nil {
+				hit.InLinks = sig[0].InLinks
+			}
+		}
+		res.Hits = append(res.Hits, hit)
+	}
+	return nil
+}
+
+// searchBleve runs a Bleve search. A panic inside Bleve (it has had some on error paths,
+// such as closing searchers it failed to create) becomes an error: a query must never
+// bring the process down.
+func (ix *Index) searchBleve(ctx context.Context, sr *bleve.SearchRequest) (res *bleve.SearchResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("bleve panicked: %v", p)
+		}
+	}()
+	bm25Mu.RLock()
+	defer bm25Mu.RUnlock()
+	return ix.bi.SearchInContext(ctx, sr)
+}
+
+// scored is a result on its way to the page.
+type scored struct {
+	id        string
+	text      float64 // BM25 text score
+	score     float64 // final score
+	relevance float64
+}
+
+type linkSignal struct {
+	inLinks int
+	prior   float64
+}
+
+// blend reorders the best Window hits by the final score (see Ranking). filterOnly says the
+// query has no words, so text scores say nothing and the link prior decides.
+func (ix *Index) blend(hits []scored, filterOnly bool) (map[string]linkSignal, error) {
+	r := ix.opts.Ranking
+	window := hits[:min(len(hits), r.Window)]
+	if len(window) == 0 {
+		return nil, nil
+	}
+	best := 0.0
+	for _, h := range window {
+		best = max(best, h.text)
+	}
+	signals := map[string]linkSignal{}
+	if ix.opts.Links != nil {
+		urls := make([]string, len(window))
+		for i, h := range window {
+			urls[i] = h.id
+		}
+		sig, err := ix.opts.Links.Signals(urls)
+		if err != nil {
+			return nil, fmt.Errorf("index: link signals: %w", err)
+		}
+		for i, s := range sig {
+			p := s.Prior
+			if r.LinkSignal == "inlinks" {
+				p = s.InLinkPrior
+			}
+			signals[urls[i]] = linkSignal{inLinks: s.InLinks, prior: p}
+		}
+	}
+	wl, wr := r.Link, r.Relevance
+	if ix.opts.Links == nil {
+		wl = 0
+	}
+	wt := max(0, 1-wl-wr)
+	if filterOnly && wl > 0 {
+		wt = 0 // no words: the text score is the same filter weight for all
+	}
+	for i := range window {
+		h := &window[i]
+		text := 0.0
+		if best > 0 {
+			text = h.text / best
+		}
+		h.score = wt*text + wl*signals[h.id].prior + wr*max(0, h.relevance)
+	}
+	sort.SliceStable(window, func(i, j int) bool { return window[i].score > window[j].score })
+	// Keep scores of the hits past the window below the window's.
+	if len(hits) > len(window) {
+		floor := math.Inf(1)
+		for _, h := range window {
+			floor = min(floor, h.score)
+		}
+		for i := len(window); i < len(hits); i++ {
+			hits[i].score = floor * hits[i].text / max(best, hits[i].text) * 0.999
+		}
+	}
+	return signals, nil
+}
+
+// hit loads a result's stored document and makes its snippet.
+func (ix *Index) hit(ctx context.Context, h scored, tr translation) (Hit, error) {
+	d, ok, err := ix.Document(ctx, h.id)
+	if err != nil {
+		return Hit{}, err
+	}
+	if !ok {
+		// Deleted between the search and now: show what is known.
+		return Hit{ID: h.id, URL: h.id, Score: h.score}, nil
+	}
+	code := langCode(d.Lang)
+	text := d.Body
+	if text == "" {
+		text = d.Description
+	}
+	return Hit{
+		ID: d.ID, Kind: d.Kind, URL: d.URL, Title: d.Title, Snippet: snippet(text, code, tr.terms[code]),
+		Score: h.score, Fetched: d.Fetched, Date: d.Date(), Host: d.Host, Lang: d.Lang, ContentType: d.ContentType,
+		InLinks: d.InLinks, Relevance: d.Relevance, Fields: d.Fields,
+	}, nil
+}
+
+// dateBuckets are the date facet's ranges, newest first, relative to now.
+var dateBuckets = []struct {
+	label string
+	age   time.Duration // documents newer than now − age; 0: the rest
+}{
+	{"past day", 24 * time.Hour},
+	{"past week", 7 * 24 * time.Hour},
+	{"past month", 30 * 24 * time.Hour},
+	{"past year", 365 * 24 * time.Hour},
+	{"older", 0},
+}
+
+func addFacets(sr *bleve.SearchRequest, now time.Time) {
+	sr.AddFacet(FacetSite, bleve.NewFacetRequest(fieldHost, 10))
+	sr.AddFacet(FacetType, bleve.NewFacetRequest(fieldKind, 10))
+	sr.AddFacet(FacetLang, bleve.NewFacetRequest(fieldLang, 10))
+	df := bleve.NewFacetRequest(fieldDate, len(dateBuckets))
+	for _, b := range dateBuckets {
+		if b.age > 0 {
+			df.AddDateTimeRange(b.label, now.Add(-b.age), time.Time{})
+		} else {
+			df.AddDateTimeRange(b.label, time.Time{}, now.Add(-dateBuckets[len(dateBuckets)-2].age))
+		}
+	}
+	sr.AddFacet(FacetDate, df)
+}
+
+func facetCounts(fr search.FacetResults) map[string][]FacetCount {
+	out := map[string][]FacetCount{}
+	prefix := map[string]string{FacetSite: "site:", FacetType: "type:", FacetLang: "lang:"}
+	for name, f := range fr {
+		if f == nil {
+			continue
+		}
+		var counts []FacetCount
+		if f.Terms != nil {
+			for _, t := range f.Terms.Terms() {
+				counts = append(counts, FacetCount{Value: t.Term, Count: t.Count, Filter: prefix[name] + quoteValue(t.Term)})
+			}
+		}
+		for _, d := range f.DateRanges {
+			if d.Count == 0 {
+				continue
+			}
+			fc := FacetCount{Value: d.Name, Count: d.Count}
+			switch {
+			case d.Start != nil && d.End == nil:
+				fc.Filter = "after:" + dayOf(*d.Start)
+			case d.End != nil && d.Start == nil:
+				fc.Filter = "before:" + dayOf(*d.End)
+			}
+			counts = append(counts, fc)
+		}
+		if name == FacetDate {
+			order := map[string]int{}
+			for i, b := range dateBuckets {
+				order[b.label] = i
+			}
+			sort.Slice(counts, func(i, j int) bool { return order[counts[i].Value] < order[counts[j].Value] })
+		}
+		out[name] = counts
+	}
+	return out
+}
+
+// dayOf is the day of a facet bound (RFC 3339 text) as YYYY-MM-DD.
+func dayOf(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format("2006-01-02")
+}
+
+// quoteValue quotes a facet value that would not parse back as one word.
+func quoteValue(s string) string {
+	if strings.ContainsAny(s, " \t\"()") {
+		return strconv.Quote(s)
+	}
+	return s
+}
