@@ -19,6 +19,7 @@
 //	t  crawler-trap counters (package crawl)
 //	k  crawl settings that must survive restarts, such as every seed given (package crawl)
 //	l  link graph: edges with anchors, in-link counts, PageRank (package linkgraph)
+//	g  geo vertical: datasets, links to them, producer sites, site link map (package geo/catalog)
 //
 // # Durability
 //
