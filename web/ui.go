@@ -266,7 +266,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 		st := s.o.Crawl.Status()
 		d.Crawl = &st
 	}
-	s.render(w, http.StatusOK, "home", page{Title: "Search", Nav: "search", Data: d})
+	s.render(w, http.StatusOK, "home", page{Title: "Search", Nav: "home", Data: d})
 }
 
 // resultsData is the results page.

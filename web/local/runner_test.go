@@ -38,11 +38,7 @@ func smallWeb(t testing.TB, hosts int) *testweb.Web {
 
 func runnerFor(t testing.TB, w *testweb.Web, minDelay time.Duration, opts func() ([]crawl.Option, error)) (*Runner, *store.DB, config.Config) {
 	t.Helper()
-	cfg := crawl.ConfigForTestWeb(config.Default(), w)
-	cfg.Data = t.TempDir()
-	cfg.Crawl.Concurrency = 8
-	cfg.Politeness.MinDelay = minDelay
-	cfg.WARC.Enabled = false
+	cfg := crawlConfig(t, w, minDelay)
 	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -53,6 +49,17 @@ func runnerFor(t testing.TB, w *testweb.Web, minDelay time.Duration, opts func()
 		db.Close()
 	})
 	return r, db, cfg
+}
+
+// crawlConfig is a quick crawl of w into a temporary directory.
+func crawlConfig(t testing.TB, w *testweb.Web, minDelay time.Duration) config.Config {
+	cfg := crawl.ConfigForTestWeb(config.Default(), w)
+	cfg.Data = t.TempDir()
+	cfg.Crawl.Concurrency = 8
+	cfg.Politeness.MinDelay = minDelay
+	cfg.WARC.Enabled = false
+	cfg.Log.Level = "error"
+	return cfg
 }
 
 func wait(t testing.TB, r *Runner) *crawl.Summary {

@@ -80,7 +80,7 @@
       return;
     }
     var n = Math.min(rows.length, Math.max(1, Math.floor(s.h / 20)));
-    var rowH = s.h / n, labelW = Math.min(170, s.w * 0.45), max = rows[0].v || 1;
+    var rowH = Math.min(24, s.h / n), labelW = Math.min(170, s.w * 0.45), max = rows[0].v || 1;
     for (var i = 0; i < n; i++) {
       var r = rows[i], yTop = i * rowH;
       var w = Math.max(1, (s.w - labelW - 50) * r.v / max);
