@@ -1,0 +1,499 @@
+// Package exteval owns the evaluation of article extraction against a test set laid out
+// like Mozilla Readability's (one folder per page with source.html, expected.html and
+// expected-metadata.json): body precision, recall and F1 with the shingle metric used in
+// the field, and per-field accuracy for title, byline, publication time, site name and
+// language. `sonda eval extraction` prints its results; docs/benchmarks.md reports them.
+//
+// Body metric: both texts are tokenized with the Unicode \w+ rule (letters, numbers,
+// underscore), split into multisets of 4-word shingles; per page tp counts shared shingles,
+// fp extra ones in the output and fn missing ones; precision and recall are averaged over
+// pages and F1 is computed from the two means. A ratio whose denominator is zero (no
+// output, or an empty expected text) counts 1 when both sides are empty and 0 otherwise,
+// so an extractor cannot gain by returning nothing.
+//
+// Field comparison is normalized: white space collapsed and case folded everywhere; a
+// leading "by" dropped from bylines (Readability keeps it, the cascade does not); times
+// compared as instants when the expected value has a zone and as wall-clock time when it
+// has none, to the precision the expected value gives (a day, a minute, a second);
+// languages compared by primary subtag ("en-US" and "en" name one language).
+package exteval
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	nethtml "golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
+	"github.com/sonda-search/sonda/extract"
+)
+
+// Case is one page of the test set.
+type Case struct {
+	Name     string
+	Source   []byte // the page as fetched
+	Expected string // the expected body as plain text
+	Meta     Expected
+}
+
+// Expected is the metadata ground truth; nil fields are not evaluated for the page.
+type Expected struct {
+	Title         *string `json:"title"`
+	Byline        *string `json:"byline"`
+	PublishedTime *string `json:"publishedTime"`
+	SiteName      *string `json:"siteName"`
+	Lang          *string `json:"lang"`
+	Readerable    *bool   `json:"readerable"`
+}
+
+// Load reads every case folder under dir (folders without source.html are skipped).
+func Load(dir string) ([]Case, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("exteval: read test set: %w", err)
+	}
+	var cases []Case
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		c, err := loadCase(filepath.Join(dir, e.Name()))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		cases = append(cases, c)
+	}
+	if len(cases) == 0 {
+		return nil, fmt.Errorf("exteval: no cases in %s (expected folders with source.html, expected.html and expected-metadata.json)", dir)
+	}
+	return cases, nil
+}
+
+func loadCase(dir string) (Case, error) {
+	c := Case{Name: filepath.Base(dir)}
+	var err error
+	if c.Source, err = os.ReadFile(filepath.Join(dir, "source.html")); err != nil {
+		return c, err
+	}
+	exp, err := os.ReadFile(filepath.Join(dir, "expected.html"))
+	if err != nil {
+		return c, fmt.Errorf("exteval: case %s: %w", c.Name, err)
+	}
+	c.Expected = HTMLText(exp)
+	meta, err := os.ReadFile(filepath.Join(dir, "expected-metadata.json"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return c, fmt.Errorf("exteval: case %s: %w", c.Name, err)
+	}
+	if len(meta) > 0 {
+		if err := json.Unmarshal(meta, &c.Meta); err != nil {
+			return c, fmt.Errorf("exteval: case %s: expected-metadata.json: %w", c.Name, err)
+		}
+	}
+	return c, nil
+}
+
+// HTMLText is the text of an HTML fragment, with a space at every element boundary so
+// that words in adjacent blocks stay apart.
+func HTMLText(b []byte) string {
+	doc, err := nethtml.Parse(bytes.NewReader(b))
+	if err != nil {
+		return ""
+	}
+	var sb strings.Builder
+	var walk func(n *nethtml.Node, depth int)
+	walk = func(n *nethtml.Node, depth int) {
+		if depth > 512 {
+			return
+		}
+		if n.Type == nethtml.TextNode {
+			sb.WriteString(n.Data)
+			return
+		}
+		if n.Type == nethtml.ElementNode && (n.DataAtom == atom.Script || n.DataAtom == atom.Style) {
+			return
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c, depth+1)
+		}
+		if n.Type == nethtml.ElementNode {
+			sb.WriteByte(' ')
+		}
+	}
+	walk(doc, 0)
+	return sb.String()
+}
+
+// Tokens splits text on the Unicode \w+ rule, lowercased.
+func Tokens(text string) []string {
+	var out []string
+	start := -1
+	for i, r := range text {
+		w := unicode.IsLetter(r) || unicode.IsNumber(r) || r == '_'
+		switch {
+		case w && start < 0:
+			start = i
+		case !w && start >= 0:
+			out = append(out, strings.ToLower(text[start:i]))
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, strings.ToLower(text[start:]))
+	}
+	return out
+}
+
+// ShingleSize is the number of tokens in a shingle.
+const ShingleSize = 4
+
+// shingles is the multiset of n-token shingles of tokens; texts shorter than n give one
+// shingle of all their tokens.
+func shingles(tokens []string, n int) map[string]int {
+	m := map[string]int{}
+	if len(tokens) == 0 {
+		return m
+	}
+	if len(tokens) < n {
+		m[strings.Join(tokens, " ")]++
+		return m
+	}
+	for i := 0; i+n <= len(tokens); i++ {
+		m[strings.Join(tokens[i:i+n], " ")]++
+	}
+	return m
+}
+
+// BodyCounts compares an extracted text with the expected one: shared, extra and missing
+// shingles.
+func BodyCounts(got, want string) (tp, fp, fn int) {
+	g, w := shingles(Tokens(got), ShingleSize), shingles(Tokens(want), ShingleSize)
+	for k, gc := range g {
+		wc := w[k]
+		tp += min(gc, wc)
+		fp += max(gc-wc, 0)
+	}
+	for k, wc := range w {
+		fn += max(wc-g[k], 0)
+	}
+	return tp, fp, fn
+}
+
+func ratio(num, den int, otherEmpty bool) float64 {
+	if den == 0 {
+		if otherEmpty {
+			return 1
+		}
+		return 0
+	}
+	return float64(num) / float64(den)
+}
+
+// Fields evaluated, in report order.
+var Fields = []string{"title", "byline", "published", "site_name", "language"}
+
+// PageResult is one page's outcome.
+type PageResult struct {
+	Name      string            `json:"name"`
+	Precision float64           `json:"precision"`
+	Recall    float64           `json:"recall"`
+	Fields    map[string]bool   `json:"fields"`        // evaluated fields: correct or not
+	Got       map[string]string `json:"got,omitempty"` // extracted values of wrong fields
+	Want      map[string]string `json:"want,omitempty"`
+	IsArticle bool              `json:"is_article"`
+	Kind      string            `json:"kind"`
+	BodyFrom  string            `json:"body_from,omitempty"`
+	Err       string            `json:"error,omitempty"`
+}
+
+// FieldScore is the accuracy of one field.
+type FieldScore struct {
+	Correct int `json:"correct"`
+	Total   int `json:"total"`
+}
+
+// Accuracy is Correct/Total (0 when no page has the field).
+func (f FieldScore) Accuracy() float64 {
+	if f.Total == 0 {
+		return 0
+	}
+	return float64(f.Correct) / float64(f.Total)
+}
+
+// Result is an extractor's score on a test set.
+type Result struct {
+	Mode      extract.Mode          `json:"mode"`
+	Pages     int                   `json:"pages"`
+	Precision float64               `json:"precision"`
+	Recall    float64               `json:"recall"`
+	F1        float64               `json:"f1"`
+	Fields    map[string]FieldScore `json:"fields"`
+	// PublishedDay is published time judged by its calendar day only, which shows what an
+	// extractor that finds dates but not times gets right.
+	PublishedDay FieldScore `json:"published_day"`
+	// Readerable counts pages whose IsArticle agrees with Readability's readerable flag.
+	Readerable FieldScore    `json:"readerable_agreement"`
+	Elapsed    time.Duration `json:"elapsed_ns"`
+	CPU        time.Duration `json:"cpu_ns"` // process CPU time during the extraction (0 if unknown)
+	Workers    int           `json:"workers"`
+	PerPage    []PageResult  `json:"per_page,omitempty"`
+}
+
+// DocsPerSecond is the extraction rate over the run.
+func (r Result) DocsPerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Pages) / r.Elapsed.Seconds()
+}
+
+// DocsPerCPUSecond is the extraction rate per second of CPU time: the rate one core
+// sustains, whatever else the machine is running.
+func (r Result) DocsPerCPUSecond() float64 {
+	if r.CPU <= 0 {
+		return 0
+	}
+	return float64(r.Pages) / r.CPU.Seconds()
+}
+
+// MetadataAccuracy is the mean accuracy over Fields.
+func (r Result) MetadataAccuracy() float64 {
+	sum := 0.0
+	for _, f := range Fields {
+		sum += r.Fields[f].Accuracy()
+	}
+	return sum / float64(len(Fields))
+}
+
+// Run extracts every case with ex on workers goroutines (at least 1) and scores the
+// results. Only the extraction is timed, after one untimed warm-up extraction (the first
+// call pays for lazily compiled patterns in the dependencies).
+func Run(cases []Case, ex *extract.Extractor, workers int) Result {
+	workers = max(workers, 1)
+	if len(cases) > 0 {
+		_, _ = ex.Extract(cases[0].Source, "")
+	}
+	arts := make([]*extract.Article, len(cases))
+	errs := make([]error, len(cases))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	start, cpuStart := time.Now(), cpuTime()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				arts[i], errs[i] = ex.Extract(cases[i].Source, "")
+			}
+		}()
+	}
+	for i := range cases {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	res := Result{Mode: ex.Mode(), Pages: len(cases), Elapsed: time.Since(start), CPU: cpuTime() - cpuStart, Workers: workers, Fields: map[string]FieldScore{}}
+	var sumP, sumR float64
+	for i, c := range cases {
+		pr := score(c, arts[i], errs[i], &res)
+		sumP += pr.Precision
+		sumR += pr.Recall
+		res.PerPage = append(res.PerPage, pr)
+	}
+	if n := float64(len(cases)); n > 0 {
+		res.Precision, res.Recall = sumP/n, sumR/n
+	}
+	if res.Precision+res.Recall > 0 {
+		res.F1 = 2 * res.Precision * res.Recall / (res.Precision + res.Recall)
+	}
+	return res
+}
+
+func score(c Case, a *extract.Article, err error, res *Result) PageResult {
+	pr := PageResult{Name: c.Name, Fields: map[string]bool{}}
+	if err != nil || a == nil {
+		a = &extract.Article{}
+		if err != nil {
+			pr.Err = err.Error()
+		}
+	}
+	pr.IsArticle, pr.Kind, pr.BodyFrom = a.IsArticle, a.Kind, a.Sources["body"]
+	got := a.Text()
+	tp, fp, fn := BodyCounts(got, c.Expected)
+	gotEmpty, wantEmpty := tp+fp == 0, tp+fn == 0
+	pr.Precision = ratio(tp, tp+fp, wantEmpty)
+	pr.Recall = ratio(tp, tp+fn, gotEmpty)
+
+	check := func(field string, want *string, gotV string, equal func(got, want string) bool) {
+		if want == nil || strings.TrimSpace(*want) == "" {
+			return
+		}
+		ok := equal(gotV, *want)
+		pr.Fields[field] = ok
+		fs := res.Fields[field]
+		fs.Total++
+		if ok {
+			fs.Correct++
+		} else {
+			if pr.Got == nil {
+				pr.Got, pr.Want = map[string]string{}, map[string]string{}
+			}
+			pr.Got[field], pr.Want[field] = gotV, *want
+		}
+		res.Fields[field] = fs
+	}
+	published := ""
+	if !a.Published.IsZero() {
+		published = a.Published.Format(time.RFC3339Nano)
+	}
+	check("title", c.Meta.Title, a.Title, SameText)
+	check("byline", c.Meta.Byline, strings.Join(a.Authors, ", "), SameByline)
+	check("published", c.Meta.PublishedTime, published, SameTime)
+	if w := c.Meta.PublishedTime; w != nil && strings.TrimSpace(*w) != "" {
+		res.PublishedDay.Total++
+		if SameDay(published, *w) {
+			res.PublishedDay.Correct++
+		}
+	}
+	check("site_name", c.Meta.SiteName, a.SiteName, SameText)
+	check("language", c.Meta.Lang, a.Language, SameLanguage)
+	if c.Meta.Readerable != nil {
+		res.Readerable.Total++
+		if *c.Meta.Readerable == a.IsArticle {
+			res.Readerable.Correct++
+		}
+	}
+	return pr
+}
+
+func normText(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+
+// SameText compares with white space collapsed and case folded.
+func SameText(got, want string) bool { return normText(got) == normText(want) }
+
+// SameByline is SameText after dropping a leading "by" and the punctuation around names.
+func SameByline(got, want string) bool {
+	strip := func(s string) string {
+		s = normText(s)
+		s = strings.TrimPrefix(s, "by:")
+		s = strings.TrimPrefix(s, "by ")
+		return strings.Trim(s, " ,.;:|-")
+	}
+	return strip(got) == strip(want)
+}
+
+// SameLanguage compares primary language subtags.
+func SameLanguage(got, want string) bool {
+	p := func(s string) string {
+		s = strings.ToLower(strings.TrimSpace(s))
+		if i := strings.IndexAny(s, "-_"); i >= 0 {
+			s = s[:i]
+		}
+		return s
+	}
+	return p(got) != "" && p(got) == p(want)
+}
+
+// SameTime compares an extracted RFC 3339 time with an expected one (see the package doc).
+func SameTime(got, want string) bool {
+	g, w, ok := parseTimes(got, want)
+	if !ok {
+		return false
+	}
+	precision := timePrecision(want)
+	if precision == 24*time.Hour {
+		return SameDay(got, want)
+	}
+	if hasZone(want) {
+		return g.UTC().Truncate(precision).Equal(w.UTC().Truncate(precision))
+	}
+	// No zone: the expected value is a wall-clock reading; compare ours in its own zone.
+	gw := time.Date(g.Year(), g.Month(), g.Day(), g.Hour(), g.Minute(), g.Second(), 0, time.UTC)
+	return gw.Truncate(precision).Equal(w.Truncate(precision))
+}
+
+// SameDay reports whether an extracted RFC 3339 time falls on the expected day: in the
+// expected value's zone when it has one, on the extracted wall clock otherwise.
+func SameDay(got, want string) bool {
+	g, w, ok := parseTimes(got, want)
+	if !ok {
+		return false
+	}
+	if hasZone(want) {
+		g = g.In(w.Location())
+	}
+	return g.Year() == w.Year() && g.Month() == w.Month() && g.Day() == w.Day()
+}
+
+// parseTimes reads an extracted RFC 3339 time and an expected value in any format
+// extract.ParseDate reads (zoneless values as UTC wall clock).
+func parseTimes(got, want string) (g, w time.Time, ok bool) {
+	g, err := time.Parse(time.RFC3339Nano, got)
+	if err != nil {
+		return g, w, false
+	}
+	w, ok = extract.ParseDate(want, "", time.UTC)
+	return g, w, ok
+}
+
+// timePrecision is the unit of the last component an ISO 8601 value states.
+func timePrecision(s string) time.Duration {
+	s = strings.TrimSpace(s)
+	t := strings.IndexAny(s, "T ")
+	if t < 0 {
+		return 24 * time.Hour
+	}
+	clock := s[t+1:]
+	if i := strings.IndexAny(clock, "Z+-"); i >= 0 {
+		clock = clock[:i]
+	}
+	if strings.Count(clock, ":") >= 2 {
+		return time.Second
+	}
+	return time.Minute
+}
+
+// hasZone reports whether an ISO 8601 value ends with a zone designator.
+func hasZone(s string) bool {
+	s = strings.TrimSpace(s)
+	if strings.HasSuffix(s, "Z") || strings.HasSuffix(s, "z") {
+		return true
+	}
+	t := strings.IndexAny(s, "T ")
+	if t < 0 {
+		return false
+	}
+	return strings.ContainsAny(s[t:], "+-")
+}
+
+// Compare runs several extractors over the same cases.
+func Compare(cases []Case, extractors []*extract.Extractor, workers int) []Result {
+	out := make([]Result, 0, len(extractors))
+	for _, ex := range extractors {
+		out = append(out, Run(cases, ex, workers))
+	}
+	return out
+}
+
+// SortedFailures lists, for one field, the pages where it was wrong: name, got, want.
+func (r Result) SortedFailures(field string) [][3]string {
+	var out [][3]string
+	for _, p := range r.PerPage {
+		if ok, evaluated := p.Fields[field]; evaluated && !ok {
+			out = append(out, [3]string{p.Name, p.Got[field], p.Want[field]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}

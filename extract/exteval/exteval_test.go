@@ -1,0 +1,163 @@
+package exteval
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"testing"
+
+	"github.com/sonda-search/sonda/extract"
+)
+
+func TestTokens(t *testing.T) {
+	got := Tokens("Vacinação contra a gripe: 40 milhões! snake_case, 東京 tower")
+	want := []string{"vacinação", "contra", "a", "gripe", "40", "milhões", "snake_case", "東京", "tower"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Tokens = %q, want %q", got, want)
+	}
+}
+
+func TestBodyCounts(t *testing.T) {
+	tests := []struct {
+		got, want  string
+		tp, fp, fn int
+	}{
+		{"a b c d e", "a b c d e", 2, 0, 0},
+		{"a b c d e", "a b c d", 1, 1, 0},
+		{"x y z w", "a b c d", 0, 1, 1},
+		{"", "a b c d e", 0, 0, 2},
+		{"a b c d a b c d", "a b c d", 1, 4, 0}, // multisets: a repeated shingle counts twice
+		{"A, b. C d!", "a b c d", 1, 0, 0},      // case and punctuation do not matter
+		{"a b", "a b", 1, 0, 0},                 // shorter than a shingle: one shingle of all tokens
+	}
+	for _, tt := range tests {
+		tp, fp, fn := BodyCounts(tt.got, tt.want)
+		if tp != tt.tp || fp != tt.fp || fn != tt.fn {
+			t.Errorf("BodyCounts(%q, %q) = %d,%d,%d want %d,%d,%d", tt.got, tt.want, tp, fp, fn, tt.tp, tt.fp, tt.fn)
+		}
+	}
+}
+
+func TestEmptyOutputScoresZero(t *testing.T) {
+	res := Result{Fields: map[string]FieldScore{}}
+	pr := score(Case{Name: "x", Expected: "one two three four five"}, &extract.Article{}, nil, &res)
+	if pr.Precision != 0 || pr.Recall != 0 {
+		t.Errorf("no output on a page with text: P=%v R=%v, want 0 and 0", pr.Precision, pr.Recall)
+	}
+	pr = score(Case{Name: "y"}, &extract.Article{}, nil, &res)
+	if pr.Precision != 1 || pr.Recall != 1 {
+		t.Errorf("no output on a page without text: P=%v R=%v, want 1 and 1", pr.Precision, pr.Recall)
+	}
+}
+
+func TestSameTime(t *testing.T) {
+	tests := []struct {
+		got, want string
+		same      bool
+	}{
+		{"2018-05-12T05:00:00-03:00", "2018-05-12T08:00:00Z", true},     // one instant, two zones
+		{"2018-05-12T05:00:00-03:00", "2018-05-12T05:00:00Z", false},    // same wall clock, other instant
+		{"2018-04-05T06:00:00-04:00", "2018-04-05T06:00", true},         // no zone: wall clock to the minute
+		{"2018-04-05T06:00:59Z", "2018-04-05T06:00", true},              // precision of the expected value
+		{"2018-04-05T06:01:00Z", "2018-04-05T06:00", false},             //
+		{"2015-03-17T16:27:40Z", "2015-03-17T16:27:40.294Z", true},      // fractions beyond the second
+		{"2024-06-25T23:30:00-03:00", "2024-06-25", true},               // a day: the extracted wall clock's day
+		{"2019-10-18T17:23:34.816Z", "2019-10-18T17:23:34.816Z", true},  //
+		{"2017-11-03T03:01:00Z", "2017-11-03 03:01:00.000000", true},    //
+		{"2021-11-01T10:52:50+01:00", "2021-11-01T10:52:50+0100", true}, //
+		{"", "2021-11-01T10:52:50+0100", false},                         //
+		{"2021-11-01T00:00:00Z", "2021-11-01T10:52:50+0100", false},     // a date without its time is not the time
+	}
+	for _, tt := range tests {
+		if got := SameTime(tt.got, tt.want); got != tt.same {
+			t.Errorf("SameTime(%q, %q) = %v, want %v", tt.got, tt.want, got, tt.same)
+		}
+	}
+	if !SameDay("2021-11-01T00:00:00Z", "2021-11-01T10:52:50+0100") {
+		t.Error("SameDay must accept the right day without the time")
+	}
+}
+
+func TestNormalizedComparisons(t *testing.T) {
+	if !SameText("  The   Guardian ", "the guardian") || SameText("Guardian", "The Guardian") {
+		t.Error("SameText normalizes white space and case only")
+	}
+	if !SameByline("Scott Cunningham", "By\n\t\t\tScott Cunningham") || !SameByline("Jane Doe", "by: Jane Doe") || SameByline("Jane", "Jane Doe") {
+		t.Error("SameByline drops a leading by")
+	}
+	if !SameLanguage("en", "en-US") || !SameLanguage("pt-BR", "pt") || SameLanguage("", "en") || SameLanguage("es", "en") {
+		t.Error("SameLanguage compares primary subtags")
+	}
+}
+
+func testSet(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "..", "shared", "testdata", "readability")
+	if _, err := os.Stat(filepath.Join(dir, "aclu", "source.html")); err != nil {
+		t.Skipf("test set %s not found (%v): the extraction evaluation needs ../shared/testdata/readability", dir, err)
+	}
+	return dir
+}
+
+func TestLoad(t *testing.T) {
+	cases, err := Load(testSet(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 100 {
+		t.Fatalf("%d cases loaded", len(cases))
+	}
+	for _, c := range cases {
+		if c.Name == "aclu" {
+			if c.Meta.Title == nil || *c.Meta.Title == "" || c.Meta.PublishedTime == nil || len(Tokens(c.Expected)) < 100 {
+				t.Errorf("aclu case incomplete: %+v", c.Meta)
+			}
+		}
+	}
+	if _, err := Load(t.TempDir()); err == nil {
+		t.Error("an empty folder must be an error")
+	}
+}
+
+// TestAcceptance is issue 6's acceptance on the Readability test set: sonda's body F1 is at
+// least go-trafilatura's and its metadata clearly better; the thesis mode trails both.
+func TestAcceptance(t *testing.T) {
+	dir := testSet(t)
+	if testing.Short() {
+		t.Skip("-short: the full evaluation takes seconds")
+	}
+	if raceEnabled {
+		t.Skip("the race detector makes the full evaluation take minutes; run without -race")
+	}
+	cases, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(o extract.Options) Result {
+		ex, err := extract.New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Run(cases, ex, runtime.GOMAXPROCS(0))
+	}
+	sonda := run(extract.Options{})
+	traf := run(extract.Options{Mode: extract.ModeTrafilatura})
+	thesis := run(extract.Options{Mode: extract.ModeThesis})
+	t.Logf("body F1: sonda %.3f, go-trafilatura %.3f, thesis %.3f", sonda.F1, traf.F1, thesis.F1)
+	t.Logf("metadata: sonda %.3f, go-trafilatura %.3f, thesis %.3f", sonda.MetadataAccuracy(), traf.MetadataAccuracy(), thesis.MetadataAccuracy())
+	if sonda.F1 < traf.F1 {
+		t.Errorf("sonda body F1 %.4f below go-trafilatura's %.4f", sonda.F1, traf.F1)
+	}
+	if sonda.MetadataAccuracy() < traf.MetadataAccuracy()+0.15 {
+		t.Errorf("sonda metadata %.3f is not clearly better than go-trafilatura's %.3f", sonda.MetadataAccuracy(), traf.MetadataAccuracy())
+	}
+	for _, f := range Fields {
+		if sonda.Fields[f].Accuracy() < traf.Fields[f].Accuracy() {
+			t.Errorf("%s: sonda %.3f below go-trafilatura %.3f", f, sonda.Fields[f].Accuracy(), traf.Fields[f].Accuracy())
+		}
+	}
+	if thesis.F1 >= sonda.F1 {
+		t.Errorf("thesis mode F1 %.3f not below sonda's %.3f", thesis.F1, sonda.F1)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package exteval
+
+const raceEnabled = true
