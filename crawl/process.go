@@ -327,7 +327,13 @@ func (c *Crawler) candidate(l Link, parent string) (frontier.Item, bool) {
 // analyzeContent parses a successful response, fills the record and collects its links.
 func (c *Crawler) analyzeContent(ctx context.Context, d *Document, out *frontier.Outcome) {
 	res, rec := d.Fetch, d.Record
-	if res.Skipped != "" || res.UTF8 == nil {
+	if res.Skipped != "" {
+		return
+	}
+	if res.UTF8 == nil {
+		// A binary body (an archive, a dataset, an image) has no text or links, but
+		// analyzers that read files (the geo vertical) still get it.
+		c.runAnalyzers(ctx, d)
 		return
 	}
 	var directives robots.Directives
@@ -359,11 +365,7 @@ func (c *Crawler) analyzeContent(ctx context.Context, d *Document, out *frontier
 	rec.NoIndex = !directives.Indexable(c.clock())
 	rec.NoFollow = directives.NoFollow
 	c.fingerprint(d)
-	for _, a := range c.analyze {
-		if err := a.Analyze(ctx, d); err != nil {
-			c.log.Warn("analyzer failed", "analyzer", a.Name(), "url", d.Item.URL, "error", err)
-		}
-	}
+	c.runAnalyzers(ctx, d)
 	if d.Page == nil {
 		return
 	}
@@ -393,6 +395,15 @@ func (c *Crawler) analyzeContent(ctx context.Context, d *Document, out *frontier
 	for _, extra := range []string{d.Page.RefreshURL, d.Page.Next, d.Page.Prev} {
 		if extra != "" {
 			add(extra, -1)
+		}
+	}
+}
+
+// runAnalyzers runs every analyzer on d; a failure is logged and does not stop the crawl.
+func (c *Crawler) runAnalyzers(ctx context.Context, d *Document) {
+	for _, a := range c.analyze {
+		if err := a.Analyze(ctx, d); err != nil {
+			c.log.Warn("analyzer failed", "analyzer", a.Name(), "url", d.Item.URL, "error", err)
 		}
 	}
 }
