@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,7 +173,10 @@ func readGeoTIFF(path, name string) (*Layer, error) {
 	}
 	l := &Layer{Name: layerName(name), Format: FormatGeoTIFF, GeometryType: geom.TypeRaster, Features: 1, BBox: in.BBox,
 		Raster: &Raster{Width: in.Width, Height: in.Height, Bands: in.Bands, SampleType: in.SampleType,
-			PixelSize: [2]float64{in.PixelSizeX, in.PixelSizeY}, NoData: in.NoData}}
+			PixelSize: [2]float64{finite(in.PixelSizeX), finite(in.PixelSizeY)}}}
+	if in.NoData != nil && !math.IsNaN(*in.NoData) && !math.IsInf(*in.NoData, 0) {
+		l.Raster.NoData = in.NoData // a NaN no-data value is what NaN cells mean anyway; JSON cannot carry it
+	}
 	if in.EPSG != 0 {
 		c, err := crs.FromEPSG(in.EPSG)
 		if err != nil {
@@ -196,6 +200,14 @@ func readGeoTIFF(path, name string) (*Layer, error) {
 }
 
 // readGeoPackage reads every layer of a GeoPackage.
+// finite replaces NaN and infinities (a broken file's numbers) with 0, so records encode.
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
 func readGeoPackage(ctx context.Context, path string) ([]*Layer, error) {
 	gl, err := gpkg.Read(ctx, path)
 	if err != nil && len(gl) == 0 {

@@ -175,7 +175,7 @@ func (g *Gazetteer) Within(box geom.BBox, limit int) []Place {
 		}
 	}
 	sort.SliceStable(hits, func(a, b int) bool { return g.rank(hits[a]) > g.rank(hits[b]) })
-	seen := map[string]bool{} // a country appears once, not once per language
+	seen := map[string]bool{} // a country appears once (by its first, English, name), not once per language
 	var out []Place
 	for _, id := range hits {
 		p := g.places[id]

@@ -109,15 +109,16 @@ func run(citiesPath, admin1Path string) error {
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	for key, a := range regions {
+	for _, key := range sortedKeys(regions) {
 		name := regionName[key]
 		if name == "" {
 			continue
 		}
-		places = append(places, regionPlace(name, gazetteer.Region, key[:2], "", a))
+		places = append(places, regionPlace(name, gazetteer.Region, key[:2], "", regions[key]))
 	}
 	namers := []display.Namer{display.English.Regions(), display.Portuguese.Regions(), display.Spanish.Regions(), display.French.Regions()}
-	for code, a := range countries {
+	for _, code := range sortedKeys(countries) {
+		a := countries[code]
 		r, err := language.ParseRegion(code)
 		if err != nil {
 			continue
@@ -132,17 +133,25 @@ func run(citiesPath, admin1Path string) error {
 			places = append(places, regionPlace(name, gazetteer.Country, code, "", a))
 		}
 	}
+	// By country, then kind; within a kind the order of insertion stays, which puts a
+	// country's English name first (package gazetteer lists a country by its first name).
 	sort.SliceStable(places, func(i, j int) bool {
 		a, b := places[i], places[j]
 		if a.Country != b.Country {
 			return a.Country < b.Country
 		}
-		if a.Kind != b.Kind {
-			return a.Kind > b.Kind
-		}
-		return a.Name < b.Name
+		return a.Kind > b.Kind
 	})
 	return gazetteer.Encode(os.Stdout, places)
+}
+
+func sortedKeys(m map[string]*agg) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func regionPlace(name string, kind gazetteer.Kind, country, region string, a *agg) gazetteer.Place {
