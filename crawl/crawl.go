@@ -62,6 +62,7 @@ type Crawler struct {
 	md5Print bool                   // revisit.fingerprint: md5
 	filters  []LinkFilter
 	requests []RequestPolicy
+	robotsLs []RobotsListener
 	policy   robots.Policy
 	stats    *stats
 	metrics  *metrics
@@ -98,6 +99,11 @@ func WithLinkFilters(f ...LinkFilter) Option {
 // WithRequestPolicies adds policies that adjust each request before it is made.
 func WithRequestPolicies(p ...RequestPolicy) Option {
 	return func(c *Crawler) { c.requests = append(c.requests, p...) }
+}
+
+// WithRobotsListeners adds listeners told of every robots.txt fetched (sitemap discovery).
+func WithRobotsListeners(l ...RobotsListener) Option {
+	return func(c *Crawler) { c.robotsLs = append(c.robotsLs, l...) }
 }
 
 // WithStore makes the crawler use db, already open on cfg.Data's state directory, instead of

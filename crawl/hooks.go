@@ -10,6 +10,7 @@ import (
 	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/frontier"
 	"github.com/sonda-search/sonda/parse"
+	"github.com/sonda-search/sonda/robots"
 	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/urlnorm"
 )
@@ -26,7 +27,20 @@ type Document struct {
 	Record *store.Page   // the record being built
 	Prev   *store.Page   // the previous record of this URL, nil on a first visit
 
-	hopQueued bool // a redirect target was queued: the redirect chain goes on
+	// Discovered holds URLs an analyzer found outside the page's links (feed items, sitemap
+	// entries, feeds named in the head): they are queued like the page's links, one hop
+	// deeper, through scope and the link filters, unless the page says nofollow.
+	Discovered []string
+
+	hopQueued bool                       // a redirect target was queued: the redirect chain goes on
+	writes    []func(store.Writer) error // analyzers' records, committed with the page record
+}
+
+// CommitWith adds write to the batch that stores this document's record: an analyzer's own
+// record (under its own key prefix) is then stored together with the page record and the
+// queue change, or not at all, so a crash can never keep one without the other.
+func (d *Document) CommitWith(write func(w store.Writer) error) {
+	d.writes = append(d.writes, write)
 }
 
 // Link is a discovered URL the crawler is about to queue.
@@ -57,6 +71,13 @@ type RevisitPolicy interface {
 type Analyzer interface {
 	Name() string
 	Analyze(ctx context.Context, d *Document) error
+}
+
+// RobotsListener hears of every robots.txt the crawl fetches. The URLs it returns (the
+// file's Sitemap: lines, for the news vertical) are queued like seeds of that origin,
+// through scope and the link filters.
+type RobotsListener interface {
+	RobotsFetched(origin string, r *robots.Robots) []string
 }
 
 // Sink receives every document after its record is committed: the index, a link graph, a
