@@ -20,6 +20,8 @@
 //	k  crawl settings that must survive restarts, such as every seed given (package crawl)
 //	l  link graph: edges with anchors, in-link counts, PageRank (package linkgraph)
 //	g  geo vertical: datasets, links to them, producer sites, site link map (package geo/catalog)
+//	a  news vertical: article records, by URL key (package news)
+//	f  feeds and sitemaps the crawl knows, by URL key (package feeds)
 //
 // # Durability
 //
