@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/geo/catalog"
 	"github.com/sonda-search/sonda/store"
 )
 
@@ -17,12 +18,14 @@ func init() { register(newExportCmd) }
 func newExportCmd() *cobra.Command {
 	var what, format string
 	cmd := &cobra.Command{
-		Use:   "export [--data DIR] --what pages [--format jsonl]",
+		Use:   "export [--data DIR] --what pages|datasets [--format jsonl]",
 		Short: "Write crawl records as JSON lines",
 		Long: `export writes one JSON object per line to stdout. --what pages gives every URL's latest
 record: url, final_url, status, fetched_at, content_type, title, depth, parent,
 fingerprint, changed (and relevance/relevant when a topic is set), plus error, duplicate
-and robots fields. The crawl must not be running (its state is locked while it runs).
+and robots fields. --what datasets gives every geographic dataset a geo crawl fetched: url,
+format, layers, bounding boxes, CRS, place names, thumbnail, and the pages linking to it
+with their anchor text. The crawl must not be running (its state is locked while it runs).
 
   sonda export --data sonda-data --what pages > pages.jsonl
   sonda export --data sonda-data --what pages | jq -r 'select(.error != null) | [.error, .url] | @tsv'`,
@@ -35,8 +38,8 @@ and robots fields. The crawl must not be running (its state is locked while it r
 			if format != "jsonl" {
 				return usageError{fmt.Errorf("--format %q: only jsonl is supported", format)}
 			}
-			if what != "pages" {
-				return usageError{fmt.Errorf("--what %q: this build exports pages only", what)}
+			if what != "pages" && what != "datasets" {
+				return usageError{fmt.Errorf("--what %q: this build exports pages or datasets", what)}
 			}
 			if _, err := os.Stat(crawl.StateDir(cfg.Data)); err != nil {
 				return usageError{fmt.Errorf("no crawl in %s: %w", cfg.Data, err)}
@@ -49,13 +52,18 @@ and robots fields. The crawl must not be running (its state is locked while it r
 			w := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 			enc := json.NewEncoder(w)
 			enc.SetEscapeHTML(false)
-			if err := db.Pages(func(p *store.Page) error { return enc.Encode(p) }); err != nil {
+			if what == "datasets" {
+				err = catalog.New(db).Datasets(func(d *catalog.Dataset) error { return enc.Encode(d) })
+			} else {
+				err = db.Pages(func(p *store.Page) error { return enc.Encode(p) })
+			}
+			if err != nil {
 				return err
 			}
 			return w.Flush()
 		},
 	}
-	cmd.Flags().StringVar(&what, "what", "pages", "records to export: pages")
+	cmd.Flags().StringVar(&what, "what", "pages", "records to export: pages or datasets")
 	cmd.Flags().StringVar(&format, "format", "jsonl", "output format: jsonl")
 	return cmd
 }
