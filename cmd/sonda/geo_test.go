@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/geo/catalog"
+	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/urlnorm"
+)
+
+func geoTestdata(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "testdata", "geo")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("shared test data not found at %s: %v", dir, err)
+	}
+	return dir
+}
+
+func TestGeoInspect(t *testing.T) {
+	dir := geoTestdata(t)
+	// One file: one indented object.
+	out, stderr, code := run(t, nil, "geo", "inspect", filepath.Join(dir, "spdata", "boston_tracts.shp"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var ds struct {
+		Format string     `json:"format"`
+		BBox   [4]float64 `json:"bbox_wgs84"`
+		Layers []struct {
+			Features int `json:"feature_count"`
+			CRS      struct {
+				EPSG int `json:"epsg"`
+			} `json:"crs"`
+		} `json:"layers"`
+		Covers []struct{ Name string } `json:"covers"`
+	}
+	if err := json.Unmarshal([]byte(out), &ds); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if ds.Format != "shapefile" || len(ds.Layers) != 1 || ds.Layers[0].Features != 506 || ds.Layers[0].CRS.EPSG != 4267 || len(ds.Covers) == 0 || ds.Covers[0].Name != "Boston" {
+		t.Errorf("%s", out)
+	}
+	// Several files: one line each; a bad file says why and makes the exit status 1.
+	bad := filepath.Join(t.TempDir(), "notes.html")
+	os.WriteFile(bad, []byte("<html></html>"), 0o644)
+	out, _, code = run(t, nil, "geo", "inspect", "--no-places", filepath.Join(dir, "spdata", "elev.tif"), bad)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 1 || len(lines) != 2 || !strings.Contains(lines[0], `"geotiff"`) || !strings.Contains(lines[1], `"error"`) {
+		t.Errorf("exit %d, output:\n%s", code, out)
+	}
+}
+
+func TestExportDatasets(t *testing.T) {
+	data := t.TempDir()
+	db, err := store.Open(crawl.StateDir(data), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := urlnorm.New(urlnorm.Options{}).Parse("http://www.site00.test/dados/rios_shp.zip")
+	cat := catalog.New(db)
+	if err := cat.PutDataset(store.URLKey(u.Key()), &catalog.Dataset{URL: u.String(), Name: "rios_shp.zip", Geographic: true}); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := urlnorm.New(urlnorm.Options{}).Parse("http://www.site00.test/")
+	if err := cat.PutLink(store.URLKey(u.Key()), store.URLKey(page.Key()), catalog.Link{Page: page.String(), Anchor: "rios do estado"}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	out, stderr, code := run(t, nil, "export", "--data", data, "--what", "datasets")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	n := 0
+	for sc.Scan() {
+		var d catalog.Dataset
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.URL != u.String() || len(d.Links) != 1 || d.Links[0].Anchor != "rios do estado" {
+			t.Errorf("%+v", d)
+		}
+		n++
+	}
+	if n != 1 {
+		t.Errorf("%d records:\n%s", n, out)
+	}
+}
