@@ -95,8 +95,37 @@ func (c *Crawler) robotsFor(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 	if entry.Outcome == robots.Unreachable {
 		c.log.Warn("robots.txt unreachable; host waits", "origin", o, "failures", entry.Failures, "retry", entry.Expires.Format(time.RFC3339), "error", entry.Err)
 	}
+	if err := c.tellRobotsListeners(o, entry); err != nil {
+		return nil, true, err
+	}
 	delay := c.delay(slot, res)
 	return nil, true, c.frontier.Release(l, c.clock().Add(delay))
+}
+
+// tellRobotsListeners gives a freshly fetched robots.txt to the RobotsListeners and queues
+// the URLs they return like seeds of the origin.
+func (c *Crawler) tellRobotsListeners(origin string, entry *robots.Entry) error {
+	if len(c.robotsLs) == 0 || entry.Outcome != robots.Fetched {
+		return nil
+	}
+	var items []frontier.Item
+	for _, l := range c.robotsLs {
+		for _, raw := range l.RobotsFetched(origin, entry.Rules()) {
+			u, err := c.norm.Parse(raw)
+			if err != nil {
+				continue
+			}
+			if item, ok := c.candidate(Link{URL: u, Index: -1}, origin+"/robots.txt"); ok {
+				items = append(items, item)
+			}
+		}
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	adm, err := c.frontier.Add(items)
+	c.stats.linksQueued.Add(int64(adm.Added))
+	return err
 }
 
 // fetchRobots fetches origin's robots.txt, following up to robots.MaxRedirects redirects
@@ -332,8 +361,9 @@ func (c *Crawler) analyzeContent(ctx context.Context, d *Document, out *frontier
 	}
 	if res.UTF8 == nil {
 		// A binary body (an archive, a dataset, an image) has no text or links, but
-		// analyzers that read files (the geo vertical) still get it.
+		// analyzers that read files (the geo vertical, compressed sitemaps) still get it.
 		c.runAnalyzers(ctx, d)
+		c.queueDiscovered(d, out, false)
 		return
 	}
 	var directives robots.Directives
@@ -366,6 +396,7 @@ func (c *Crawler) analyzeContent(ctx context.Context, d *Document, out *frontier
 	rec.NoFollow = directives.NoFollow
 	c.fingerprint(d)
 	c.runAnalyzers(ctx, d)
+	c.queueDiscovered(d, out, directives.NoFollow)
 	if d.Page == nil {
 		return
 	}
@@ -374,16 +405,7 @@ func (c *Crawler) analyzeContent(ctx context.Context, d *Document, out *frontier
 	if directives.NoFollow {
 		return
 	}
-	depth := d.Item.Depth + 1
-	add := func(raw string, index int) {
-		u, err := c.norm.Parse(raw)
-		if err != nil {
-			return
-		}
-		if item, ok := c.candidate(Link{URL: u, Depth: depth, Source: d, Index: index}, d.Item.URL); ok {
-			out.Discovered = append(out.Discovered, item)
-		}
-	}
+	add := func(raw string, index int) { c.discover(d, out, raw, index) }
 	for i := range d.Page.Links {
 		lk := &d.Page.Links[i]
 		if !c.cfg.Scope.FollowNofollowLinks && lk.HasRel("nofollow") {
@@ -405,6 +427,30 @@ func (c *Crawler) runAnalyzers(ctx context.Context, d *Document) {
 		if err := a.Analyze(ctx, d); err != nil {
 			c.log.Warn("analyzer failed", "analyzer", a.Name(), "url", d.Item.URL, "error", err)
 		}
+	}
+}
+
+// discover queues raw, found on d, one hop deeper if scope and the link filters admit it;
+// index is its position in d.Page.Links, -1 for URLs found elsewhere.
+func (c *Crawler) discover(d *Document, out *frontier.Outcome, raw string, index int) {
+	u, err := c.norm.Parse(raw)
+	if err != nil {
+		return
+	}
+	if item, ok := c.candidate(Link{URL: u, Depth: d.Item.Depth + 1, Source: d, Index: index}, d.Item.URL); ok {
+		out.Discovered = append(out.Discovered, item)
+	}
+}
+
+// queueDiscovered queues the URLs analyzers put in d.Discovered (feed items, sitemap
+// entries), unless the document forbids following its links.
+func (c *Crawler) queueDiscovered(d *Document, out *frontier.Outcome, nofollow bool) {
+	if nofollow || len(d.Discovered) == 0 {
+		return
+	}
+	c.stats.linksFound.Add(int64(len(d.Discovered)))
+	for _, raw := range d.Discovered {
+		c.discover(d, out, raw, -1)
 	}
 }
 
@@ -517,6 +563,11 @@ func (c *Crawler) finish(l *frontier.Lease, d *Document, out frontier.Outcome, e
 		}
 		if err := c.updateChainOrigin(b, d); err != nil {
 			return err
+		}
+		for _, w := range d.writes {
+			if err := w(b); err != nil {
+				return err
+			}
 		}
 		return store.AddVisit(b, key, visit)
 	})
