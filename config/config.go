@@ -34,6 +34,7 @@ type Config struct {
 	WARC       WARC       `yaml:"warc"`
 	Serve      Serve      `yaml:"serve"`
 	Revisit    Revisit    `yaml:"revisit"`
+	Geo        Geo        `yaml:"geo"`
 	Log        Log        `yaml:"log"`
 }
 
@@ -137,6 +138,7 @@ type profileValues struct {
 	Follow      string
 	MaxDepth    int
 	AcceptTypes []string
+	Geo         bool // the geographic-data vertical is on
 }
 
 func profile(name string) (profileValues, error) {
@@ -153,7 +155,7 @@ func profile(name string) (profileValues, error) {
 		return profileValues{Profile: "news", Follow: "domain", MaxDepth: 0, AcceptTypes: append(html, "application/rss+xml", "application/atom+xml", "application/xml", "text/xml")}, nil
 	case "geo":
 		// Geographic data producers publish archives and geo files next to their pages.
-		return profileValues{Profile: "geo", Follow: "domain", MaxDepth: 0, AcceptTypes: append(html,
+		return profileValues{Profile: "geo", Follow: "domain", MaxDepth: 0, Geo: true, AcceptTypes: append(html,
 			"application/zip", "application/geo+json", "application/vnd.google-earth.kml+xml",
 			"application/vnd.google-earth.kmz", "application/gpx+xml", "application/geopackage+sqlite3", "image/tiff")}, nil
 	}
@@ -375,6 +377,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Sprintf("log.format: %q is not text or json", c.Log.Format))
 	}
 	c.validateRevisit(&errs)
+	c.validateGeo(&errs)
 	if len(errs) > 0 {
 		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
 	}
