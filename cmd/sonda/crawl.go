@@ -115,7 +115,14 @@ var crawlFlags = []settingFlag{
 // runCrawl runs one crawl with a progress display on w.
 func runCrawl(ctx context.Context, cfg config.Config, seeds []string, w io.Writer) (crawl.Summary, error) {
 	log := newLogger(cfg)
-	c, err := crawl.New(cfg, crawl.WithLogger(log))
+	vopts, closeDB, err := verticalOptions(cfg, log)
+	if err != nil {
+		return crawl.Summary{}, err
+	}
+	if closeDB != nil {
+		defer closeDB() // deferred first, so it runs after the crawler's Close
+	}
+	c, err := crawl.New(cfg, append(vopts, crawl.WithLogger(log))...)
 	if err != nil {
 		return crawl.Summary{}, err
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/geo/catalog"
+	"github.com/sonda-search/sonda/geo/geoweb"
+	"github.com/sonda-search/sonda/testweb"
 	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/urlnorm"
 )
@@ -92,5 +94,42 @@ func TestExportDatasets(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d records:\n%s", n, out)
+	}
+}
+
+// TestCrawlGeoProfile runs `sonda crawl` with geo.enabled on the geo test web and exports
+// what it found: every dataset of the web's ground truth, none of the forbidden archives.
+func TestCrawlGeoProfile(t *testing.T) {
+	gw, err := geoweb.New(geoTestdata(t), testweb.Config{Seed: 5, Hosts: 6, PagesPerHost: 4, Disable: testweb.AllFeatures &^ testweb.Robots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web, addr := serveWeb(t, gw.Config)
+	data := t.TempDir()
+	env := append([]string{"SONDA_GEO_ENABLED=true"}, quickEnv...)
+	if _, stderr, code := run(t, env, crawlArgs(web, addr, data)...); code != 0 {
+		t.Fatalf("crawl: exit %d: %s", code, stderr)
+	}
+	out, stderr, code := run(t, nil, "export", "--data", data, "--what", "datasets")
+	if code != 0 {
+		t.Fatalf("export: exit %d: %s", code, stderr)
+	}
+	got := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var d catalog.Dataset
+		if err := json.Unmarshal([]byte(line), &d); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		got[d.URL] = d.Geographic
+	}
+	for _, d := range gw.Datasets {
+		if !got[d.URL] {
+			t.Errorf("%s missing from the export", d.URL)
+		}
+	}
+	for _, u := range gw.Forbidden {
+		if _, ok := got[u]; ok {
+			t.Errorf("%s was downloaded", u)
+		}
 	}
 }
