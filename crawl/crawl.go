@@ -43,29 +43,30 @@ import (
 // Crawler runs crawls on one data directory. Create it with New, run it with Run, and
 // Close it when done.
 type Crawler struct {
-	cfg      config.Config
-	log      *slog.Logger
-	db       *store.DB
-	frontier *frontier.Frontier
-	fetcher  *fetch.Fetcher
-	norm     *urlnorm.Normalizer
-	scope    *scope.Scope
-	variants scope.VariantCounter
-	robots   *robotsCache
-	warc     *warc.Writer
-	scorer   LinkScorer
-	revisit  RevisitPolicy
-	analyze  []Analyzer
-	sinks    []Sink
-	pacer    *pacer                 // crawl.budget; nil when unlimited
-	textNorm fingerprint.Normalizer // change detection (revisit.ignore)
-	md5Print bool                   // revisit.fingerprint: md5
-	filters  []LinkFilter
-	requests []RequestPolicy
-	robotsLs []RobotsListener
-	policy   robots.Policy
-	stats    *stats
-	metrics  *metrics
+	cfg       config.Config
+	log       *slog.Logger
+	db        *store.DB
+	frontier  *frontier.Frontier
+	fetcher   *fetch.Fetcher
+	norm      *urlnorm.Normalizer
+	scope     *scope.Scope
+	variants  scope.VariantCounter
+	robots    *robotsCache
+	warc      *warc.Writer
+	scorer    LinkScorer
+	revisit   RevisitPolicy
+	analyze   []Analyzer
+	sinks     []Sink
+	pacer     *pacer                 // crawl.budget; nil when unlimited
+	textNorm  fingerprint.Normalizer // change detection (revisit.ignore)
+	md5Print  bool                   // revisit.fingerprint: md5
+	filters   []LinkFilter
+	requests  []RequestPolicy
+	robotsLs  []RobotsListener
+	overrides []RevisitOverride
+	policy    robots.Policy
+	stats     *stats
+	metrics   *metrics
 
 	dupMu sync.Mutex // serializes duplicate lookup+registration (see store.CheckDuplicates)
 
@@ -99,6 +100,12 @@ func WithLinkFilters(f ...LinkFilter) Option {
 // WithRequestPolicies adds policies that adjust each request before it is made.
 func WithRequestPolicies(p ...RequestPolicy) Option {
 	return func(c *Crawler) { c.requests = append(c.requests, p...) }
+}
+
+// WithRevisitOverrides adds schedules that take some URLs away from the RevisitPolicy
+// (feeds and sitemaps). They compose with any policy, whatever the order of the options.
+func WithRevisitOverrides(o ...RevisitOverride) Option {
+	return func(c *Crawler) { c.overrides = append(c.overrides, o...) }
 }
 
 // WithRobotsListeners adds listeners told of every robots.txt fetched (sitemap discovery).

@@ -66,6 +66,13 @@ type RevisitPolicy interface {
 	NextVisit(d *Document, now time.Time) time.Time
 }
 
+// RevisitOverride gives some URLs their own revisit schedule ahead of the RevisitPolicy:
+// the news vertical reads feeds and sitemaps on theirs while the policy keeps ordinary
+// pages. ok false leaves the document to the policy (or to the next override).
+type RevisitOverride interface {
+	Revisit(d *Document, now time.Time) (next time.Time, ok bool)
+}
+
 // Analyzer examines a fetched document and adds typed fields to its record (relevance,
 // article, dataset...). An error is recorded on the document and does not stop the crawl.
 type Analyzer interface {

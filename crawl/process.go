@@ -265,10 +265,24 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 		c.analyzeContent(ctx, d, &out)
 	}
 	c.archive(res, d)
-	if c.revisit != nil && out.Retry.IsZero() {
-		out.Revisit = c.revisit.NextVisit(d, now)
+	if out.Retry.IsZero() {
+		out.Revisit = c.nextVisit(d, now)
 	}
 	return c.finish(l, d, out, errKind, errDetail)
+}
+
+// nextVisit is when d is fetched again: the first RevisitOverride that claims it decides,
+// else the RevisitPolicy (zero time: never).
+func (c *Crawler) nextVisit(d *Document, now time.Time) time.Time {
+	for _, o := range c.overrides {
+		if next, ok := o.Revisit(d, now); ok {
+			return next
+		}
+	}
+	if c.revisit != nil {
+		return c.revisit.NextVisit(d, now)
+	}
+	return time.Time{}
 }
 
 // retryable says whether a fetch failure is worth another attempt later.
