@@ -72,6 +72,7 @@ type Index struct {
 	statsMu sync.RWMutex
 	stats   fieldStats
 
+	ranking atomic.Pointer[Ranking]
 	gen     atomic.Uint64 // bumped by every write: the result cache's validity
 	cache   *resultCache
 	unclean bool
@@ -129,7 +130,9 @@ func Open(dir string, opts Options) (*Index, error) {
 	if err := ix.loadStats(); err != nil {
 		return nil, err
 	}
-	setBM25(opts.Ranking.K1, opts.Ranking.B)
+	if err := ix.SetRanking(opts.Ranking); err != nil {
+		return nil, err
+	}
 	ok = true
 	return ix, nil
 }
@@ -492,6 +495,18 @@ func (s *fieldStats) averageLength(field string) float64 {
 		return 1
 	}
 	return float64(t.length) / float64(t.docs)
+}
+
+// bm25f returns a snapshot of the statistics sonda's BM25F scorer needs.
+func (s *fieldStats) bm25f() *bm25fStats {
+	out := &bm25fStats{docs: float64(max(s.docs, 1)), langs: make(map[string]float64, len(s.langs)), avgLen: make(map[string]float64, len(s.fields))}
+	for l, n := range s.langs {
+		out.langs[l] = float64(n)
+	}
+	for name := range s.fields {
+		out.avgLen[name] = s.averageLength(name)
+	}
+	return out
 }
 
 // bm25Stats are the statistics handed to Bleve's BM25 for a query over fields. Bleve

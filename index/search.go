@@ -196,20 +196,31 @@ func (ix *Index) languages() []string {
 	return out
 }
 
-// run executes a parsed query and fills res.
-func (ix *Index) run(ctx context.Context, n query.Node, req Request, res *Result) error {
-	r := ix.opts.Ranking
+// ranked is what a query found, best first.
+type ranked struct {
+	total   uint64
+	hits    []scored
+	signals map[string]linkSignal
+	facets  search.FacetResults
+	tr      translation
+}
+
+// rank runs a parsed query and returns at least the best n results (fewer when fewer
+// match; never more than MaxResults), in final order.
+func (ix *Index) rank(ctx context.Context, n query.Node, kind string, need int, facets bool) (*ranked, error) {
+	r := ix.Ranking()
 	langs := ix.languages()
-	tr := translate(n, r, langs)
+	ix.statsMu.RLock()
+	bs := ix.stats.bm25f()
+	ix.statsMu.RUnlock()
+	tr := translate(n, r, langs, bs)
 	q := tr.q
-	if req.Kind != "" {
-		kind := bleve.NewTermQuery(req.Kind)
-		kind.SetField(fieldKind)
-		kind.SetBoost(filterBoost)
-		q = bleve.NewConjunctionQuery(q, kind)
+	if kind != "" {
+		kq := bleve.NewTermQuery(kind)
+		kq.SetField(fieldKind)
+		kq.SetBoost(filterBoost)
+		q = bleve.NewConjunctionQuery(q, kq)
 	}
-	from := (req.Page - 1) * req.PerPage
-	need := from + req.PerPage
 	blend := r.Link > 0 && ix.opts.Links != nil || r.Relevance > 0 || tr.text == 0
 	size := need
 	if blend {
@@ -220,10 +231,10 @@ func (ix *Index) run(ctx context.Context, n query.Node, req Request, res *Result
 	if r.Relevance > 0 && blend {
 		sr.Fields = []string{fieldRelevance}
 	}
-	if req.Facets {
+	if facets {
 		addFacets(sr, time.Now())
 	}
-	fields := make([]string, 0, len(langs)*len(textFields)+1)
+	fields := make([]string, 0, len(langs)*len(textFields)+9)
 	for _, l := range langs {
 		for _, f := range textFields {
 			fields = append(fields, langField(f, l))
@@ -238,40 +249,48 @@ func (ix *Index) run(ctx context.Context, n query.Node, req Request, res *Result
 	sres, err := ix.searchBleve(sctx, sr)
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
-		return fmt.Errorf("index: search %q: %w", res.Query, err)
+		return nil, fmt.Errorf("index: search %q: %w", n.String(), err)
 	}
-	res.Total = sres.Total
+	out := &ranked{total: sres.Total, facets: sres.Facets, tr: tr, hits: make([]scored, len(sres.Hits))}
+	for i, h := range sres.Hits {
+		out.hits[i] = scored{id: h.ID, text: h.Score, score: h.Score, relevance: -1}
+		if x, ok := h.Fields[fieldRelevance].(float64); ok {
+			out.hits[i].relevance = x
+		}
+	}
+	if blend {
+		if out.signals, err = ix.blend(r, out.hits, tr.text == 0); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// run executes a parsed query and fills res with the requested page.
+func (ix *Index) run(ctx context.Context, n query.Node, req Request, res *Result) error {
+	from := (req.Page - 1) * req.PerPage
+	need := from + req.PerPage
+	rk, err := ix.rank(ctx, n, req.Kind, need, req.Facets)
+	if err != nil {
+		return err
+	}
+	res.Total = rk.total
 	capped := min(int(res.Total), ix.opts.MaxResults)
 	res.Pages = (capped + req.PerPage - 1) / req.PerPage
 	if req.Facets {
-		res.Facets = facetCounts(sres.Facets)
+		res.Facets = facetCounts(rk.facets)
 	}
-	hits := make([]scored, len(sres.Hits))
-	for i, h := range sres.Hits {
-		hits[i] = scored{id: h.ID, text: h.Score, score: h.Score, relevance: -1}
-		if x, ok := h.Fields[fieldRelevance].(float64); ok {
-			hits[i].relevance = x
-		}
-	}
-	var signals map[string]linkSignal
-	if blend {
-		signals, err = ix.blend(hits, tr.text == 0)
-		if err != nil {
-			return err
-		}
-	}
-	if from >= len(hits) {
+	if from >= len(rk.hits) {
 		return nil
 	}
-	page := hits[from:min(need, len(hits))]
-	for _, h := range page {
-		hit, err := ix.hit(ctx, h, tr)
+	for _, h := range rk.hits[from:min(need, len(rk.hits))] {
+		hit, err := ix.hit(ctx, h, rk.tr)
 		if err != nil {
 			return err
 		}
-		if s, ok := signals[h.id]; ok {
+		if s, ok := rk.signals[h.id]; ok {
 			hit.InLinks = s.inLinks
 		} else if ix.opts.Links != nil {
 			if sig, err := ix.opts.Links.Signals([]string{hit.URL}); err == nil {
@@ -280,6 +299,49 @@ func (ix *Index) run(ctx context.Context, n query.Node, req Request, res *Result
 		}
 		res.Hits = append(res.Hits, hit)
 	}
+	return nil
+}
+
+// SearchIDs ranks the documents matching q (in the query language, with implicit operator
+// op: "and", "or" or "" for the index's) and returns the IDs of the best n, best first,
+// and how many matched. It ranks exactly as Search does, without building result pages:
+// evaluations use it to rank deep (up to MaxResults) at little cost.
+func (ix *Index) SearchIDs(ctx context.Context, q string, n int, op string) ([]string, uint64, error) {
+	o := ix.opts.Implicit
+	if op != "" {
+		var err error
+		if o, err = query.ParseOperator(op); err != nil {
+			return nil, 0, &QueryError{Pos: 0, Msg: err.Error()}
+		}
+	}
+	node, err := query.Parse(q, query.Options{Implicit: o})
+	if err != nil || node == nil {
+		return nil, 0, err
+	}
+	rk, err := ix.rank(ctx, node, "", n, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	ids := make([]string, 0, min(n, len(rk.hits)))
+	for _, h := range rk.hits[:min(n, len(rk.hits))] {
+		ids = append(ids, h.id)
+	}
+	return ids, rk.total, nil
+}
+
+// Ranking returns the ranking in use.
+func (ix *Index) Ranking() Ranking { return *ix.ranking.Load() }
+
+// SetRanking changes the ranking of later searches (and, since BM25's k1 and b are
+// process-wide in Bleve, of every index in the process).
+func (ix *Index) SetRanking(r Ranking) error {
+	r = r.withDefaults()
+	if err := r.validate(); err != nil {
+		return err
+	}
+	ix.ranking.Store(&r)
+	setBM25(r.K1, r.B)
+	ix.gen.Add(1) // cached results were ranked the old way
 	return nil
 }
 
@@ -312,8 +374,7 @@ type linkSignal struct {
 
 // blend reorders the best Window hits by the final score (see Ranking). filterOnly says the
 // query has no words, so text scores say nothing and the link prior decides.
-func (ix *Index) blend(hits []scored, filterOnly bool) (map[string]linkSignal, error) {
-	r := ix.opts.Ranking
+func (ix *Index) blend(r Ranking, hits []scored, filterOnly bool) (map[string]linkSignal, error) {
 	window := hits[:min(len(hits), r.Window)]
 	if len(window) == 0 {
 		return nil, nil

@@ -28,25 +28,18 @@ type translation struct {
 type translator struct {
 	r     Ranking
 	langs []string // analyzer languages query words are analyzed in
+	stats *bm25fStats
 	tr    translation
 }
 
 // translate turns a parsed query into a Bleve query. langs are the analyzer languages of
 // the documents in the index (a top-level lang: filter narrows them).
-func translate(n query.Node, r Ranking, langs []string) translation {
-	t := &translator{r: r, langs: narrowLangs(n, langs)}
+func translate(n query.Node, r Ranking, langs []string, stats *bm25fStats) translation {
+	t := &translator{r: r, langs: narrowLangs(n, langs), stats: stats}
 	t.tr.terms = map[string]map[string]bool{}
 	main := t.node(n, true)
 	if main == nil {
 		main = bleve.NewMatchNoneQuery()
-	}
-	if r.Proximity > 0 {
-		if pairs := t.proximity(n); len(pairs) > 0 {
-			wrapper := bleve.NewBooleanQuery()
-			wrapper.AddMust(main)
-			wrapper.AddShould(pairs...)
-			main = wrapper
-		}
 	}
 	t.tr.q = main
 	return t.tr
@@ -89,7 +82,10 @@ func compactStrings(s []string) []string {
 func (t *translator) node(n query.Node, positive bool) bq.Query {
 	switch n := n.(type) {
 	case *query.Word:
-		return t.word(n, positive)
+		if n.Field == query.Default || n.Field == query.Title {
+			return t.words(subWords(n), true, positive)
+		}
+		return t.text(n.Field, n.Text, positive)
 	case *query.Phrase:
 		return t.phrase(n, positive)
 	case *query.Filter:
@@ -105,19 +101,73 @@ func (t *translator) node(n query.Node, positive bool) bq.Query {
 	return nil
 }
 
-func (t *translator) boolean(n *query.Bool, positive bool) bq.Query {
-	var must, should, not []bq.Query
+// flatten splices nested groups that mean the same as their parent: a group of required
+// clauses among required clauses ("a (b -c)" under AND is a, b and not c), a group of
+// optional clauses among optional ones ("a OR (b OR c)").
+func flatten(n *query.Bool) (must, should, not []query.Node) {
 	for _, c := range n.Must {
-		if q := t.node(c, positive); q != nil {
-			must = append(must, q)
+		if b, ok := c.(*query.Bool); ok && len(b.Should) == 0 {
+			m, _, x := flatten(b)
+			must, not = append(must, m...), append(not, x...)
+			continue
 		}
+		must = append(must, c)
 	}
 	for _, c := range n.Should {
-		if q := t.node(c, positive); q != nil {
-			should = append(should, q)
+		if b, ok := c.(*query.Bool); ok && len(b.Must) == 0 && len(b.MustNot) == 0 {
+			_, sh, _ := flatten(b)
+			should = append(should, sh...)
+			continue
 		}
+		should = append(should, c)
 	}
-	for _, c := range n.MustNot {
+	return must, should, append(not, n.MustNot...)
+}
+
+// subWords splits a word at its word boundaries ("boundary-layer" is boundary and layer):
+// each part is scored as a word of its own, and the proximity score rewards them for
+// standing together.
+func subWords(w *query.Word) []*query.Word {
+	ts := terms(neutral, w.Text)
+	if len(ts) <= 1 {
+		return []*query.Word{w}
+	}
+	out := make([]*query.Word, 0, len(ts))
+	for _, tok := range ts {
+		out = append(out, &query.Word{Field: w.Field, Text: w.Text[tok.Start:tok.End], At: w.At + tok.Start})
+	}
+	return out
+}
+
+func (t *translator) boolean(n *query.Bool, positive bool) bq.Query {
+	mustNodes, shouldNodes, notNodes := flatten(n)
+	// Plain words are scored together by BM25F, one clause per group: the required words,
+	// the optional ones.
+	group := func(children []query.Node, all bool) []bq.Query {
+		var out []bq.Query
+		var plain []*query.Word
+		for _, c := range children {
+			if w, ok := c.(*query.Word); ok && (w.Field == query.Default || w.Field == query.Title) {
+				for _, sub := range subWords(w) {
+					if t.bm25fWord(sub) != nil {
+						plain = append(plain, sub)
+					}
+				}
+				continue
+			}
+			if q := t.node(c, positive); q != nil {
+				out = append(out, q)
+			}
+		}
+		if q := t.words(plain, all, positive); q != nil {
+			out = append(out, q)
+		}
+		return out
+	}
+	must := group(mustNodes, true)
+	should := group(shouldNodes, false)
+	var not []bq.Query
+	for _, c := range notNodes {
 		if q := t.node(c, false); q != nil {
 			not = append(not, q)
 		}
@@ -129,24 +179,27 @@ func (t *translator) boolean(n *query.Bool, positive bool) bq.Query {
 		// Only exclusions left (the rest were stop words): everything but them.
 		must = append(must, bleve.NewMatchAllQuery())
 	}
+	var optional bq.Query
+	if len(should) > 0 {
+		optional = disjunction(should)
+	}
 	if len(not) == 0 {
 		switch {
-		case len(must) == 1 && len(should) == 0:
+		case len(must) == 0:
+			return optional
+		case len(should) == 0 && len(must) == 1:
 			return must[0]
-		case len(must) == 0 && len(should) == 1:
-			return should[0]
 		case len(should) == 0:
 			return bleve.NewConjunctionQuery(must...)
-		case len(must) == 0:
-			return bleve.NewDisjunctionQuery(should...)
 		}
 	}
 	b := bleve.NewBooleanQuery()
 	if len(must) > 0 {
 		b.AddMust(must...)
 	}
-	if len(should) > 0 {
-		b.AddShould(should...)
+	if optional != nil {
+		// One optional clause: Bleve's coordination factor over it is 1.
+		b.AddShould(optional)
 		if len(must) == 0 {
 			b.SetMinShould(1)
 		}
@@ -207,7 +260,7 @@ func analyzed(code, s string) [][]string {
 	return slots
 }
 
-func flatten(slots [][]string) []string {
+func flattenSlots(slots [][]string) []string {
 	var out []string
 	for _, s := range slots {
 		out = append(out, s...)
@@ -239,6 +292,7 @@ func (t *translator) fieldsFor(f query.Field) []string {
 	return textFields
 }
 
+// disjunction matches any of qs, scoring the sum of those that match (see sumQuery).
 func disjunction(qs []bq.Query) bq.Query {
 	switch len(qs) {
 	case 0:
@@ -246,7 +300,7 @@ func disjunction(qs []bq.Query) bq.Query {
 	case 1:
 		return qs[0]
 	}
-	return bleve.NewDisjunctionQuery(qs...)
+	return &sumQuery{clauses: qs}
 }
 
 // text looks for the words of s (a word or a phrase) in field group f of every language.
@@ -268,7 +322,7 @@ func (t *translator) text(f query.Field, s string, positive bool) bq.Query {
 			continue
 		}
 		if positive {
-			t.remember(code, flatten(slots))
+			t.remember(code, flattenSlots(slots))
 		}
 		var fq []bq.Query
 		for _, name := range t.fieldsFor(f) {
@@ -296,58 +350,67 @@ func (t *translator) text(f query.Field, s string, positive bool) bq.Query {
 	return q
 }
 
-func (t *translator) word(w *query.Word, positive bool) bq.Query {
-	return t.text(w.Field, w.Text, positive)
-}
-
 func (t *translator) phrase(p *query.Phrase, positive bool) bq.Query {
 	return t.text(p.Field, p.Text, positive)
 }
 
-// proximity returns, for each pair of adjacent words the query looks for (in the order
-// typed, at the top level or in any group), a clause that scores documents where the two
-// words appear side by side: the sequential-dependence idea of Metzler and Croft (2005)
-// reduced to ordered bigrams.
-func (t *translator) proximity(n query.Node) []bq.Query {
-	var out []bq.Query
-	var visit func(n query.Node)
-	visit = func(n query.Node) {
-		b, ok := n.(*query.Bool)
-		if !ok {
-			return
+// bm25fWord returns the word's term in each language, or nil when it is not a plain word
+// for BM25F: in a field group other than the default and title, or analyzed to other than
+// exactly one term in some language (a stop word, or "boundary-layer", which is a phrase).
+func (t *translator) bm25fWord(w *query.Word) *bm25fWord {
+	if w.Field != query.Default && w.Field != query.Title {
+		return nil
+	}
+	bw := &bm25fWord{terms: make(map[string]string, len(t.langs))}
+	for _, code := range t.langs {
+		ts := terms(code, w.Text)
+		if len(ts) != 1 {
+			return nil
 		}
-		var words []*query.Word
-		for _, group := range [][]query.Node{b.Must, b.Should} {
-			for _, c := range group {
-				if w, ok := c.(*query.Word); ok && w.Field == query.Default {
-					words = append(words, w)
-				}
-				visit(c)
-			}
-		}
-		sort.Slice(words, func(i, j int) bool { return words[i].At < words[j].At })
-		for i := 1; i < len(words); i++ {
-			if q := t.pair(words[i-1].Text + " " + words[i].Text); q != nil {
-				out = append(out, q)
-			}
+		bw.terms[code] = string(ts[0].Term)
+	}
+	if w.Field == query.Default {
+		if ts := terms(neutral, w.Text); len(ts) == 1 {
+			bw.urlTerm = string(ts[0].Term)
 		}
 	}
-	visit(n)
-	return out
+	return bw
 }
 
-func (t *translator) pair(s string) bq.Query {
-	var qs []bq.Query
-	for _, code := range t.langs {
-		slots := analyzed(code, s)
-		if len(slots) != 2 || slots[0] == nil || slots[1] == nil {
-			continue // a stop word, or a word that is itself several terms
+// words makes the BM25F clause of plain words (in query order), one per field group; nil
+// when there are none.
+func (t *translator) words(ws []*query.Word, all, positive bool) bq.Query {
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].At < ws[j].At })
+	byField := map[query.Field][]bm25fWord{}
+	var order []query.Field
+	for _, w := range ws {
+		bw := t.bm25fWord(w)
+		if bw == nil {
+			continue
 		}
-		for _, name := range []string{fieldTitle, fieldBody} {
-			if w := t.r.fieldWeight(name) * t.r.Proximity; w > 0 {
-				qs = append(qs, match(slots, langField(name, code), w))
+		if _, seen := byField[w.Field]; !seen {
+			order = append(order, w.Field)
+		}
+		byField[w.Field] = append(byField[w.Field], *bw)
+		if positive {
+			for code, term := range bw.terms {
+				t.remember(code, []string{term})
 			}
+			t.tr.text++
 		}
+	}
+	var qs []bq.Query
+	for _, f := range order {
+		q := &bm25fQuery{words: byField[f], all: all, fields: t.fieldsFor(f), r: t.r, stats: t.stats, prox: t.r.Proximity}
+		qs = append(qs, q)
+	}
+	switch {
+	case len(qs) == 0:
+		return nil
+	case len(qs) == 1:
+		return qs[0]
+	case all:
+		return bleve.NewConjunctionQuery(qs...)
 	}
 	return disjunction(qs)
 }

@@ -158,7 +158,9 @@ func lex(q string) ([]token, error) {
 				k = tMinus
 			}
 			if i+1 >= len(q) || isSpace(q[i+1]) || q[i+1] == ')' {
-				return nil, &Error{Pos: i, Msg: fmt.Sprintf("%q must be directly followed by a word, phrase or group, as in %creactor", c, c)}
+				// A sign standing alone ("5 - 10", "rock + roll") is punctuation.
+				i++
+				continue
 			}
 			toks = append(toks, token{k, string(c), i})
 			i++

@@ -40,6 +40,8 @@ func TestParseCanonical(t *testing.T) {
 		// Unknown prefixes and glued signs are words.
 		{"12:30 http://x.org", and, "(+12:30 +http://x.org)"},
 		{"c++ boundary-layer", and, "(+c++ +boundary-layer)"},
+		// A sign standing alone is punctuation.
+		{"5 - 10 +", and, "(+5 +10)"},
 		{`"a"-b`, and, `(+"a" +"-b")`},
 		// Dates.
 		{"after:2024-01-15", and, "after:2024-01-15"},
@@ -87,8 +89,6 @@ func TestParseErrors(t *testing.T) {
 		{`a OR OR b`, 5, "nothing between", And, false},
 		{`a OR -b`, 5, "cannot follow OR", And, false},
 		{`a AND`, 2, "both sides", And, false},
-		{`a - b`, 2, "directly followed", And, false},
-		{`a +`, 2, "directly followed", And, false},
 		{`+-a`, 1, "cannot be repeated", And, false},
 		{`-a -b`, 0, "only excludes", And, false},
 		{`-a`, 0, "only excludes", Or, false},

@@ -8,7 +8,8 @@
 //	solar OR wind          either word ("|" works too); OR binds tighter than juxtaposition
 //	solar AND wind         both words, explicitly
 //	"nuclear fuel"         the phrase
-//	+reactor -coal         reactor required, coal excluded (seed 002's MySQL boolean mode)
+//	+reactor -coal         reactor required, coal excluded (seed 002's MySQL boolean mode);
+//	                       a sign standing alone, as in "5 - 10", is punctuation
 //	(solar OR wind) -coal  parentheses group
 //	title:reactor          a word (or "phrase") in the title; inurl: matches URL words
 //	site:example.org       pages of example.org and its subdomains

@@ -1,0 +1,430 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"reflect"
+
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
+	bindex "github.com/blevesearch/bleve_index_api"
+)
+
+// This file is sonda's scorer: BM25F over the text fields, as a Bleve query of its own.
+//
+// Why not Bleve's scoring: Bleve 2.6 scores each (term, field) pair separately with a
+// formula that departs from BM25 — it takes the square root of the term frequency, its
+// query normalization makes IDF count twice (idf² per term), every disjunction multiplies
+// by the fraction of clauses matched, and it estimates average field length from the number
+// of distinct terms. On Cranfield those cost about a tenth of BM25's MAP. BM25F (Robertson,
+// Zaragoza and Taylor, "Simple BM25 extension to multiple weighted fields", CIKM 2004)
+// also treats fields properly: a word's frequencies in title, body, anchors... are weighted
+// and length-normalized per field, then summed, and only the sum is saturated, so a word in
+// three fields is not counted as three separate matches.
+//
+// Bleve still does everything else: the postings (TermFieldReader), boolean structure,
+// phrases, filters, collection, facets. A bm25fQuery is one clause: a set of words, all or
+// any of which must occur in its fields.
+
+// bm25fWord is one query word: its term in each language's fields and in the URL field.
+type bm25fWord struct {
+	terms   map[string]string // analyzer language → analyzed term
+	urlTerm string            // neutral analysis, for inurl ("" : not looked for there)
+}
+
+// bm25fStats are the collection statistics a query scores with.
+type bm25fStats struct {
+	docs   float64            // documents in the index
+	langs  map[string]float64 // documents per analyzer language
+	avgLen map[string]float64 // per field
+}
+
+type bm25fQuery struct {
+	words  []bm25fWord
+	all    bool     // every word must match (AND); otherwise any (OR)
+	fields []string // field group (without language suffix): textFields or just title
+	r      Ranking
+	stats  *bm25fStats
+	prox   float64 // proximity weight: adjacent words in order earn this × BM25F-like score
+}
+
+// Searcher implements Bleve's query.Query.
+func (q *bm25fQuery) Searcher(ctx context.Context, i bindex.IndexReader, _ mapping.IndexMapping, options search.SearcherOptions) (search.Searcher, error) {
+	s := &bm25fSearcher{q: q, all: q.all}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+	vectors := q.prox > 0 && len(q.words) > 1
+	for wi, w := range q.words {
+		cw := &wordCursor{}
+		for lang, term := range w.terms {
+			df := 0.0
+			for _, f := range q.fields {
+				weight := q.r.fieldWeight(f)
+				if weight <= 0 {
+					continue
+				}
+				name := langField(f, lang)
+				fr, err := newFieldReader(ctx, i, term, name, vectors && (f == fieldTitle || f == fieldBody))
+				if err != nil {
+					return nil, err
+				}
+				if fr == nil {
+					continue
+				}
+				fr.weight, fr.avgLen, fr.lang, fr.field = weight, q.stats.avgLen[name], lang, f
+				df = max(df, float64(fr.r.Count()))
+				cw.readers = append(cw.readers, fr)
+			}
+			if df > 0 {
+				n := max(q.stats.langs[lang], df)
+				if cw.idf == nil {
+					cw.idf = map[string]float64{}
+				}
+				cw.idf[lang] = math.Log(1 + (n-df+0.5)/(df+0.5))
+			}
+		}
+		if w.urlTerm != "" && q.r.URL > 0 && len(q.fields) > 1 {
+			fr, err := newFieldReader(ctx, i, w.urlTerm, fieldURL, false)
+			if err != nil {
+				return nil, err
+			}
+			if fr != nil {
+				fr.weight, fr.avgLen = q.r.URL, q.stats.avgLen[fieldURL]
+				df := float64(fr.r.Count())
+				cw.urlIDF = math.Log(1 + (q.stats.docs-df+0.5)/(df+0.5))
+				cw.readers = append(cw.readers, fr)
+			}
+		}
+		cw.index = wi
+		if len(cw.readers) == 0 {
+			if q.all {
+				s.empty = true // a required word occurs nowhere: nothing matches
+			}
+			continue
+		}
+		s.words = append(s.words, cw)
+	}
+	if len(s.words) == 0 {
+		s.empty = true
+	}
+	for _, w := range s.words {
+		if err := w.start(); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	return s, nil
+}
+
+// fieldReader is the postings of one term in one field.
+type fieldReader struct {
+	r      bindex.TermFieldReader
+	cur    *bindex.TermFieldDoc // nil when exhausted
+	buf    bindex.TermFieldDoc
+	weight float64
+	avgLen float64
+	lang   string // "" for inurl
+	field  string // the field group: title, body...
+}
+
+func newFieldReader(ctx context.Context, i bindex.IndexReader, term, field string, vectors bool) (*fieldReader, error) {
+	r, err := i.TermFieldReader(ctx, []byte(term), field, true, true, vectors)
+	if err != nil {
+		return nil, err
+	}
+	if r.Count() == 0 {
+		r.Close()
+		return nil, nil
+	}
+	return &fieldReader{r: r}, nil
+}
+
+func (f *fieldReader) next() error {
+	d, err := f.r.Next(f.buf.Reset())
+	f.cur = d
+	return err
+}
+
+func (f *fieldReader) advance(id bindex.IndexInternalID) error {
+	if f.cur != nil && bytes.Compare(f.cur.ID, id) >= 0 {
+		return nil
+	}
+	d, err := f.r.Advance(id, f.buf.Reset())
+	f.cur = d
+	return err
+}
+
+// wordCursor walks the documents containing one word in any of its fields.
+type wordCursor struct {
+	readers []*fieldReader
+	idf     map[string]float64 // per language
+	urlIDF  float64
+	index   int // the word's position in the query
+	cur     bindex.IndexInternalID
+	lang    string // language of the fields that matched the current document (score sets it)
+	at      bindex.IndexInternalID
+}
+
+func (w *wordCursor) start() error {
+	for _, f := range w.readers {
+		if err := f.next(); err != nil {
+			return err
+		}
+	}
+	w.settle()
+	return nil
+}
+
+// settle sets cur to the smallest current document among the readers (nil: none left).
+func (w *wordCursor) settle() {
+	w.cur = nil
+	for _, f := range w.readers {
+		if f.cur != nil && (w.cur == nil || bytes.Compare(f.cur.ID, w.cur) < 0) {
+			w.cur = f.cur.ID
+		}
+	}
+}
+
+// advance moves every reader to the first document at or after id.
+func (w *wordCursor) advance(id bindex.IndexInternalID) error {
+	for _, f := range w.readers {
+		if err := f.advance(id); err != nil {
+			return err
+		}
+	}
+	w.settle()
+	return nil
+}
+
+// step moves the readers that are at cur past it.
+func (w *wordCursor) step() error {
+	// cur is the ID buffer of one of the readers, which next overwrites: copy it.
+	w.at = append(w.at[:0], w.cur...)
+	at := w.at
+	for _, f := range w.readers {
+		if f.cur != nil && bytes.Equal(f.cur.ID, at) {
+			if err := f.next(); err != nil {
+				return err
+			}
+		}
+	}
+	w.settle()
+	return nil
+}
+
+// score is the word's BM25F score in the document all its matching readers are at.
+func (w *wordCursor) score(k1, b float64) float64 {
+	tf := 0.0
+	lang := ""
+	urlOnly := true
+	for _, f := range w.readers {
+		if f.cur == nil || !bytes.Equal(f.cur.ID, w.cur) {
+			continue
+		}
+		length := 1.0
+		if f.cur.Norm > 0 {
+			length = 1 / (f.cur.Norm * f.cur.Norm)
+		}
+		avg := f.avgLen
+		if avg <= 0 {
+			avg = length
+		}
+		tf += f.weight * float64(f.cur.Freq) / (1 - b + b*length/avg)
+		if f.lang != "" {
+			lang, urlOnly = f.lang, false
+		}
+	}
+	idf := w.urlIDF
+	w.lang = ""
+	if !urlOnly {
+		idf, w.lang = w.idf[lang], lang
+	}
+	return idf * tf * (k1 + 1) / (tf + k1)
+}
+
+// positions returns the positions of the word in one field of the current document.
+func (w *wordCursor) positions(field string) []uint64 {
+	var out []uint64
+	for _, f := range w.readers {
+		if f.cur == nil || !bytes.Equal(f.cur.ID, w.cur) || f.field != field {
+			continue
+		}
+		for _, v := range f.cur.Vectors {
+			out = append(out, v.Pos)
+		}
+	}
+	return out
+}
+
+// bm25fSearcher merges the words' postings: a document matches when all words (all) or
+// any word occur in it, and scores the sum of the words' BM25F scores.
+type bm25fSearcher struct {
+	target bindex.IndexInternalID // scratch copy of the leapfrog target
+	q      *bm25fQuery
+	words  []*wordCursor
+	all    bool
+	empty  bool
+}
+
+var reflectStaticSizeBM25F = int(reflect.TypeOf(bm25fSearcher{}).Size())
+
+func (s *bm25fSearcher) Size() int { return reflectStaticSizeBM25F }
+
+// Weight is neutral: BM25F scores need no query normalization, and Bleve's would square
+// IDF again (see the file comment).
+func (s *bm25fSearcher) Weight() float64            { return 1 }
+func (s *bm25fSearcher) SetQueryNorm(float64)       {}
+func (s *bm25fSearcher) Min() int                   { return 0 }
+func (s *bm25fSearcher) DocumentMatchPoolSize() int { return 1 }
+
+func (s *bm25fSearcher) Count() uint64 {
+	var n uint64
+	for _, w := range s.words {
+		for _, f := range w.readers {
+			n += f.r.Count()
+		}
+	}
+	return n
+}
+
+func (s *bm25fSearcher) Close() error {
+	for _, w := range s.words {
+		for _, f := range w.readers {
+			if f.r != nil {
+				f.r.Close()
+			}
+		}
+	}
+	return nil
+}
+
+func (s *bm25fSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+	return s.match(ctx)
+}
+
+func (s *bm25fSearcher) Advance(ctx *search.SearchContext, id bindex.IndexInternalID) (*search.DocumentMatch, error) {
+	if s.empty {
+		return nil, nil
+	}
+	for _, w := range s.words {
+		if err := w.advance(id); err != nil {
+			return nil, err
+		}
+	}
+	return s.match(ctx)
+}
+
+// match finds the next matching document at or after the cursors' positions, scores it
+// and moves past it.
+func (s *bm25fSearcher) match(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+	if s.empty {
+		return nil, nil
+	}
+	var doc bindex.IndexInternalID
+	if s.all {
+		// Leapfrog: move every word to the largest current document until they agree.
+		for {
+			var hi bindex.IndexInternalID
+			for _, w := range s.words {
+				if w.cur == nil {
+					s.empty = true
+					return nil, nil
+				}
+				if hi == nil || bytes.Compare(w.cur, hi) > 0 {
+					hi = w.cur
+				}
+			}
+			// hi is some reader's buffer; advancing may reuse it.
+			s.target = append(s.target[:0], hi...)
+			hi = s.target
+			agree := true
+			for _, w := range s.words {
+				if !bytes.Equal(w.cur, hi) {
+					agree = false
+					if err := w.advance(hi); err != nil {
+						return nil, err
+					}
+				}
+			}
+			if agree {
+				doc = hi
+				break
+			}
+		}
+	} else {
+		for _, w := range s.words {
+			if w.cur != nil && (doc == nil || bytes.Compare(w.cur, doc) < 0) {
+				doc = w.cur
+			}
+		}
+		if doc == nil {
+			s.empty = true
+			return nil, nil
+		}
+	}
+	k1, b := s.q.r.K1, s.q.r.B
+	score := 0.0
+	var at []*wordCursor
+	for _, w := range s.words {
+		if w.cur != nil && bytes.Equal(w.cur, doc) {
+			score += w.score(k1, b)
+			at = append(at, w)
+		}
+	}
+	if s.q.prox > 0 && len(at) > 1 {
+		score += s.proximity(at, k1)
+	}
+	dm := ctx.DocumentMatchPool.Get()
+	dm.IndexInternalID = append(dm.IndexInternalID[:0], doc...)
+	dm.Score = score
+	for _, w := range at {
+		if err := w.step(); err != nil {
+			return nil, err
+		}
+	}
+	return dm, nil
+}
+
+// proximity scores pairs of query words that are adjacent in the query and occur next to
+// each other, in order, in the body or title: for each such pair, prox × the pair's
+// saturated count × the smaller IDF of its two words. It is the ordered-bigram part of
+// Metzler and Croft's sequential dependence model, in BM25 form.
+func (s *bm25fSearcher) proximity(at []*wordCursor, k1 float64) float64 {
+	total := 0.0
+	for i := 1; i < len(at); i++ {
+		a, b := at[i-1], at[i]
+		if b.index != a.index+1 {
+			continue
+		}
+		count := 0.0
+		for _, field := range []string{fieldTitle, fieldBody} {
+			pa, pb := a.positions(field), b.positions(field)
+			if len(pa) == 0 || len(pb) == 0 {
+				continue
+			}
+			next := make(map[uint64]bool, len(pb))
+			for _, p := range pb {
+				next[p] = true
+			}
+			n := 0
+			for _, p := range pa {
+				// Adjacent, or one stop word between (positions keep stop-word gaps).
+				if next[p+1] || next[p+2] {
+					n++
+				}
+			}
+			count += s.q.r.fieldWeight(field) * float64(n)
+		}
+		if count == 0 || a.lang == "" || b.lang != a.lang {
+			continue
+		}
+		idf := min(a.idf[a.lang], b.idf[b.lang])
+		total += s.q.prox * idf * count * (k1 + 1) / (count + k1)
+	}
+	return total
+}
