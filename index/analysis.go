@@ -1,18 +1,9 @@
 package index
 
 import (
-	"unicode"
-	"unicode/utf8"
-
 	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
-	"github.com/blevesearch/bleve/v2/analysis/lang/es"
-	"github.com/blevesearch/bleve/v2/analysis/lang/fr"
-	"github.com/blevesearch/bleve/v2/analysis/lang/pt"
-	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
-	tokenizer "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
-	"github.com/blevesearch/bleve/v2/registry"
-	"golang.org/x/text/unicode/norm"
+
+	"github.com/sonda-search/sonda/text"
 )
 
 // Languages are the languages with their own analyzer (stop words and stemming). Text in
@@ -56,74 +47,30 @@ func analyzerFor(code string) analysis.Analyzer {
 	return analyzers[neutral]
 }
 
-// newAnalyzer builds the analyzer of a language code. It is the one place that decides
-// how text becomes terms, for documents and queries alike: lowercase, stop words, the
-// language's Snowball stemmer (a light stemmer for Portuguese), then accent folding, so a
-// query typed without accents finds accented words. The chain is assembled from Bleve's
-// own components until package text (shared with focused crawling) provides it.
+// newAnalyzer builds the analyzer of a language code: package text's analyzer (Unicode
+// words, lowercase, stop words, the language's Snowball stemmer, accent folding), the same
+// one focused crawling scores pages with, wrapped as a Bleve analyzer. Documents and
+// queries are both analyzed through it, so they always agree on what a term is.
 func newAnalyzer(code string) analysis.Analyzer {
-	cache := registry.NewCache()
-	component := func(name string) analysis.TokenFilter {
-		f, err := cache.TokenFilterNamed(name)
-		if err != nil {
-			panic("index: Bleve token filter " + name + " is not registered: " + err.Error())
-		}
-		return f
+	if code == neutral {
+		code = ""
 	}
-	tok, err := cache.TokenizerNamed(tokenizer.Name)
-	if err != nil {
-		panic("index: Bleve tokenizer: " + err.Error())
-	}
-	var filters []analysis.TokenFilter
-	switch code {
-	case "en":
-		filters = []analysis.TokenFilter{component(en.PossessiveName), component(lowercase.Name), component(en.StopName), component(en.SnowballStemmerName)}
-	case "es":
-		filters = []analysis.TokenFilter{component(lowercase.Name), component(es.StopName), component(es.SnowballStemmerName)}
-	case "fr":
-		filters = []analysis.TokenFilter{component(fr.ElisionName), component(lowercase.Name), component(fr.StopName), component(fr.SnowballStemmerName)}
-	case "pt":
-		filters = []analysis.TokenFilter{component(lowercase.Name), component(pt.StopName), component(pt.LightStemmerName)}
-	default:
-		filters = []analysis.TokenFilter{component(lowercase.Name)}
-	}
-	filters = append(filters, foldFilter{})
-	return &analysis.DefaultAnalyzer{Tokenizer: tok, TokenFilters: filters}
+	return textAnalyzer{text.NewAnalyzer(code)}
 }
 
-// foldFilter removes accents (combining marks after canonical decomposition) from terms.
-type foldFilter struct{}
+// textAnalyzer adapts a text.Analyzer to Bleve: its tokens keep their byte offsets (for
+// snippets) and word positions with gaps where stop words were (for phrases).
+type textAnalyzer struct{ a *text.Analyzer }
 
-func (foldFilter) Filter(ts analysis.TokenStream) analysis.TokenStream {
-	for _, t := range ts {
-		if isASCII(t.Term) {
-			continue
-		}
-		t.Term = foldBytes(t.Term)
+func (t textAnalyzer) Analyze(b []byte) analysis.TokenStream {
+	toks := t.a.Tokens(string(b))
+	backing := make([]analysis.Token, len(toks))
+	ts := make(analysis.TokenStream, len(toks))
+	for i, tok := range toks {
+		backing[i] = analysis.Token{Term: []byte(tok.Term), Start: tok.Start, End: tok.End, Position: tok.Position, Type: analysis.AlphaNumeric}
+		ts[i] = &backing[i]
 	}
 	return ts
-}
-
-func isASCII(b []byte) bool {
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-func foldBytes(b []byte) []byte {
-	d := norm.NFD.Bytes(b)
-	out := d[:0]
-	for i := 0; i < len(d); {
-		r, n := utf8.DecodeRune(d[i:])
-		if !unicode.Is(unicode.Mn, r) {
-			out = utf8.AppendRune(out, r)
-		}
-		i += n
-	}
-	return out
 }
 
 // terms analyzes s with the analyzer of code and returns its terms with their positions
