@@ -35,6 +35,8 @@ type Config struct {
 	Serve      Serve      `yaml:"serve"`
 	Revisit    Revisit    `yaml:"revisit"`
 	Geo        Geo        `yaml:"geo"`
+	Feeds      Feeds      `yaml:"feeds"`
+	News       News       `yaml:"news"`
 	Log        Log        `yaml:"log"`
 }
 
@@ -139,6 +141,7 @@ type profileValues struct {
 	MaxDepth    int
 	AcceptTypes []string
 	Geo         bool // the geographic-data vertical is on
+	News        bool // feeds, sitemaps and article records are on
 }
 
 func profile(name string) (profileValues, error) {
@@ -152,7 +155,7 @@ func profile(name string) (profileValues, error) {
 		return profileValues{Profile: "topic", Follow: "any", MaxDepth: 5, AcceptTypes: html}, nil
 	case "news":
 		// News sources are crawled site by site.
-		return profileValues{Profile: "news", Follow: "domain", MaxDepth: 0, AcceptTypes: append(html, "application/rss+xml", "application/atom+xml", "application/xml", "text/xml")}, nil
+		return profileValues{Profile: "news", Follow: "domain", MaxDepth: 0, News: true, AcceptTypes: append(html, "application/rss+xml", "application/atom+xml", "application/xml", "text/xml")}, nil
 	case "geo":
 		// Geographic data producers publish archives and geo files next to their pages.
 		return profileValues{Profile: "geo", Follow: "domain", MaxDepth: 0, Geo: true, AcceptTypes: append(html,
@@ -378,6 +381,7 @@ func (c *Config) Validate() error {
 	}
 	c.validateRevisit(&errs)
 	c.validateGeo(&errs)
+	c.validateNews(&errs)
 	if len(errs) > 0 {
 		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
 	}
