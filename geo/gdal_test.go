@@ -4,28 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/sonda-search/sonda/internal/shareddata"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/sonda-search/sonda/geo/geom"
 )
-
-// testdataDir is ../shared/testdata/geo relative to the module root.
-func testdataDir(t testing.TB) string {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "shared", "testdata", "geo")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared test data not found at %s: %v", dir, err)
-	}
-	return dir
-}
 
 // requireGDAL skips without GDAL, except under CI, where its absence is a failure (.ci/run
 // installs gdal-bin).
@@ -125,7 +115,7 @@ var gdalDrivers = map[string]string{"ESRI Shapefile": FormatShapefile, "GPKG": F
 // data, `sonda geo inspect` reports the format, feature count, geometry type, CRS and
 // bounding boxes (native, and WGS84 after reprojection) that GDAL does, within 1e-6 degrees.
 func TestAgainstGDAL(t *testing.T) {
-	dir := testdataDir(t)
+	dir := shareddata.Dir(t, "geo")
 	requireGDAL(t)
 	var files []string
 	for _, pattern := range []string{"*/*.shp", "*/*.gpkg", "*/*.geojson", "*/*.tif", "*/*.zip"} {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/sonda-search/sonda/internal/shareddata"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -133,7 +134,7 @@ func shapefileZip(t *testing.T, base, folder string, rename func(string) string)
 }
 
 func TestZips(t *testing.T) {
-	td := testdataDir(t)
+	td := shareddata.Dir(t, "geo")
 	dir := t.TempDir()
 	cities := filepath.Join(td, "naturalearth", "naturalearth_cities")
 	// Sub-folders, upper-case extensions, a nested archive and a stray file.
@@ -260,7 +261,7 @@ func TestClassOf(t *testing.T) {
 }
 
 func TestThumbnail(t *testing.T) {
-	td := testdataDir(t)
+	td := shareddata.Dir(t, "geo")
 	for _, f := range []string{"spdata/boston_tracts.shp", "spdata/elev.tif", "spdata/cycle_hire.geojson", "spdata/world.gpkg"} {
 		ds := inspect(t, filepath.Join(td, f), Options{})
 		b, err := ds.Thumbnail(ThumbnailSize)
@@ -292,7 +293,7 @@ func TestThumbnail(t *testing.T) {
 }
 
 func BenchmarkInspectShapefile(b *testing.B) {
-	path := filepath.Join(testdataDir(b), "spdata", "boston_tracts.shp")
+	path := filepath.Join(shareddata.Dir(b, "geo"), "spdata", "boston_tracts.shp")
 	finder := NewPlaceFinder(nil)
 	for b.Loop() {
 		if _, err := Inspect(context.Background(), path, Options{Places: finder}); err != nil {

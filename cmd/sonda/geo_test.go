@@ -3,31 +3,22 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/sonda-search/sonda/internal/shareddata"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/geo/catalog"
 	"github.com/sonda-search/sonda/geo/geoweb"
-	"github.com/sonda-search/sonda/testweb"
 	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/testweb"
 	"github.com/sonda-search/sonda/urlnorm"
 )
 
-func geoTestdata(t *testing.T) string {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "testdata", "geo")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared test data not found at %s: %v", dir, err)
-	}
-	return dir
-}
-
 func TestGeoInspect(t *testing.T) {
-	dir := geoTestdata(t)
+	dir := shareddata.Dir(t, "geo")
 	// One file: one indented object.
 	out, stderr, code := run(t, nil, "geo", "inspect", filepath.Join(dir, "spdata", "boston_tracts.shp"))
 	if code != 0 {
@@ -100,7 +91,7 @@ func TestExportDatasets(t *testing.T) {
 // TestCrawlGeoProfile runs `sonda crawl` with geo.enabled on the geo test web and exports
 // what it found: every dataset of the web's ground truth, none of the forbidden archives.
 func TestCrawlGeoProfile(t *testing.T) {
-	gw, err := geoweb.New(geoTestdata(t), testweb.Config{Seed: 5, Hosts: 6, PagesPerHost: 4, Disable: testweb.AllFeatures &^ testweb.Robots})
+	gw, err := geoweb.New(shareddata.Dir(t, "geo"), testweb.Config{Seed: 5, Hosts: 6, PagesPerHost: 4, Disable: testweb.AllFeatures &^ testweb.Robots})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,10 @@ package discover
 
 import (
 	"context"
+	"github.com/sonda-search/sonda/internal/shareddata"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -121,21 +121,12 @@ func TestAnchorWindow(t *testing.T) {
 	}
 }
 
-func testdataDir(t *testing.T) string {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "testdata", "geo")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared test data not found at %s: %v", dir, err)
-	}
-	return dir
-}
-
 // TestCrawlGeoWeb crawls the geo test web with the vertical installed: every dataset is
 // found and recorded with its metadata and thumbnail, producers are the sites that publish
 // them, archives on pages without geographic evidence and unwanted extensions are never
 // requested, and producer scores follow the thesis's rule on the sites' links.
 func TestCrawlGeoWeb(t *testing.T) {
-	gw, err := geoweb.New(testdataDir(t), testweb.Config{Seed: 3, Hosts: 6, PagesPerHost: 4, Disable: testweb.AllFeatures &^ testweb.Robots})
+	gw, err := geoweb.New(shareddata.Dir(t, "geo"), testweb.Config{Seed: 3, Hosts: 6, PagesPerHost: 4, Disable: testweb.AllFeatures &^ testweb.Robots})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,10 @@ package geotiff
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/sonda-search/sonda/internal/shareddata"
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
@@ -151,20 +151,11 @@ func TestReadErrors(t *testing.T) {
 	}
 }
 
-func testdata(t testing.TB) string {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "testdata", "geo")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared test data not found at %s: %v", dir, err)
-	}
-	return dir
-}
-
 // The spData rasters are 6×6 LZW-compressed WGS 84 grids (their values are checked against
 // GDAL in package geo's cross-check test).
 func TestRealFiles(t *testing.T) {
 	for _, name := range []string{"elev.tif", "grain.tif"} {
-		data, err := os.ReadFile(filepath.Join(testdata(t), "spdata", name))
+		data, err := os.ReadFile(filepath.Join(shareddata.Dir(t, "geo"), "spdata", name))
 		if err != nil {
 			t.Fatal(err)
 		}

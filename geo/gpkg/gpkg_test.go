@@ -2,26 +2,17 @@ package gpkg
 
 import (
 	"context"
+	"github.com/sonda-search/sonda/internal/shareddata"
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/sonda-search/sonda/geo/geom"
 )
 
-func testdata(t testing.TB) string {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "testdata", "geo")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared test data not found at %s: %v", dir, err)
-	}
-	return dir
-}
-
 func TestRead(t *testing.T) {
-	layers, err := Read(context.Background(), filepath.Join(testdata(t), "spdata", "world.gpkg"))
+	layers, err := Read(context.Background(), filepath.Join(shareddata.Dir(t, "geo"), "spdata", "world.gpkg"))
 	if err != nil {
 		t.Fatal(err)
 	}

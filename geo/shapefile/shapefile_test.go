@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/sonda-search/sonda/internal/shareddata"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -240,18 +240,8 @@ func TestDBFErrors(t *testing.T) {
 	}
 }
 
-// testdata is ../shared/testdata/geo relative to the module root.
-func testdata(t testing.TB) string {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "testdata", "geo")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared test data not found at %s: %v", dir, err)
-	}
-	return dir
-}
-
 func TestRealFiles(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(testdata(t), "*", "*.shp"))
+	files, _ := filepath.Glob(filepath.Join(shareddata.Dir(t, "geo"), "*", "*.shp"))
 	if len(files) == 0 {
 		t.Fatal("no .shp files in the shared test data")
 	}
@@ -323,7 +313,7 @@ func FuzzDBF(f *testing.F) {
 }
 
 func BenchmarkReader(b *testing.B) {
-	path := filepath.Join(testdata(b), "spdata", "world.shp")
+	path := filepath.Join(shareddata.Dir(b, "geo"), "spdata", "world.shp")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)
