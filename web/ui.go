@@ -282,11 +282,14 @@ type resultsData struct {
 	Error      *queryProblem
 }
 
+// hitView is a result as the page shows it. Its fields are its own rather than an
+// embedded Hit: templates look fields of embedded structs up by a slow reflective search.
 type hitView struct {
-	Hit
-	Rank      int
-	DocURL    string
-	FieldList []field
+	ID, Kind, URL, Title, Snippet, Host string
+	Score                               float64
+	Fetched                             time.Time
+	InLinks, Rank                       int
+	FieldList                           []field
 }
 
 type facetGroup struct {
@@ -358,7 +361,8 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 	d := resultsData{Result: res, First: (p.page-1)*p.perPage + 1}
 	d.Last = d.First + len(res.Hits) - 1
 	for i, h := range res.Hits {
-		d.Hits = append(d.Hits, hitView{Hit: h, Rank: d.First + i, FieldList: sortedFields(h.Fields)})
+		d.Hits = append(d.Hits, hitView{ID: h.ID, Kind: h.Kind, URL: h.URL, Title: h.Title, Snippet: h.Snippet, Host: h.Host,
+			Score: h.Score, Fetched: h.Fetched, InLinks: h.InLinks, Rank: d.First + i, FieldList: sortedFields(h.Fields)})
 	}
 	d.Facets = facetGroups(p, res.Facets)
 	total := int(min(res.Total, uint64(s.o.MaxResults)))

@@ -5,20 +5,32 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
 
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/index"
+	"github.com/sonda-search/sonda/linkgraph"
 	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/text"
+	"github.com/sonda-search/sonda/urlnorm"
 	"github.com/sonda-search/sonda/web"
 )
 
-// Data is a data directory opened for serving: the crawl-state database, the backends the
-// web layer reads, and the runner that crawls into them. Close it when done.
+// Data is a data directory opened for serving: the crawl-state database, the link graph
+// kept in it, the search index, and the runner that crawls into them. Close it when done.
 type Data struct {
 	cfg    config.Config
 	log    *slog.Logger
+	norm   *urlnorm.Normalizer
 	DB     *store.DB
+	Graph  *linkgraph.Graph
+	Index  *index.Index
 	Runner *Runner
+
+	sinks func() []crawl.Sink
 }
 
 // Options configure Open.
@@ -29,24 +41,57 @@ type Options struct {
 	CrawlOptions func() ([]crawl.Option, error)
 	// Progress receives the progress of crawls every second (see RunnerOptions).
 	Progress func(crawl.Progress)
+	// Index tunes the search index (ranking, implicit operator); Links is set by Open.
+	Index index.Options
+	// RankEvery is how often PageRank is recomputed while the graph changes (default 1m).
+	RankEvery time.Duration
 }
 
 // ErrInUse means another process has the data directory open.
 var ErrInUse = errors.New("the data directory is in use by another sonda process")
+
+// IndexDir is where a data directory keeps its search index.
+func IndexDir(data string) string { return filepath.Join(data, "index") }
 
 // Open opens cfg.Data for serving, creating it when it does not exist.
 func Open(cfg config.Config, o Options) (*Data, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.RankEvery <= 0 {
+		o.RankEvery = time.Minute
+	}
+	inUse := func(err error) error {
+		return fmt.Errorf("%w (%s: %v): stop the crawl or server using it first; sonda serve can run crawls itself (dashboard, or POST /api/crawl/start)", ErrInUse, cfg.Data, err)
+	}
 	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{Logger: o.Logger})
 	if errors.Is(err, store.ErrLocked) {
-		return nil, fmt.Errorf("%w (%s): stop the crawl or server using it first; sonda serve can run crawls itself (dashboard, or POST /api/crawl/start)", ErrInUse, cfg.Data)
+		return nil, inUse(err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	d := &Data{cfg: cfg, log: o.Logger, DB: db}
+	d := &Data{cfg: cfg, log: o.Logger, DB: db, norm: urlnorm.New(crawl.NormalizerOptions(cfg))}
+	ok := false
+	defer func() {
+		if !ok {
+			d.Close()
+		}
+	}()
+	if d.Graph, err = linkgraph.Open(db, linkgraph.Options{Logger: o.Logger}); err != nil {
+		return nil, err
+	}
+	d.Graph.StartRanking(o.RankEvery)
+	ixo := o.Index
+	ixo.Links, ixo.Logger = d.Graph, o.Logger
+	d.Index, err = index.Open(IndexDir(cfg.Data), ixo)
+	if errors.Is(err, index.ErrLocked) {
+		return nil, inUse(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.sinks = func() []crawl.Sink { return []crawl.Sink{linkgraph.NewSink(d.Graph, nil)} }
 	d.Runner = NewRunner(cfg, db, RunnerOptions{Logger: o.Logger, Progress: o.Progress, Options: func() ([]crawl.Option, error) {
 		var opts []crawl.Option
 		if o.CrawlOptions != nil {
@@ -58,27 +103,148 @@ func Open(cfg config.Config, o Options) (*Data, error) {
 		}
 		return append(opts, crawl.WithSinks(d.sinks()...)), nil
 	}})
+	ok = true
 	return d, nil
 }
 
-// sinks are the crawl sinks that keep the backends current as pages are fetched.
-func (d *Data) sinks() []crawl.Sink { return nil }
-
 // WebOptions are the backends for web.New; the caller adds the token.
 func (d *Data) WebOptions() web.Options {
-	return web.Options{Crawl: d.Runner, Stats: statsSource{d}, Logger: d.log}
+	b := backends{d}
+	return web.Options{Searcher: b, Documents: b, Relations: b, Stats: b, Analyzer: newTermAnalyzer(), Crawl: d.Runner, Logger: d.log}
 }
 
-// statsSource reports what the data directory holds.
-type statsSource struct{ d *Data }
-
-func (s statsSource) Stats(ctx context.Context) (web.Stats, error) {
-	return web.Stats{}, nil
-}
-
-// Close stops a running crawl, then closes the backends and the database.
+// Close stops a running crawl, then closes the index, the link graph and the database.
 func (d *Data) Close() error {
-	errs := []error{d.Runner.Close()}
-	errs = append(errs, d.DB.Close())
+	var errs []error
+	if d.Runner != nil {
+		errs = append(errs, d.Runner.Close())
+	}
+	if d.Index != nil {
+		errs = append(errs, d.Index.Close())
+	}
+	if d.Graph != nil {
+		errs = append(errs, d.Graph.Close())
+	}
+	if d.DB != nil {
+		errs = append(errs, d.DB.Close())
+	}
 	return errors.Join(errs...)
+}
+
+// backends adapts the index and the link graph to the web layer's interfaces.
+type backends struct{ d *Data }
+
+func (b backends) Search(ctx context.Context, req web.SearchRequest) (*web.SearchResult, error) {
+	res, err := b.d.Index.Search(ctx, index.Request{Query: req.Query, Page: req.Page, PerPage: req.PerPage, Kind: req.Kind, Facets: req.Facets})
+	var qe *index.QueryError
+	if errors.As(err, &qe) {
+		return nil, &web.QueryError{Pos: qe.Pos, Msg: qe.Msg}
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &web.SearchResult{Total: res.Total, Took: res.Took, Query: res.Query, Hits: make([]web.Hit, 0, len(res.Hits)),
+		Facets: make(map[string][]web.FacetCount, len(res.Facets))}
+	for _, h := range res.Hits {
+		out.Hits = append(out.Hits, web.Hit{ID: h.ID, Kind: h.Kind, URL: h.URL, Title: h.Title, Snippet: h.Snippet,
+			Score: h.Score, Fetched: h.Fetched, Host: h.Host, InLinks: h.InLinks, Fields: h.Fields})
+	}
+	for name, values := range res.Facets {
+		fs := make([]web.FacetCount, 0, len(values))
+		for _, v := range values {
+			fs = append(fs, web.FacetCount{Value: v.Value, Count: v.Count, Filter: v.Filter})
+		}
+		out.Facets[name] = fs
+	}
+	return out, nil
+}
+
+func (b backends) Document(ctx context.Context, id string) (web.Document, bool, error) {
+	doc, ok, err := b.d.Index.Document(ctx, id)
+	if err != nil || !ok {
+		return web.Document{}, ok, err
+	}
+	// The link graph is current; what the index stored may predate later links.
+	if n, err := b.d.Graph.InLinks(doc.URL); err == nil {
+		doc.InLinks = n
+	}
+	if len(doc.Anchors) == 0 {
+		if a, err := b.d.Graph.Anchors(doc.URL, maxAnchors, maxAnchorBytes); err == nil {
+			doc.Anchors = a
+		}
+	}
+	return web.Document{ID: doc.ID, Kind: doc.Kind, URL: doc.URL, Title: doc.Title, Body: doc.Body, Headings: doc.Headings,
+		Description: doc.Description, Host: doc.Host, Lang: doc.Lang, ContentType: doc.ContentType, Fetched: doc.Fetched,
+		Relevance: doc.Relevance, Relevant: doc.Relevant, Topics: doc.Topics, InLinks: doc.InLinks, Anchors: doc.Anchors,
+		Fields: doc.Fields}, true, nil
+}
+
+// maxAnchors and maxAnchorBytes bound the anchor texts the document view lists.
+const (
+	maxAnchors     = 20
+	maxAnchorBytes = 4 << 10
+)
+
+// Relations reads the link graph, which is keyed by canonical URLs: the address is
+// normalized as the crawler normalizes links, so a typed http://Example.org/a/../b finds
+// the page recorded as http://example.org/b. An address that is not a crawlable URL has
+// no relations.
+func (b backends) Relations(ctx context.Context, rawURL string, limit int) (in, out []web.Edge, err error) {
+	u, err := b.d.norm.Parse(rawURL)
+	if err != nil {
+		return nil, nil, nil
+	}
+	gin, gout, err := b.d.Graph.Relations(ctx, u.String(), limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	return edges(gin), edges(gout), nil
+}
+
+func edges(es []linkgraph.Edge) []web.Edge {
+	out := make([]web.Edge, len(es))
+	for i, e := range es {
+		out[i] = web.Edge{URL: e.URL, Anchor: e.Anchor}
+	}
+	return out
+}
+
+func (b backends) Stats(ctx context.Context) (web.Stats, error) {
+	ist := b.d.Index.Stats()
+	links, err := b.d.Graph.Edges()
+	if err != nil {
+		return web.Stats{}, err
+	}
+	st := web.Stats{Documents: uint64(max(0, ist.Documents)), Links: uint64(max(0, links)),
+		Extra: map[string]any{"index_bytes": ist.DiskBytes, "index_languages": ist.Languages}}
+	if !ist.LastWrite.IsZero() {
+		st.Extra["index_last_write"] = ist.LastWrite
+	}
+	if ist.Unclean {
+		st.Extra["index_unclean"] = true
+	}
+	if r := b.d.Graph.Summary(); r != nil {
+		st.Extra["pagerank"] = r
+	}
+	return st, nil
+}
+
+// termAnalyzer highlights with the analyzers of package text (folding, stop words,
+// stemming), one per language, built on first use.
+type termAnalyzer struct {
+	mu sync.Mutex
+	by map[string]*text.Analyzer
+}
+
+func newTermAnalyzer() *termAnalyzer { return &termAnalyzer{by: map[string]*text.Analyzer{}} }
+
+func (t *termAnalyzer) Terms(lang, s string) []string {
+	t.mu.Lock()
+	a, ok := t.by[lang]
+	if !ok {
+		a = text.NewAnalyzer(lang)
+		t.by[lang] = a
+	}
+	t.mu.Unlock()
+	return a.Terms(s)
 }
