@@ -37,6 +37,7 @@ type Config struct {
 	Geo        Geo        `yaml:"geo"`
 	Feeds      Feeds      `yaml:"feeds"`
 	News       News       `yaml:"news"`
+	Search     Search     `yaml:"search"`
 	Log        Log        `yaml:"log"`
 }
 
@@ -382,6 +383,7 @@ func (c *Config) Validate() error {
 	c.validateRevisit(&errs)
 	c.validateGeo(&errs)
 	c.validateNews(&errs)
+	c.validateSearch(&errs)
 	if len(errs) > 0 {
 		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
 	}

@@ -1,0 +1,86 @@
+package config
+
+import (
+	"fmt"
+	"time"
+)
+
+// Search configures the search index, the link graph's ranking and the search itself
+// (packages index and linkgraph read it).
+type Search struct {
+	Index            bool          `yaml:"index"`
+	Operator         string        `yaml:"operator"`
+	MaxResults       int           `yaml:"max-results"`
+	Cache            int           `yaml:"cache"`
+	BatchSize        int           `yaml:"batch-size"`
+	BatchDelay       time.Duration `yaml:"batch-delay"`
+	PageRankInterval time.Duration `yaml:"pagerank-interval"`
+	Ranking          Ranking       `yaml:"ranking"`
+}
+
+// Ranking are the weights of the search ranking (see package index's Ranking).
+type Ranking struct {
+	Title       float64 `yaml:"title"`
+	Body        float64 `yaml:"body"`
+	Headings    float64 `yaml:"headings"`
+	Description float64 `yaml:"description"`
+	Anchors     float64 `yaml:"anchors"`
+	Extra       float64 `yaml:"extra"`
+	URL         float64 `yaml:"url"`
+	K1          float64 `yaml:"k1"`
+	B           float64 `yaml:"b"`
+	Proximity   float64 `yaml:"proximity"`
+	Link        float64 `yaml:"link"`
+	Relevance   float64 `yaml:"relevance"`
+	LinkSignal  string  `yaml:"link-signal"`
+	Window      int     `yaml:"window"`
+}
+
+func (c *Config) validateSearch(errs *[]string) {
+	s := c.Search
+	add := func(format string, args ...any) { *errs = append(*errs, fmt.Sprintf(format, args...)) }
+	switch s.Operator {
+	case "and", "or":
+	default:
+		add("search.operator: %q is not and or or", s.Operator)
+	}
+	if s.MaxResults < 10 {
+		add("search.max-results: must be at least 10 (got %d)", s.MaxResults)
+	}
+	if s.BatchSize < 1 {
+		add("search.batch-size: must be at least 1 (got %d)", s.BatchSize)
+	}
+	if s.BatchDelay <= 0 {
+		add("search.batch-delay: must be positive")
+	}
+	if s.PageRankInterval < 0 {
+		add("search.pagerank-interval: must not be negative")
+	}
+	r := s.Ranking
+	for _, w := range []struct {
+		name string
+		v    float64
+	}{{"title", r.Title}, {"body", r.Body}, {"headings", r.Headings}, {"description", r.Description}, {"anchors", r.Anchors},
+		{"extra", r.Extra}, {"url", r.URL}, {"b", r.B}, {"proximity", r.Proximity}, {"link", r.Link}, {"relevance", r.Relevance}} {
+		if w.v < 0 {
+			add("search.ranking.%s: must not be negative (0 turns it off)", w.name)
+		}
+	}
+	if r.K1 <= 0 {
+		add("search.ranking.k1: must be positive (BM25's usual range is 0.5 to 2)")
+	}
+	if r.B > 1 {
+		add("search.ranking.b: must be at most 1")
+	}
+	if r.Link+r.Relevance > 1 {
+		add("search.ranking.link + search.ranking.relevance: must not exceed 1")
+	}
+	switch r.LinkSignal {
+	case "pagerank", "inlinks":
+	default:
+		add("search.ranking.link-signal: %q is not pagerank or inlinks", r.LinkSignal)
+	}
+	if r.Window < 1 {
+		add("search.ranking.window: must be at least 1")
+	}
+}
