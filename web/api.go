@@ -112,6 +112,7 @@ type apiSearchResult struct {
 	Query   string                `json:"query"`
 	Total   uint64                `json:"total"`
 	TookMS  float64               `json:"took_ms"`
+	Relaxed bool                  `json:"relaxed,omitempty"` // no document had every word
 	Page    int                   `json:"page"`
 	PerPage int                   `json:"per_page"`
 	Hits    []apiHit              `json:"hits"`
@@ -134,7 +135,7 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, code, apiError{Error: msg, Position: pos})
 		return
 	}
-	out := apiSearchResult{Query: p.q, Total: res.Total, TookMS: float64(res.Took.Microseconds()) / 1000,
+	out := apiSearchResult{Query: p.q, Total: res.Total, TookMS: float64(res.Took.Microseconds()) / 1000, Relaxed: res.Relaxed,
 		Page: p.page, PerPage: p.perPage, Hits: []apiHit{}, Facets: map[string][]apiFacet{}}
 	for i, h := range res.Hits {
 		out.Hits = append(out.Hits, apiHit{ID: h.ID, URL: h.URL, Title: h.Title, Snippet: string(SafeSnippet(h.Snippet)),

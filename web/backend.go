@@ -81,6 +81,8 @@ type SearchResult struct {
 	Hits   []Hit
 	Facets map[string][]FacetCount // by facet name: site, type, lang, date...
 	Query  string                  // the query as the engine understood it
+	// Relaxed says no document had every word, so these have only some of them.
+	Relaxed bool
 }
 
 // Hit is one result.

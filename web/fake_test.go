@@ -45,7 +45,12 @@ func (f *fakeIndex) Search(ctx context.Context, req SearchRequest) (*SearchResul
 	var matched []Document
 	var site string
 	var words []string
+	relaxed := false
 	for _, w := range strings.Fields(req.Query) {
+		if w == "relaxme" { // stands for a word no document has, dropped by the engine
+			relaxed = true
+			continue
+		}
 		if v, ok := strings.CutPrefix(w, "site:"); ok {
 			site = v
 			continue
@@ -65,7 +70,7 @@ func (f *fakeIndex) Search(ctx context.Context, req SearchRequest) (*SearchResul
 			matched = append(matched, d)
 		}
 	}
-	res := &SearchResult{Total: uint64(len(matched)), Took: 1500 * time.Microsecond, Query: req.Query,
+	res := &SearchResult{Total: uint64(len(matched)), Took: 1500 * time.Microsecond, Query: req.Query, Relaxed: relaxed,
 		Facets: map[string][]FacetCount{}}
 	hosts := map[string]int{}
 	for _, d := range matched {

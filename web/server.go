@@ -160,7 +160,7 @@ func setSecurityHeaders(h http.Header) {
 	h.Set("X-Frame-Options", "DENY") // for browsers older than frame-ancestors
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
-	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=(), interest-cohort=()")
+	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
 }
 
 // statusRecorder remembers the status code for the metrics.

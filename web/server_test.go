@@ -347,6 +347,13 @@ func TestResultsPage(t *testing.T) {
 	if !strings.Contains(body, `aria-current="true" class="active"`) || !strings.Contains(body, `href="/search?q=solar"`) {
 		t.Error("active facet does not offer its removal")
 	}
+	_, body = f.do(t, "GET", "/search?q=solar+relaxme", "", "")
+	if !strings.Contains(body, `id="relaxed"`) {
+		t.Error("no notice that the results have only some of the words")
+	}
+	if _, body := f.do(t, "GET", "/api/search?q=solar+relaxme", "", ""); !strings.Contains(body, `"relaxed":true`) {
+		t.Error("the API does not say the results are relaxed")
+	}
 	_, body = f.do(t, "GET", "/search?q=zebra", "", "")
 	if !strings.Contains(body, `id="no-results"`) {
 		t.Error("no warning for an empty result")

@@ -510,15 +510,22 @@ func (s *Server) relationsPage(w http.ResponseWriter, r *http.Request) {
 
 type dashboardData struct {
 	Status     CrawlStatus
-	Seeds      []string
+	Seeds      []string // the first maxListedSeeds
+	MoreSeeds  int      // how many more there are
 	HasControl bool
 }
+
+// maxListedSeeds bounds the seeds the dashboard lists (/api/crawl/seeds has them all).
+const maxListedSeeds = 100
 
 func (s *Server) dashboardPage(w http.ResponseWriter, r *http.Request) {
 	d := dashboardData{HasControl: s.o.Crawl != nil}
 	if s.o.Crawl != nil {
 		d.Status = normalizeStatus(s.o.Crawl.Status())
 		d.Seeds, _ = s.o.Crawl.Seeds(r.Context())
+		if len(d.Seeds) > maxListedSeeds {
+			d.Seeds, d.MoreSeeds = d.Seeds[:maxListedSeeds], len(d.Seeds)-maxListedSeeds
+		}
 	}
 	s.render(w, http.StatusOK, "dashboard", page{Title: "Crawl dashboard", Nav: "dashboard", Data: d})
 }

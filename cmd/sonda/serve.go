@@ -34,6 +34,9 @@ func newServeCmd() *cobra.Command {
 Pebble lets one process open a data directory, so serve owns it: crawls run inside the
 server, started from the dashboard or with POST /api/crawl/start, and stop with it.
 
+Crawls use the crawl settings of sonda.yaml and SONDA_* variables (seeds, scope,
+politeness); seeds can also be given when starting.
+
 Write requests (crawl control) need the token, sent as "Authorization: Bearer TOKEN".
 It comes from serve.token in sonda.yaml or SONDA_SERVE_TOKEN; when neither is set, serve
 makes a random one and prints it.

@@ -143,7 +143,7 @@ func (b backends) Search(ctx context.Context, req web.SearchRequest) (*web.Searc
 	if err != nil {
 		return nil, err
 	}
-	out := &web.SearchResult{Total: res.Total, Took: res.Took, Query: res.Query, Hits: make([]web.Hit, 0, len(res.Hits)),
+	out := &web.SearchResult{Total: res.Total, Took: res.Took, Query: res.Query, Relaxed: res.Relaxed, Hits: make([]web.Hit, 0, len(res.Hits)),
 		Facets: make(map[string][]web.FacetCount, len(res.Facets))}
 	for _, h := range res.Hits {
 		out.Hits = append(out.Hits, web.Hit{ID: h.ID, Kind: h.Kind, URL: h.URL, Title: h.Title, Snippet: h.Snippet,
