@@ -231,6 +231,8 @@ func sniff(path, name string) (string, error) {
 			return FormatKML, nil
 		case root == "gpx":
 			return FormatGPX, nil
+		case root == "wms_capabilities" || root == "wmt_ms_capabilities" || root == "wfs_capabilities":
+			return FormatOGC, nil
 		case bytes.Contains(head, []byte("opengis.net/gml")) || ext == ".gml":
 			return FormatGML, nil
 		}
@@ -304,6 +306,8 @@ func inspectFile(ctx context.Context, path, name, format string, opts Options) (
 	case FormatCSV:
 		l, err := readCSV(data, name)
 		return nonNil(l), err
+	case FormatOGC:
+		return readCapabilities(data, name)
 	}
 	return nil, ErrUnknownFormat
 }

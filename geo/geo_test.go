@@ -301,3 +301,32 @@ func BenchmarkInspectShapefile(b *testing.B) {
 		}
 	}
 }
+
+const wmsCapabilities = `<?xml version="1.0"?>
+<WMS_Capabilities version="1.3.0" xmlns="http://www.opengis.net/wms"><Service><Name>WMS</Name><Title>Mapas</Title></Service>
+<Capability><Layer><Title>Todas</Title>
+ <Layer queryable="1"><Name>ibge:municipios</Name><Title>Municípios de São Paulo</Title>
+  <EX_GeographicBoundingBox><westBoundLongitude>-53.1</westBoundLongitude><eastBoundLongitude>-44.2</eastBoundLongitude>
+  <southBoundLatitude>-25.3</southBoundLatitude><northBoundLatitude>-19.8</northBoundLatitude></EX_GeographicBoundingBox></Layer>
+ <Layer><Name>ibge:rios</Name><Title>Rios</Title></Layer>
+</Layer></Capability></WMS_Capabilities>`
+
+const wfsCapabilities = `<wfs:WFS_Capabilities version="2.0.0" xmlns:wfs="http://www.opengis.net/wfs/2.0" xmlns:ows="http://www.opengis.net/ows/1.1">
+<wfs:FeatureTypeList><wfs:FeatureType><wfs:Name>x:bairros</wfs:Name><wfs:Title>Bairros</wfs:Title>
+<ows:WGS84BoundingBox><ows:LowerCorner>-46.8 -23.7</ows:LowerCorner><ows:UpperCorner>-46.4 -23.4</ows:UpperCorner></ows:WGS84BoundingBox>
+</wfs:FeatureType></wfs:FeatureTypeList></wfs:WFS_Capabilities>`
+
+func TestCapabilities(t *testing.T) {
+	dir := t.TempDir()
+	ds := inspect(t, write(t, dir, "ows", []byte(wmsCapabilities)), Options{})
+	if ds.Format != FormatOGC || len(ds.Layers) != 2 || ds.Layers[0].Name != "ibge:municipios" || ds.Layers[1].Name != "ibge:rios" {
+		t.Fatalf("WMS: %+v", ds.Layers)
+	}
+	if b := ds.Layers[0].BBoxWGS84; b.MinX != -53.1 || b.MaxY != -19.8 || !ds.Layers[1].BBoxWGS84.IsEmpty() {
+		t.Errorf("WMS boxes %v %v", b, ds.Layers[1].BBoxWGS84)
+	}
+	ds = inspect(t, write(t, dir, "wfs.xml", []byte(wfsCapabilities)), Options{})
+	if len(ds.Layers) != 1 || ds.Layers[0].Name != "x:bairros" || ds.BBox != (geom.BBox{MinX: -46.8, MinY: -23.7, MaxX: -46.4, MaxY: -23.4}) {
+		t.Errorf("WFS: %+v %v", ds.Layers, ds.BBox)
+	}
+}

@@ -37,7 +37,7 @@ func (k Kind) String() string { return kindNames[k] }
 // evidence.
 func (k Kind) Dataset() bool {
 	switch k {
-	case Shapefile, ArchiveShape, GeoJSON, KML, KMZ, GPX, GeoPackage, GeoTIFF, GML:
+	case Shapefile, ArchiveShape, GeoJSON, KML, KMZ, GPX, GeoPackage, GeoTIFF, GML, Service:
 		return true
 	}
 	return false

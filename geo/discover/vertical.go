@@ -134,7 +134,7 @@ func (v *Vertical) Analyze(ctx context.Context, d *crawl.Document) error {
 		return nil
 	}
 	kind := Classify(d.URL.String())
-	if !kind.Fetched() && !geoMediaType(d.Fetch.MediaType) {
+	if !kind.Fetched() && kind != Service && !geoMediaType(d.Fetch.MediaType) {
 		return nil
 	}
 	return v.analyzeDataset(ctx, d, kind)

@@ -153,6 +153,8 @@ func New(dir string, base testweb.Config) (*Web, error) {
 	}
 	add(producerEN, file{"/data/regions.zip", "regional layers", "application/zip", zipOf(two, "")},
 		&Dataset{Source: "spdata/auckland+eire", Format: "shapefile"})
+	add(producerEN, file{"/ows?service=WMS&request=GetCapabilities", "web map service", "text/xml", []byte(capabilities)},
+		&Dataset{Source: "(synthetic WMS capabilities)", Format: "ogc-capabilities", Covers: "Boston"})
 
 	// Non-geographic sites: archives of recipes and of sales figures, on pages with no word
 	// of the lexicon.
@@ -206,7 +208,7 @@ func New(dir string, base testweb.Config) (*Web, error) {
 	page(producerEN, "/maps.html", "en", "Maps and boundary files", []string{
 		"Download the boundary files of New York City and the world's countries for your GIS. All layers carry their coordinate system.",
 		"A bundle of country boundaries:", "The populated places layer, raw:", "", "", "", "",
-		"A raster of grain sizes:", "Regional layers:",
+		"A raster of grain sizes:", "Regional layers:", "The same layers as a web map service:",
 	}, [][2]string{
 		{"/data/nybb_16a.zip", "New York City borough boundaries"},
 		{"/data/bundle.zip", "country boundaries bundle"},
@@ -215,6 +217,7 @@ func New(dir string, base testweb.Config) (*Web, error) {
 		{"/raw/naturalearth_cities.cpg", "naturalearth_cities.cpg"},
 		{"/rasters/g.tif", "grain size raster"},
 		{"/data/regions.zip", "regional layers"},
+		{"/ows?service=WMS&request=GetCapabilities", "web map service (WMS)"},
 		{"http://" + producerPT + "/geodados.html", "Dados geográficos (IBGE-like)"},
 	})
 	// These pages avoid every word of the lexicon (no "map", "city", "state", "image"...).
@@ -253,3 +256,14 @@ func zipOf(files map[string][]byte, folder string) []byte {
 	zw.Close()
 	return b.Bytes()
 }
+
+// capabilities is a WMS 1.3 GetCapabilities answer offering one layer around Boston.
+const capabilities = `<?xml version="1.0" encoding="UTF-8"?>
+<WMS_Capabilities version="1.3.0" xmlns="http://www.opengis.net/wms">
+<Service><Name>WMS</Name><Title>Boston census tracts</Title></Service>
+<Capability><Layer><Title>Layers</Title>
+<Layer queryable="1"><Name>census:boston_tracts</Name><Title>Boston census tracts</Title>
+<EX_GeographicBoundingBox><westBoundLongitude>-71.52</westBoundLongitude><eastBoundLongitude>-70.64</eastBoundLongitude>
+<southBoundLatitude>42.0</southBoundLatitude><northBoundLatitude>42.67</northBoundLatitude></EX_GeographicBoundingBox>
+</Layer></Layer></Capability></WMS_Capabilities>
+`
