@@ -7,7 +7,8 @@ import "strings"
 // forms of the most common auxiliary verbs, and a few adverbs that carry no topic), using
 // ordinary grammar references rather than any published stop-word list. Fragments that
 // the tokenizer leaves after splitting at apostrophes ("don" of "don't", French "qu") are
-// included. Words are stored as written and compared folded, so accents never matter.
+// included; words whose other meaning is a common noun ("estado": state, been) are left
+// out. Words are stored as written and compared folded, so accents never matter.
 //
 // detectOnly lists are used by DetectLanguage alone, so that a German, Italian or Dutch
 // page is not taken for one of the stemmed languages; sonda does not stem those.
@@ -43,7 +44,7 @@ var stopWordText = map[string]string{
 	de em por para com sem sob sobre entre até após ante desde contra perante durante
 	e ou mas nem porém contudo todavia porque pois portanto se embora enquanto logo
 	é são era eram foi foram ser sido sendo seja sejam será serão seria seriam fosse
-	está estão estava estavam esteve estiveram estar estado estando esteja estejam
+	está estão estava estavam esteve estiveram estar estando esteja estejam
 	há havia houve haver tem têm tinha tinham teve tiveram ter tido tendo tenha tenham
 	terá terão teria
 	não sim já ainda também só apenas mais menos muito muita muitos muitas pouco pouca
@@ -64,7 +65,7 @@ var stopWordText = map[string]string{
 	sin sobre tras
 	y e ni o u pero sino aunque porque pues si mientras que
 	es son era eran fue fueron ser sido siendo sea sean será serán sería serían fuera
-	está están estaba estaban estuvo estar estado estando esté estén
+	está están estaba estaban estuvo estar estando esté estén
 	ha han he has hemos había habían hubo haber habido habiendo haya hayan habrá
 	tiene tienen tenía tenían tuvo tener tenido teniendo tenga tengan hay
 	no sí ya también solo sólo más menos muy mucho mucha muchos muchas poco poca pocos

@@ -1,0 +1,151 @@
+package focuseval
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/focus"
+	"github.com/sonda-search/sonda/testweb/topical"
+)
+
+// Bench compares link strategies by crawling the topical test web, serving on loopback,
+// from the same seeds for the same number of fetches. Crawls are sequential (one fetch at
+// a time, no politeness pause) and priorities never tie (focus.TieBroken, also applied to
+// breadth-first: ties within a depth are served in URL-hash order), so a strategy's order
+// of fetches, and so its figures, are the same on every run and do not depend on the
+// machine's speed. Best-N-First is the exception: it gets its N fetches in flight.
+type Bench struct {
+	Web      *topical.Web
+	Topics   []*focus.Topic // judge pages; Topics[0].Name is the theme the labels count
+	Model    *focus.PageModel
+	Seeds    []string // default: Web.Seeds(Topics[0].Name)
+	MaxPages int64    // fetches per crawl (the MLP's training stage makes as many again)
+	Dir      string   // where crawl data directories go (one per strategy)
+	Seed     uint64   // random choices of the strategies
+	Log      *slog.Logger
+	Options  focus.StrategyOptions // strategy parameters; Relevance and Seed are set per run
+}
+
+// Run crawls with one strategy ("bfs" or a focus strategy) and returns its trace. For
+// "mlp" it first runs seed 001's training stage, a random-order crawl of as many fetches
+// from the same seeds, and trains the network on it; the trace notes that stage.
+func (b *Bench) Run(ctx context.Context, strategy string) (*Trace, error) {
+	topic := b.Topics[0].Name
+	labels := webLabels{b.Web, topic}
+	opts := b.Options
+	opts.Seed = b.Seed
+	var note string
+	if strategy == "mlp" {
+		net, stage, err := b.trainMLP(ctx)
+		if err != nil {
+			return nil, err
+		}
+		opts.MLP, note = net, stage
+	}
+	rel, err := focus.NewRelevance(b.Topics, b.Model)
+	if err != nil {
+		return nil, err
+	}
+	scorer := focus.TieBroken(crawl.BreadthFirst{})
+	concurrency := 1
+	if strategy != "bfs" {
+		opts.Relevance = rel
+		if scorer, err = focus.NewStrategy(strategy, opts); err != nil {
+			return nil, err
+		}
+		if c, ok := scorer.(focus.Concurrent); ok {
+			concurrency = c.Concurrency()
+		}
+	}
+	t := &Trace{Strategy: strategy, Topic: topic, Note: note}
+	rec := &Recorder{Trace: t, Labels: labels, Topic: topic}
+	start := time.Now()
+	if err := b.crawl(ctx, strategy, concurrency, rel, scorer, rec); err != nil {
+		return nil, err
+	}
+	t.Elapsed = time.Since(start)
+	if len(t.Fetches) > int(b.MaxPages) {
+		t.Fetches = t.Fetches[:b.MaxPages]
+	}
+	return t, nil
+}
+
+// trainMLP runs the training stage and returns the trained network.
+func (b *Bench) trainMLP(ctx context.Context) (*focus.MLP, string, error) {
+	rel, err := focus.NewRelevance(b.Topics, b.Model)
+	if err != nil {
+		return nil, "", err
+	}
+	sampler := focus.NewLinkSampler(rel, nil, focus.NewRandom(b.Seed^0x7ea1), b.Options.Context, b.Options.Memo)
+	rel.AddObserver(sampler)
+	if err := b.crawl(ctx, "mlp-training", 1, rel, sampler, nil); err != nil {
+		return nil, "", err
+	}
+	samples := sampler.Samples()
+	p := focus.MLPDefaults
+	p.Seed = b.Seed
+	net, err := focus.TrainLinkMLP(samples, p)
+	if err != nil {
+		return nil, "", err
+	}
+	return net, fmt.Sprintf("trained on a random-order crawl of %d fetches (%d samples; SSE %.1f → %.1f over %d epochs)",
+		b.MaxPages, len(samples), net.SSE[0], net.SSE[len(net.SSE)-1], len(net.SSE)), nil
+}
+
+// crawl runs one crawl of the test web into a fresh directory.
+func (b *Bench) crawl(ctx context.Context, name string, concurrency int, rel *focus.Relevance, scorer crawl.LinkScorer, rec *Recorder) error {
+	dir := filepath.Join(b.Dir, strings.ReplaceAll(name, "/", "_"))
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	cfg := crawl.ConfigForTestWeb(config.Default(), b.Web.Web)
+	cfg.Data = dir
+	cfg.Crawl.Seeds = b.seeds()
+	// Fetches in flight when the budget runs out are canceled; with several in flight, the
+	// budget has room for them and the trace is cut at MaxPages.
+	cfg.Crawl.MaxPages = b.MaxPages + int64(concurrency-1)
+	cfg.Crawl.Concurrency = concurrency
+	cfg.Politeness.MinDelay, cfg.Politeness.DelayFactor = 0, 0
+	cfg.WARC.Enabled = false
+	opts := []crawl.Option{crawl.WithAnalyzers(rel), crawl.WithLinkScorer(scorer)}
+	if rec != nil {
+		opts = append(opts, crawl.WithSinks(rec))
+	}
+	if b.Log != nil {
+		opts = append(opts, crawl.WithLogger(b.Log))
+	}
+	c, err := crawl.New(cfg, opts...)
+	if err != nil {
+		return err
+	}
+	_, err = c.Run(ctx, nil, nil)
+	if cerr := c.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("focuseval: crawl with %s: %w", name, err)
+	}
+	return os.RemoveAll(dir)
+}
+
+func (b *Bench) seeds() []string {
+	if len(b.Seeds) > 0 {
+		return b.Seeds
+	}
+	return b.Web.Seeds(b.Topics[0].Name)
+}
+
+// webLabels is the topical web's ground truth for one topic.
+type webLabels struct {
+	w     *topical.Web
+	topic string
+}
+
+func (l webLabels) Relevant(url string) (bool, bool) { return l.w.Relevant(url, l.topic), true }

@@ -1,0 +1,280 @@
+package focus
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/text"
+)
+
+// PageText is a page as relevance sees it: title, visible text, URL and language. Its
+// analyzed terms are computed once per analyzer and kept, since several topics and rules
+// read them. It is not safe for concurrent use.
+type PageText struct {
+	URL, Title, Body string
+	Lang             string // a language text stems ("en", "pt", "es", "fr") or ""
+
+	terms_ map[analyzerKey][]string
+	tfs    map[analyzerKey]text.Vector
+}
+
+// NewPageText prepares a page for judging; lang "" detects the language from the text
+// (see DetectLang).
+func NewPageText(url, title, body, lang string) *PageText {
+	p := &PageText{URL: url, Title: title, Body: body, Lang: text.NormalizeLang(lang)}
+	if p.Lang == "" {
+		p.Lang = DetectLang(title+"\n"+body, "")
+	}
+	if !isStemmed(p.Lang) {
+		p.Lang = ""
+	}
+	return p
+}
+
+// DetectLang is the language sonda assumes for a page: the detected one when detection is
+// confident (at least 0.5), else the declared one (the lang attribute or Content-Language,
+// which templates often leave at "en" whatever the text), else the detected one.
+func DetectLang(body, declared string) string {
+	detected, conf := text.DetectLanguage(body)
+	declared = text.NormalizeLang(declared)
+	switch {
+	case detected != "" && conf >= 0.5:
+		return detected
+	case declared != "":
+		return declared
+	}
+	return detected
+}
+
+func (p *PageText) terms(stemmer, lang string) []string {
+	k := analyzerKey{lang, stemmer}
+	if t, ok := p.terms_[k]; ok {
+		return t
+	}
+	if p.terms_ == nil {
+		p.terms_ = map[analyzerKey][]string{}
+	}
+	a := analyzerFor(lang, stemmer)
+	t := a.AppendTerms(a.Terms(p.Title), p.Body)
+	p.terms_[k] = t
+	return t
+}
+
+func (p *PageText) tf(stemmer, lang string) text.Vector {
+	k := analyzerKey{lang, stemmer}
+	if v, ok := p.tfs[k]; ok {
+		return v
+	}
+	if p.tfs == nil {
+		p.tfs = map[analyzerKey]text.Vector{}
+	}
+	v := text.TF(p.terms(stemmer, lang))
+	p.tfs[k] = v
+	return v
+}
+
+// Cosine is the seed 001 post-score of a page for the topic: the cosine between the
+// topic's vector and the page's term frequencies (title and text), both analyzed in the
+// page's language when the topic has that language, else in the topic's primary language.
+func (t *Topic) Cosine(p *PageText) float64 {
+	v, lang := t.Vector(p.Lang)
+	if v == nil {
+		return 0
+	}
+	return text.Cosine(v, p.tf(t.Stemmer, lang))
+}
+
+// TextCosine is the cosine between the topic and a short text (an anchor, a link's
+// context) in lang.
+func (t *Topic) TextCosine(s, lang string) float64 {
+	if s == "" {
+		return 0
+	}
+	v, l := t.Vector(lang)
+	if v == nil {
+		return 0
+	}
+	return text.Cosine(v, text.TF(analyzerFor(l, t.Stemmer).Terms(s)))
+}
+
+// Judgment is the verdict on one page.
+type Judgment struct {
+	Score    float64  // relevance in [0, 1]: the best topic's score
+	Relevant bool     // some topic found the page relevant
+	Topics   []string // the topics that found it relevant
+	Cosine   float64  // the best topic cosine (the seed 001 post-score), whatever decided Score
+	Lang     string
+	Rule     string // the rule that decided, when one did
+}
+
+// judge applies the topic to a page: score = the page model's probability when a model is
+// given, else the cosine; relevant = score ≥ threshold; then the rules: an exclude rule that
+// matches or a require rule that does not makes the page irrelevant with score 0, a
+// relevant rule that matches makes it relevant with at least the threshold as score.
+func (t *Topic) judge(p *PageText, model *PageModel) (score float64, relevant bool, cos float64, rule string) {
+	cos = t.Cosine(p)
+	score, threshold := cos, t.Threshold
+	if model != nil {
+		score, threshold = model.Probability(p), model.Threshold
+	}
+	relevant = score >= threshold
+	for _, r := range t.Rules {
+		m := r.matches(p, t)
+		switch {
+		case r.Action == ActionExclude && m, r.Action == ActionRequire && !m:
+			return 0, false, cos, r.String()
+		case r.Action == ActionRelevant && m && !relevant:
+			score, relevant, rule = max(score, threshold), true, r.String()
+		}
+	}
+	return score, relevant, cos, rule
+}
+
+// Judge is a set of topics (and optionally a trained page model) that judges pages.
+type Judge struct {
+	Topics []*Topic
+	Model  *PageModel // when set, its probability is every topic's score
+}
+
+// Judge scores one page against every topic; the best topic's score is the page's.
+func (j *Judge) Judge(p *PageText) Judgment {
+	out := Judgment{Lang: p.Lang}
+	topics := j.Topics
+	if len(topics) == 0 && j.Model != nil {
+		topics = []*Topic{j.Model.Topic()}
+	}
+	for _, t := range topics {
+		score, relevant, cos, rule := t.judge(p, j.Model)
+		out.Score = max(out.Score, score)
+		out.Cosine = max(out.Cosine, cos)
+		if relevant {
+			out.Relevant = true
+			out.Topics = append(out.Topics, t.Name)
+		}
+		if rule != "" || out.Rule == "" && !relevant {
+			out.Rule = rule
+		}
+	}
+	out.Score = min(max(out.Score, 0), 1)
+	return out
+}
+
+// Relevance is the crawl.Analyzer that judges every fetched page: it sets the record's
+// Relevance (0..1), Relevant and Topics, and its Lang when the text says more clearly than
+// the markup which language the page is in. Link scorers read the judgment of a page
+// they score links from through JudgmentOf.
+type Relevance struct {
+	judge  *Judge
+	recent recentJudgments
+
+	judged, relevant atomic.Int64
+	observers        []Observer
+}
+
+// Observer learns from judged pages: the MLP's training stage and the online learner
+// implement it. Observe runs on the crawl worker that judged the page.
+type Observer interface {
+	Observe(d *crawl.Document, j Judgment)
+}
+
+// NewRelevance returns the relevance analyzer for the given topics and optional page
+// model; at least one of them is needed.
+func NewRelevance(topics []*Topic, model *PageModel) (*Relevance, error) {
+	if len(topics) == 0 && model == nil {
+		return nil, fmt.Errorf("focus: relevance needs a topic (--topic FILE) or a page model (--page-model FILE)")
+	}
+	r := &Relevance{judge: &Judge{Topics: topics, Model: model}}
+	r.recent.init(1024)
+	return r, nil
+}
+
+// AddObserver registers an observer of every judged page.
+func (r *Relevance) AddObserver(o Observer) { r.observers = append(r.observers, o) }
+
+// Judge exposes the topics and model.
+func (r *Relevance) Judge() *Judge { return r.judge }
+
+// Name implements crawl.Analyzer.
+func (r *Relevance) Name() string { return "relevance" }
+
+// Analyze implements crawl.Analyzer.
+func (r *Relevance) Analyze(_ context.Context, d *crawl.Document) error {
+	if d.Text == "" && d.Page == nil {
+		return nil
+	}
+	title := ""
+	if d.Page != nil {
+		title = d.Page.Title
+	}
+	lang := DetectLang(title+"\n"+d.Text, d.Record.Lang)
+	p := NewPageText(d.Item.URL, title, d.Text, lang)
+	j := r.judge.Judge(p)
+	if lang != "" {
+		d.Record.Lang = lang
+	}
+	score, rel := j.Score, j.Relevant
+	d.Record.Relevance, d.Record.Relevant = &score, &rel
+	d.Record.Topics = j.Topics
+	r.recent.put(d, j)
+	r.judged.Add(1)
+	if rel {
+		r.relevant.Add(1)
+	}
+	for _, o := range r.observers {
+		o.Observe(d, j)
+	}
+	return nil
+}
+
+// Harvest is the running count of judged and relevant pages of this process.
+func (r *Relevance) Harvest() (relevant, judged int64) { return r.relevant.Load(), r.judged.Load() }
+
+// JudgmentOf returns the judgment of a recently analyzed document, for link scorers that
+// score its links; ok is false when it is unknown (then read d.Record).
+func (r *Relevance) JudgmentOf(d *crawl.Document) (Judgment, bool) { return r.recent.get(d) }
+
+// recentJudgments keeps the judgments of the last documents analyzed: links are scored
+// right after their page is analyzed, on the same worker, so a window a few times the
+// crawl's concurrency always holds the page being scored.
+type recentJudgments struct {
+	mu   sync.Mutex
+	m    map[*crawl.Document]Judgment
+	ring []*crawl.Document
+	next int
+}
+
+func (r *recentJudgments) init(n int) {
+	r.m = make(map[*crawl.Document]Judgment, n)
+	r.ring = make([]*crawl.Document, n)
+}
+
+func (r *recentJudgments) put(d *crawl.Document, j Judgment) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old := r.ring[r.next]; old != nil {
+		delete(r.m, old)
+	}
+	r.ring[r.next] = d
+	r.next = (r.next + 1) % len(r.ring)
+	r.m[d] = j
+}
+
+func (r *recentJudgments) get(d *crawl.Document) (Judgment, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	j, ok := r.m[d]
+	return j, ok
+}
+
+// topicNames lists topic names for messages.
+func topicNames(ts []*Topic) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.Name
+	}
+	return strings.Join(names, ", ")
+}
