@@ -244,6 +244,8 @@ type Summary struct {
 	LinksFound  int64
 	LinksQueued int64
 	Disallowed  int64
+	Judged      int64 // pages given a relevance verdict (a topic is set)
+	Relevant    int64 // judged pages found relevant: the harvest is Relevant / Judged
 	Frontier    frontier.Stats
 }
 
@@ -261,7 +263,7 @@ func (c *Crawler) summary(reason string) Summary {
 		Reason: reason, Elapsed: time.Since(s.started), Pages: s.pages.Load(), RobotsTxt: s.robotsFetch.Load(),
 		Bytes: s.bytes.Load(), Errors: copyCounts(&s.mu, s.byError), Statuses: copyCounts(&s.mu, s.byStatus),
 		Rejected: copyCounts(&s.mu, s.byRule), LinksFound: s.linksFound.Load(), LinksQueued: s.linksQueued.Load(),
-		Disallowed: s.disallowed.Load(), Frontier: c.frontier.Stats(),
+		Disallowed: s.disallowed.Load(), Judged: s.judged.Load(), Relevant: s.relevant.Load(), Frontier: c.frontier.Stats(),
 	}
 }
 

@@ -23,6 +23,8 @@ type stats struct {
 	disallowed  atomic.Int64 // URLs robots.txt forbade (not fetched)
 	linksFound  atomic.Int64
 	linksQueued atomic.Int64
+	judged      atomic.Int64 // pages given a relevance verdict (a topic is set)
+	relevant    atomic.Int64 // judged pages found relevant
 
 	mu       sync.Mutex
 	byError  map[string]int64 // error kind → count
@@ -110,6 +112,8 @@ func newMetrics(c *Crawler) *metrics {
 	counter("sonda_robots_disallowed_total", "URLs not fetched because robots.txt disallows them.", &s.disallowed)
 	counter("sonda_links_found_total", "Links found on fetched pages.", &s.linksFound)
 	counter("sonda_links_queued_total", "Discovered URLs admitted to the frontier.", &s.linksQueued)
+	counter("sonda_pages_judged_total", "Fetched pages given a topic relevance verdict.", &s.judged)
+	counter("sonda_pages_relevant_total", "Fetched pages found relevant to a topic (harvest = relevant / judged).", &s.relevant)
 	gauge := func(name, help string, f func() float64) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
 	}

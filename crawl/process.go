@@ -559,6 +559,12 @@ func (c *Crawler) finish(l *frontier.Lease, d *Document, out frontier.Outcome, e
 		c.stats.countError(rec.Error)
 		c.log.Debug("fetch error", "url", rec.URL, "error", rec.Error, "detail", rec.ErrorDetail)
 	}
+	if rec.Relevant != nil {
+		c.stats.judged.Add(1)
+		if *rec.Relevant {
+			c.stats.relevant.Add(1)
+		}
+	}
 	key := urlnorm.Key(l.Item.Key)
 	if !d.URL.IsZero() {
 		key = d.URL.Key()

@@ -23,12 +23,19 @@ type Progress struct {
 	Hosts       int
 	Errors      int64
 	Bytes       int64
+	Judged      int64 // pages given a relevance verdict (when a topic is set)
+	Relevant    int64 // judged pages found relevant
 }
 
-// String is the one-line form shown on a terminal.
+// String is the one-line form shown on a terminal. With a topic it ends with the running
+// harvest rate: relevant pages / judged pages.
 func (p Progress) String() string {
-	return fmt.Sprintf("%s  %d pages  %.0f pages/s  %d queued  %d in flight  %d hosts  %d errors  %s",
+	s := fmt.Sprintf("%s  %d pages  %.0f pages/s  %d queued  %d in flight  %d hosts  %d errors  %s",
 		p.Elapsed.Round(time.Second), p.Pages, p.PagesPerSec, p.Queued, p.InFlight, p.Hosts, p.Errors, FormatBytes(p.Bytes))
+	if p.Judged > 0 {
+		s += fmt.Sprintf("  harvest %.1f%% (%d/%d)", 100*float64(p.Relevant)/float64(p.Judged), p.Relevant, p.Judged)
+	}
+	return s
 }
 
 // FormatBytes writes a byte count with a binary unit.
@@ -62,6 +69,8 @@ type Status struct {
 	Errors    map[string]int64 `json:"errors"`
 	Statuses  map[string]int64 `json:"statuses"`
 	Rejected  map[string]int64 `json:"rejected_links"`
+	Judged    int64            `json:"judged_pages,omitempty"`   // with a topic: pages judged
+	Relevant  int64            `json:"relevant_pages,omitempty"` // and found relevant
 }
 
 func statusFinished(reason string) string { return "finished: " + reason }
@@ -70,7 +79,7 @@ func (c *Crawler) progress(prevPages int64, interval time.Duration) Progress {
 	s := c.stats
 	fs := c.frontier.Stats()
 	p := Progress{Elapsed: time.Since(s.started), Pages: s.pages.Load(), Queued: fs.Queued, InFlight: fs.InFlight,
-		Hosts: fs.Hosts, Errors: s.errors.Load(), Bytes: s.bytes.Load()}
+		Hosts: fs.Hosts, Errors: s.errors.Load(), Bytes: s.bytes.Load(), Judged: s.judged.Load(), Relevant: s.relevant.Load()}
 	if interval > 0 {
 		p.PagesPerSec = float64(p.Pages-prevPages) / interval.Seconds()
 	}
@@ -82,7 +91,7 @@ func (c *Crawler) writeStatus(state string, sum Summary) {
 	st := Status{State: state, PID: os.Getpid(), Started: c.stats.started.UTC(), Updated: time.Now().UTC(),
 		Pages: sum.Pages, RobotsTxt: sum.RobotsTxt, Bytes: sum.Bytes, Queued: sum.Frontier.Queued, InFlight: sum.Frontier.InFlight,
 		Seen: sum.Frontier.Seen, Hosts: sum.Frontier.Hosts, PagesPerS: sum.PagesPerSecond(), Errors: sum.Errors,
-		Statuses: sum.Statuses, Rejected: sum.Rejected}
+		Statuses: sum.Statuses, Rejected: sum.Rejected, Judged: sum.Judged, Relevant: sum.Relevant}
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return
