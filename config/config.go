@@ -38,7 +38,45 @@ type Config struct {
 	Feeds      Feeds      `yaml:"feeds"`
 	News       News       `yaml:"news"`
 	Search     Search     `yaml:"search"`
+	Focus      Focus      `yaml:"focus"`
 	Log        Log        `yaml:"log"`
+}
+
+// Focus configures focused crawling (package focus): what pages are relevant and the
+// parameters of the link strategies that steer the crawl toward them.
+type Focus struct {
+	Topics    []string    `yaml:"topics"`
+	PageModel string      `yaml:"page-model"`
+	LinkModel string      `yaml:"link-model"`
+	Threshold float64     `yaml:"threshold"`
+	Seed      uint64      `yaml:"seed"`
+	BestN     int         `yaml:"best-n"`
+	Fish      FocusFish   `yaml:"fish"`
+	Shark     FocusShark  `yaml:"shark"`
+	Online    FocusOnline `yaml:"online"`
+}
+
+// FocusFish are Fish-search's parameters.
+type FocusFish struct {
+	Width int     `yaml:"width"`
+	A     float64 `yaml:"a"`
+	Depth int     `yaml:"depth"`
+}
+
+// FocusShark are Shark-search's parameters.
+type FocusShark struct {
+	Depth  int     `yaml:"depth"`
+	Decay  float64 `yaml:"decay"`
+	Beta   float64 `yaml:"beta"`
+	Gamma  float64 `yaml:"gamma"`
+	Window int     `yaml:"window"`
+}
+
+// FocusOnline are the online link learner's parameters.
+type FocusOnline struct {
+	LearningRate float64 `yaml:"learning-rate"`
+	Bonus        float64 `yaml:"bonus"`
+	Explore      float64 `yaml:"explore"`
 }
 
 // Crawl says what to crawl and when to stop.
@@ -365,6 +403,8 @@ func (c *Config) Validate() error {
 	}{{"connect-timeout", c.Fetch.ConnectTimeout}, {"tls-timeout", c.Fetch.TLSTimeout}, {"first-byte-timeout", c.Fetch.FirstByteTimeout}, {"body-timeout", c.Fetch.BodyTimeout}} {
 		check(t.d > 0, "fetch.%s: must be positive", t.name)
 	}
+	check(c.Focus.Threshold >= 0 && c.Focus.Threshold <= 1, "focus.threshold: must be in [0, 1] (0: each topic's own), got %v", c.Focus.Threshold)
+	check(c.Focus.BestN >= 1, "focus.best-n: must be at least 1 (got %d)", c.Focus.BestN)
 	switch c.Scope.Follow {
 	case "any", "domain", "host":
 	default:

@@ -121,6 +121,9 @@ func (BreadthFirst) Score(l Link) float64 { return -float64(l.Depth) }
 // packages register theirs with RegisterLinkStrategy.
 var linkStrategies = map[string]func() LinkScorer{
 	"bfs": func() LinkScorer { return BreadthFirst{} },
+	// auto is the default: breadth-first, unless focused crawling is set up (a topic), in
+	// which case the command that wires package focus gives its own scorer.
+	"auto": func() LinkScorer { return BreadthFirst{} },
 }
 
 // RegisterLinkStrategy makes a LinkScorer selectable by name. It panics on a duplicate,
