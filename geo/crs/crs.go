@@ -202,6 +202,11 @@ func (c *CRS) setDatum(n *node) error {
 			h[i], _ = tw.num(i)
 		}
 		c.setShift(h)
+		if c.helmert == nil && (math.Abs(a-6378137) > 0.5 || math.Abs(rf-298.257223563) > 1e-3) {
+			// A zero shift between different ellipsoids still changes latitudes: go through
+			// geocentric coordinates, as PROJ does for an explicit TOWGS84.
+			c.helmert, c.Shift = &[7]float64{}, "helmert"
+		}
 		return nil
 	}
 	known, ok := datumShifts[datumKey(c.Datum)]

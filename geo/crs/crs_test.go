@@ -60,6 +60,13 @@ func TestParseWKT(t *testing.T) {
 			"SIRGAS 2000 / UTM zone 23S", 31983, Projected, 333000, 7394000, -46.636185619777, -23.5557823507569},
 		{"wkt2 geographic", `GEOGCRS["WGS 84",ENSEMBLE["World Geodetic System 1984 ensemble",MEMBER["World Geodetic System 1984 (Transit)"],ELLIPSOID["WGS 84",6378137,298.257223563,LENGTHUNIT["metre",1]],ENSEMBLEACCURACY[2.0]],PRIMEM["Greenwich",0,ANGLEUNIT["degree",0.0174532925199433]],CS[ellipsoidal,2],AXIS["geodetic latitude (Lat)",north,ORDER[1],ANGLEUNIT["degree",0.0174532925199433]],AXIS["geodetic longitude (Lon)",east,ORDER[2],ANGLEUNIT["degree",0.0174532925199433]],ID["EPSG",4326]]`,
 			"WGS 84", 4326, Geographic, 1, 2, 1, 2},
+		// Lambert conformal conic with one parallel and a scale factor (NTF-like zone II on GRS80),
+		// and the IOGP worked example for Jamaica (guidance note 7-2: 17°55'55.80"N 76°56'37.26"W
+		// on Clarke 1866; PROJ's answer includes the explicit zero TOWGS84's change of ellipsoid).
+		{"lcc 1sp scaled", `PROJCS["x",GEOGCS["g",DATUM["d",SPHEROID["GRS 1980",6378137,298.257222101],TOWGS84[0,0,0,0,0,0,0]],PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433]],PROJECTION["Lambert_Conformal_Conic_1SP"],PARAMETER["latitude_of_origin",46.8],PARAMETER["central_meridian",2.337229],PARAMETER["scale_factor",0.99987742],PARAMETER["false_easting",600000],PARAMETER["false_northing",2200000],UNIT["metre",1]]`,
+			"x", 0, Projected, 650000, 2300000, 3.00336729667018, 47.6976446438698},
+		{"lcc 1sp jamaica", `PROJCS["JAD69 / Jamaica National Grid",GEOGCS["JAD69",DATUM["Jamaica_1969",SPHEROID["Clarke 1866",6378206.4,294.978698213898],TOWGS84[0,0,0,0,0,0,0]],PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433]],PROJECTION["Lambert_Conformal_Conic_1SP"],PARAMETER["latitude_of_origin",18],PARAMETER["central_meridian",-77],PARAMETER["scale_factor",1],PARAMETER["false_easting",250000],PARAMETER["false_northing",150000],UNIT["metre",1]]`,
+			"JAD69 / Jamaica National Grid", 24200, Projected, 255966.58, 142493.51, -76.9436833507954, 17.9309107415757},
 		{"local", `LOCAL_CS["site grid"]`, "site grid", 0, Other, 0, 0, math.NaN(), math.NaN()},
 		{"unsupported projection", `PROJCS["x",GEOGCS["GCS_WGS_1984",DATUM["D_WGS_1984",SPHEROID["WGS_1984",6378137.0,298.257223563]],PRIMEM["Greenwich",0.0],UNIT["Degree",0.0174532925199433]],PROJECTION["Robinson"],UNIT["Meter",1]]`,
 			"x", 0, Projected, 0, 0, math.NaN(), math.NaN()},

@@ -2,6 +2,7 @@ package crs
 
 import (
 	"math"
+	"sync"
 
 	"github.com/wroge/wgs84"
 )
@@ -37,18 +38,12 @@ func projection(method string, p map[string]float64, unit float64) (wgs84.Projec
 	case "lambertconformalconic2sp", "lambertconformalconic", "lambertconformalconic2spbelgium":
 		_, a := p["standardparallel2"]
 		_, b := p["latitudeof2ndstandardparallel"]
-		if !a && !b {
-			if k0 != 1 {
-				return nil, "Lambert conformal conic with one standard parallel and a scale factor is not supported"
-			}
-			sp1, sp2 = lat0, lat0
+		if !a && !b { // ESRI writes one-parallel LCC under this name too
+			return &lcc{lon0: lon0, lat0: lat0, lat1: lat0, lat2: lat0, k0: k0, fe: fe, fn: fn}, ""
 		}
-		return wgs84.Datum{}.LambertConformalConic2SP(lon0, lat0, sp1, sp2, fe, fn).Projection, ""
+		return &lcc{lon0: lon0, lat0: lat0, lat1: sp1, lat2: sp2, k0: 1, fe: fe, fn: fn}, ""
 	case "lambertconformalconic1sp":
-		if k0 != 1 {
-			return nil, "Lambert conformal conic (1SP) with a scale factor other than 1 is not supported"
-		}
-		return wgs84.Datum{}.LambertConformalConic2SP(lon0, lat0, lat0, lat0, fe, fn).Projection, ""
+		return &lcc{lon0: lon0, lat0: lat0, lat1: lat0, lat2: lat0, k0: k0, fe: fe, fn: fn}, ""
 	case "albersconicequalarea", "albers", "albersequalarea":
 		return wgs84.Datum{}.AlbersEqualAreaConic(lon0, lat0, sp1, sp2, fe, fn).Projection, ""
 	case "lambertazimuthalequalarea":
@@ -68,14 +63,30 @@ func projection(method string, p map[string]float64, unit float64) (wgs84.Projec
 }
 
 func tm(lon0, lat0, k0, fe, fn float64) wgs84.Projection {
-	return transverseMercator{lon0: lon0, lat0: lat0, k0: k0, fe: fe, fn: fn}
+	return &transverseMercator{lon0: lon0, lat0: lat0, k0: k0, fe: fe, fn: fn}
 }
 
 // transverseMercator uses Krüger's series to sixth order in n (Karney 2011, as PROJ's
 // default "etmerc"), accurate to a few nanometres within 3900 km of the central meridian.
 // wroge/wgs84's Snyder series is off by half a metre at the edge of a UTM zone, which is
 // more than the 1e-6 degrees sonda promises.
-type transverseMercator struct{ lon0, lat0, k0, fe, fn float64 }
+//
+// The series coefficients depend only on the ellipsoid, which is fixed for a CRS: they are
+// computed on first use and kept.
+type transverseMercator struct {
+	lon0, lat0, k0, fe, fn float64
+
+	once     sync.Once
+	k        kruger
+	xiOrigin float64
+}
+
+func (p *transverseMercator) setup(s wgs84.Spheroid) {
+	p.once.Do(func() {
+		p.k = newKruger(s)
+		p.xiOrigin, _ = p.k.forward(rad(p.lat0), 0)
+	})
+}
 
 type kruger struct {
 	e, A        float64
@@ -123,10 +134,10 @@ func (k kruger) forward(phi, lambda float64) (xi, eta float64) {
 	return xi, eta
 }
 
-func (p transverseMercator) ToLonLat(east, north float64, s wgs84.Spheroid) (lon, lat float64) {
-	k := newKruger(s)
-	xiOrigin, _ := k.forward(rad(p.lat0), 0)
-	xi1 := (north-p.fn)/(p.k0*k.A) + xiOrigin
+func (p *transverseMercator) ToLonLat(east, north float64, s wgs84.Spheroid) (lon, lat float64) {
+	p.setup(s)
+	k := &p.k
+	xi1 := (north-p.fn)/(p.k0*k.A) + p.xiOrigin
 	eta1 := (east - p.fe) / (p.k0 * k.A)
 	xi, eta := xi1, eta1
 	for j := 1; j <= 6; j++ {
@@ -149,11 +160,73 @@ func (p transverseMercator) ToLonLat(east, north float64, s wgs84.Spheroid) (lon
 	return p.lon0 + deg(lambda), deg(phi)
 }
 
-func (p transverseMercator) FromLonLat(lon, lat float64, s wgs84.Spheroid) (east, north float64) {
-	k := newKruger(s)
-	xiOrigin, _ := k.forward(rad(p.lat0), 0)
-	xi, eta := k.forward(rad(lat), rad(lon-p.lon0))
-	return p.fe + p.k0*k.A*eta, p.fn + p.k0*k.A*(xi-xiOrigin)
+func (p *transverseMercator) FromLonLat(lon, lat float64, s wgs84.Spheroid) (east, north float64) {
+	p.setup(s)
+	xi, eta := p.k.forward(rad(lat), rad(lon-p.lon0))
+	return p.fe + p.k0*p.k.A*eta, p.fn + p.k0*p.k.A*(xi-p.xiOrigin)
+}
+
+// lcc is the Lambert conformal conic projection with one or two standard parallels and a
+// scale factor (EPSG methods 9801 and 9802, IOGP guidance note 7-2). wroge/wgs84 has the
+// two-parallel case only and recomputes its constants on every call; this one computes them
+// once per CRS.
+type lcc struct {
+	lon0, lat0, lat1, lat2, k0, fe, fn float64
+
+	once          sync.Once
+	e, n, aF, rF0 float64
+}
+
+func (p *lcc) setup(s wgs84.Spheroid) {
+	p.once.Do(func() {
+		e := eccentricity(s)
+		m := func(phi float64) float64 { return math.Cos(phi) / math.Sqrt(1-e*e*math.Sin(phi)*math.Sin(phi)) }
+		t := func(phi float64) float64 {
+			es := e * math.Sin(phi)
+			return math.Tan(math.Pi/4-phi/2) / math.Pow((1-es)/(1+es), e/2)
+		}
+		p1, p2, p0 := rad(p.lat1), rad(p.lat2), rad(p.lat0)
+		if p1 == p2 {
+			p.n = math.Sin(p1)
+		} else {
+			p.n = (math.Log(m(p1)) - math.Log(m(p2))) / (math.Log(t(p1)) - math.Log(t(p2)))
+		}
+		F := m(p1) / (p.n * math.Pow(t(p1), p.n))
+		p.e, p.aF = e, s.A()*F*p.k0
+		p.rF0 = p.aF * math.Pow(t(p0), p.n)
+	})
+}
+
+func (p *lcc) ToLonLat(east, north float64, s wgs84.Spheroid) (lon, lat float64) {
+	p.setup(s)
+	dx, dy := east-p.fe, p.rF0-(north-p.fn)
+	r := math.Copysign(math.Hypot(dx, dy), p.n)
+	if p.n < 0 {
+		dx, dy = -dx, -dy
+	}
+	t := math.Pow(r/p.aF, 1/p.n)
+	theta := math.Atan2(dx, dy)
+	phi := math.Pi/2 - 2*math.Atan(t)
+	for i := 0; i < 20; i++ {
+		es := p.e * math.Sin(phi)
+		next := math.Pi/2 - 2*math.Atan(t*math.Pow((1-es)/(1+es), p.e/2))
+		if math.Abs(next-phi) < 1e-15 {
+			phi = next
+			break
+		}
+		phi = next
+	}
+	return p.lon0 + deg(theta/p.n), deg(phi)
+}
+
+func (p *lcc) FromLonLat(lon, lat float64, s wgs84.Spheroid) (east, north float64) {
+	p.setup(s)
+	phi := rad(lat)
+	es := p.e * math.Sin(phi)
+	t := math.Tan(math.Pi/4-phi/2) / math.Pow((1-es)/(1+es), p.e/2)
+	r := p.aF * math.Pow(t, p.n)
+	theta := p.n * rad(lon-p.lon0)
+	return p.fe + r*math.Sin(theta), p.fn + p.rF0 - r*math.Cos(theta)
 }
 
 func rad(d float64) float64 { return d * math.Pi / 180 }
