@@ -43,6 +43,18 @@ func (d *Document) CommitWith(write func(w store.Writer) error) {
 	d.writes = append(d.writes, write)
 }
 
+// Commit applies the writes added with CommitWith to w, in order. The crawler calls it
+// inside the batch that completes the document; tools that run analyzers outside a crawl
+// (tests, re-extraction of stored pages) call it with a batch of their own.
+func (d *Document) Commit(w store.Writer) error {
+	for _, write := range d.writes {
+		if err := write(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Link is a discovered URL the crawler is about to queue.
 type Link struct {
 	URL   urlnorm.URL

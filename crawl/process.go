@@ -584,10 +584,8 @@ func (c *Crawler) finish(l *frontier.Lease, d *Document, out frontier.Outcome, e
 		if err := c.updateChainOrigin(b, d); err != nil {
 			return err
 		}
-		for _, w := range d.writes {
-			if err := w(b); err != nil {
-				return err
-			}
+		if err := d.Commit(b); err != nil {
+			return err
 		}
 		return store.AddVisit(b, key, visit)
 	})
