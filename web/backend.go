@@ -155,7 +155,8 @@ type CrawlRequest struct {
 // CrawlStatus is a snapshot of the crawl for the dashboard and /api/crawl/status.
 type CrawlStatus struct {
 	// State is "idle" (no crawl since the server started and none recorded), "running",
-	// "stopping", "finished: REASON" or "failed: ERROR".
+	// "stopping", "finishing" (the crawler is done; what it fetched is being indexed),
+	// "finished: REASON" or "failed: ERROR".
 	State          string           `json:"state"`
 	Started        time.Time        `json:"started,omitzero"`
 	Updated        time.Time        `json:"updated,omitzero"`

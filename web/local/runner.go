@@ -31,6 +31,7 @@ type Runner struct {
 	log     *slog.Logger
 	options func() ([]crawl.Option, error)
 	onTick  func(crawl.Progress)
+	after   func(context.Context) error
 	norm    *urlnorm.Normalizer
 
 	mu      sync.Mutex
@@ -50,13 +51,14 @@ type Runner struct {
 
 // session is one started crawl; adding seeds restarts its crawler and keeps the session.
 type session struct {
-	cancel   context.CancelFunc
-	started  time.Time
-	counts   *recordCounts
-	progress crawl.Progress
-	base     int64    // pages fetched by the session's earlier crawlers
-	restart  []string // seeds to restart with (AddSeeds while running)
-	stopping bool
+	cancel    context.CancelFunc
+	started   time.Time
+	counts    *recordCounts
+	progress  crawl.Progress
+	base      int64    // pages fetched by the session's earlier crawlers
+	restart   []string // seeds to restart with (AddSeeds while running)
+	stopping  bool
+	finishing bool // the crawler is done; AfterCrawl runs
 }
 
 // RunnerOptions configure a Runner.
@@ -69,6 +71,9 @@ type RunnerOptions struct {
 	// Progress, when set, also receives the crawler's progress every second (a terminal's
 	// progress line).
 	Progress func(crawl.Progress)
+	// AfterCrawl, when set, runs when a crawl has ended and its crawler is closed, before
+	// the status says so: flushing index batches, ranking the link graph.
+	AfterCrawl func(ctx context.Context) error
 }
 
 // NewRunner prepares crawl control over db, the open database of cfg.Data.
@@ -79,7 +84,7 @@ func NewRunner(cfg config.Config, db *store.DB, o RunnerOptions) *Runner {
 	if o.Options == nil {
 		o.Options = func() ([]crawl.Option, error) { return nil, nil }
 	}
-	r := &Runner{cfg: cfg, db: db, log: o.Logger, options: o.Options, onTick: o.Progress, norm: urlnorm.New(crawl.NormalizerOptions(cfg))}
+	r := &Runner{cfg: cfg, db: db, log: o.Logger, options: o.Options, onTick: o.Progress, after: o.AfterCrawl, norm: urlnorm.New(crawl.NormalizerOptions(cfg))}
 	r.last = statusFromFile(cfg.Data)
 	return r
 }
@@ -202,6 +207,17 @@ func (r *Runner) run(ctx context.Context, cfg config.Config, s *session, c *craw
 			}
 		}
 		s.cancel()
+		if r.after != nil {
+			s.finishing = true
+			r.mu.Unlock() // the hook may take long (PageRank); Status must not wait for it
+			if aerr := r.after(context.Background()); aerr != nil {
+				r.log.Error("after the crawl", "error", aerr)
+				if err == nil {
+					err = aerr
+				}
+			}
+			r.mu.Lock()
+		}
 		st := r.statusLocked(s)
 		st.InFlight, st.PagesPerSecond = 0, 0
 		switch {
@@ -243,7 +259,10 @@ func (r *Runner) statusLocked(s *session) web.CrawlStatus {
 	p := s.progress
 	st := web.CrawlStatus{State: "running", Started: s.started, Updated: time.Now().UTC(), Pages: s.base + p.Pages,
 		PagesPerSecond: p.PagesPerSec, Queued: p.Queued, InFlight: p.InFlight, Hosts: p.Hosts, Bytes: p.Bytes}
-	if s.stopping {
+	switch {
+	case s.finishing:
+		st.State = "finishing"
+	case s.stopping:
 		st.State = "stopping"
 	}
 	s.counts.fill(&st)
@@ -310,7 +329,7 @@ func (r *Runner) AddSeeds(_ context.Context, seeds []string) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.cur == nil || r.cur.stopping {
+	if r.cur == nil || r.cur.stopping || r.cur.finishing {
 		r.pending = append(r.pending, seeds...)
 		return nil
 	}

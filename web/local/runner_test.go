@@ -256,3 +256,42 @@ func keyOf(t testing.TB, cfg config.Config, raw string) store.URLKey {
 	}
 	return u.Key()
 }
+
+// TestRunnerAfterCrawl: the hook runs once a crawl has ended, the status says "finishing"
+// meanwhile, and seeds added then wait for the next start.
+func TestRunnerAfterCrawl(t *testing.T) {
+	w := smallWeb(t, 2)
+	cfg := crawlConfig(t, w, 0)
+	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	entered, release := make(chan struct{}), make(chan struct{})
+	calls := 0
+	r := NewRunner(cfg, db, RunnerOptions{AfterCrawl: func(context.Context) error {
+		calls++
+		close(entered)
+		<-release
+		return nil
+	}})
+	defer r.Close()
+	if err := r.Start(context.Background(), web.CrawlRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	if st := r.Status(); st.State != "finishing" {
+		t.Errorf("state while the hook runs: %q", st.State)
+	}
+	if err := r.AddSeeds(context.Background(), []string{"http://www.site00.test/later.html"}); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	wait(t, r)
+	if st := r.Status(); st.State != "finished: frontier empty" || calls != 1 {
+		t.Errorf("after the hook: %q, %d calls", st.State, calls)
+	}
+	if !contains(r.pending, "http://www.site00.test/later.html") {
+		t.Errorf("a seed added while finishing was lost: pending %v", r.pending)
+	}
+}
