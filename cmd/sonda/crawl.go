@@ -35,12 +35,19 @@ fetched are not fetched again. Ctrl-C (or SIGTERM) stops cleanly; even kill -9 l
 but the pages that were in flight.
 
 Without a revisit policy the crawl ends when no URL is left to fetch. A progress line shows
-pages/s, the queue, hosts and errors; ` + "`sonda status --data DIR`" + ` reads the same figures
-from another terminal.
+pages/s, the queue, hosts and errors, and with a topic the running harvest rate (relevant
+pages / judged pages); ` + "`sonda status --data DIR`" + ` reads the same figures from another
+terminal.
+
+A topic (--topic FILE, YAML: weighted keywords, example pages, rules) or a trained page
+classifier (--page-model FILE) focuses the crawl: every page gets a relevance (0..1) and a
+relevant flag, and links likely to lead to relevant pages are fetched first (by default
+the online learner; see --link-strategy).
 
 Examples:
   sonda crawl --seed https://example.org/ --max-pages 1000
   sonda crawl -c mycrawl/sonda.yaml --duration 2h
+  sonda crawl --topic topics/nuclear.yaml --seed https://en.wikipedia.org/wiki/Nuclear_power
   sonda crawl --data /tmp/t --seed http://www.site00.test/ --allow-private \
       --resolve '*.test=127.0.0.1:8080' --min-delay 0`,
 		Args: cobra.NoArgs,
@@ -65,7 +72,10 @@ Examples:
 	f.Duration("min-delay", 0, "minimum pause between requests to one host, e.g. 500ms (0: none)")
 	f.Int("per-host", 0, "requests one host may have in flight at once")
 	f.Int("concurrency", 0, "requests in flight at once, across hosts")
-	f.String("link-strategy", "", "link prioritization: "+strings.Join(crawl.LinkStrategies(), ", "))
+	f.String("link-strategy", "", linkStrategyHelp())
+	f.StringArray("topic", nil, "focus the crawl on the topic in `FILE` (YAML, repeatable); adds to focus.topics")
+	f.String("page-model", "", "judge relevance with the page classifier in `FILE` (from sonda train page)")
+	f.String("link-model", "", "the link network in `FILE` for --link-strategy mlp (from sonda train links)")
 	f.StringArray("resolve", nil, "dial `HOST=ADDR` for matching hosts (e.g. '*.test=127.0.0.1:8080'), like curl --resolve")
 	f.String("metrics-addr", "", "serve Prometheus /metrics on `HOST:PORT` while crawling")
 	return cmd
@@ -101,6 +111,19 @@ var crawlFlags = []settingFlag{
 		c.Crawl.LinkStrategy, err = f.GetString("link-strategy")
 		return
 	}},
+	{"topic", func(c *config.Config, f *pflag.FlagSet) error {
+		t, err := f.GetStringArray("topic")
+		c.Focus.Topics = append(c.Focus.Topics, t...)
+		return err
+	}},
+	{"page-model", func(c *config.Config, f *pflag.FlagSet) (err error) {
+		c.Focus.PageModel, err = f.GetString("page-model")
+		return
+	}},
+	{"link-model", func(c *config.Config, f *pflag.FlagSet) (err error) {
+		c.Focus.LinkModel, err = f.GetString("link-model")
+		return
+	}},
 	{"resolve", func(c *config.Config, f *pflag.FlagSet) error {
 		r, err := f.GetStringArray("resolve")
 		c.Fetch.Resolve = append(c.Fetch.Resolve, r...)
@@ -122,6 +145,11 @@ func runCrawl(ctx context.Context, cfg config.Config, seeds []string, w io.Write
 	if closeDB != nil {
 		defer closeDB() // deferred first, so it runs after the crawler's Close
 	}
+	fopts, err := focusOptions(&cfg, log)
+	if err != nil {
+		return crawl.Summary{}, err
+	}
+	vopts = append(vopts, fopts...)
 	c, err := crawl.New(cfg, append(vopts, crawl.WithLogger(log))...)
 	if err != nil {
 		return crawl.Summary{}, err
@@ -175,6 +203,9 @@ func printSummary(w io.Writer, data string, s crawl.Summary) {
 		plural(s.RobotsTxt, "robots.txt", "robots.txt files"), s.PagesPerSecond(), crawl.FormatBytes(s.Bytes))
 	fmt.Fprintf(w, "  links: %d found, %d queued; %d URLs disallowed by robots.txt\n", s.LinksFound, s.LinksQueued, s.Disallowed)
 	fmt.Fprintf(w, "  frontier: %d queued, %d seen, %d hosts active\n", s.Frontier.Queued, s.Frontier.Seen, s.Frontier.Hosts)
+	if s.Judged > 0 {
+		fmt.Fprintf(w, "  harvest: %d of %d judged pages relevant (%.1f%%)\n", s.Relevant, s.Judged, 100*float64(s.Relevant)/float64(s.Judged))
+	}
 	if len(s.Statuses) > 0 {
 		fmt.Fprintf(w, "  responses: %s\n", joinCounts(s.Statuses))
 	}
