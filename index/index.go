@@ -530,3 +530,6 @@ func setBM25(k1, b float64) {
 	search.BM25_k1, search.BM25_b = k1, b
 	bm25Mu.Unlock()
 }
+
+// DataDir is where a data directory keeps its search index.
+func DataDir(data string) string { return filepath.Join(data, "index") }

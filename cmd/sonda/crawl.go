@@ -138,12 +138,25 @@ var crawlFlags = []settingFlag{
 // runCrawl runs one crawl with a progress display on w.
 func runCrawl(ctx context.Context, cfg config.Config, seeds []string, w io.Writer) (crawl.Summary, error) {
 	log := newLogger(cfg)
-	vopts, closeDB, err := verticalOptions(cfg, log)
+	db, err := openCrawlDB(cfg, log)
 	if err != nil {
 		return crawl.Summary{}, err
 	}
-	if closeDB != nil {
-		defer closeDB() // deferred first, so it runs after the crawler's Close
+	if db != nil {
+		defer db.Close() // deferred first, so it runs after the crawler's and the index's Close
+	}
+	vopts, err := verticalOptions(cfg, db, log)
+	if err != nil {
+		return crawl.Summary{}, err
+	}
+	search, err := openSearchStack(cfg, db, log)
+	if err != nil {
+		return crawl.Summary{}, err
+	}
+	defer search.Close()
+	vopts = append(vopts, search.crawlOptions()...)
+	if db != nil {
+		vopts = append(vopts, crawl.WithStore(db))
 	}
 	fopts, err := focusOptions(&cfg, log)
 	if err != nil {
@@ -174,7 +187,10 @@ func runCrawl(ctx context.Context, cfg config.Config, seeds []string, w io.Write
 	if errors.Is(ctx.Err(), context.Canceled) {
 		fmt.Fprintln(w, "stopped; run the same command again to resume")
 	}
-	return sum, c.Close()
+	if err := c.Close(); err != nil {
+		return sum, err
+	}
+	return sum, search.Close()
 }
 
 // progressPrinter redraws one line on a terminal every second, or prints a plain line

@@ -13,15 +13,11 @@ import (
 )
 
 // verticalOptions installs the verticals cfg turns on (today: geo.enabled). The geo
-// vertical writes its catalog into the crawl database, so the database is opened here and
-// handed to the crawler; closeDB closes it after the crawler (nil when nothing was opened).
-func verticalOptions(cfg config.Config, log *slog.Logger) (opts []crawl.Option, closeDB func() error, err error) {
+// vertical writes its catalog into the crawl database, which the caller opened (see
+// openCrawlDB) and hands to the crawler.
+func verticalOptions(cfg config.Config, db *store.DB, log *slog.Logger) ([]crawl.Option, error) {
 	if !cfg.Geo.Enabled {
-		return nil, nil, nil
-	}
-	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{Logger: log})
-	if err != nil {
-		return nil, nil, err
+		return nil, nil
 	}
 	v := discover.New(catalog.New(db), discover.Options{
 		MinPageHits:     cfg.Geo.MinPageHits,
@@ -32,5 +28,5 @@ func verticalOptions(cfg config.Config, log *slog.Logger) (opts []crawl.Option, 
 		Normalizer:      urlnorm.New(crawl.NormalizerOptions(cfg)),
 		Logger:          log,
 	})
-	return append(v.CrawlOptions(), crawl.WithStore(db)), db.Close, nil
+	return v.CrawlOptions(), nil
 }

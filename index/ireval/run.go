@@ -132,13 +132,21 @@ func Compare(ctx context.Context, c *Collection, ix *index.Index) ([]Row, error)
 		name string
 		rank Ranker
 	}{{"plain BM25 (k1 1.2, b 0.75; title+body; no stemming)", base}, {"sonda", Sonda(ix)}} {
+		// Rank each query once; the splits only choose which rankings to average.
+		rankings := map[int][]string{}
+		for _, q := range c.Queries {
+			if rankings[q.Num], err = sys.rank(ctx, q); err != nil {
+				return nil, fmt.Errorf("%s: query %d (%s): %w", sys.name, q.Num, q.ID, err)
+			}
+		}
+		cached := func(_ context.Context, q Query) ([]string, error) { return rankings[q.Num], nil }
 		row := Row{System: sys.name}
 		for _, sp := range []struct {
 			split Split
 			out   *Scores
 		}{{All, &row.All}, {Tune, &row.Tune}, {Test, &row.Test}} {
-			if *sp.out, err = Evaluate(ctx, c, sp.split, sys.rank); err != nil {
-				return nil, fmt.Errorf("%s: %w", sys.name, err)
+			if *sp.out, err = Evaluate(ctx, c, sp.split, cached); err != nil {
+				return nil, err
 			}
 		}
 		rows = append(rows, row)

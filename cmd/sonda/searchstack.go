@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/index"
+	"github.com/sonda-search/sonda/linkgraph"
+	"github.com/sonda-search/sonda/query"
+	"github.com/sonda-search/sonda/store"
+)
+
+// indexOptions are the search settings of cfg (the link graph is added by the caller).
+func indexOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
+	op, err := query.ParseOperator(cfg.Search.Operator)
+	if err != nil {
+		return index.Options{}, usageError{fmt.Errorf("search.operator: %w", err)}
+	}
+	r := cfg.Search.Ranking
+	return index.Options{
+		Ranking: index.Ranking{
+			Title: r.Title, Body: r.Body, Headings: r.Headings, Description: r.Description, Anchors: r.Anchors,
+			Extra: r.Extra, URL: r.URL, K1: r.K1, B: r.B, Proximity: r.Proximity, Link: r.Link, Relevance: r.Relevance,
+			LinkSignal: r.LinkSignal, Window: r.Window,
+		},
+		Implicit: op, CacheEntries: cfg.Search.Cache, MaxResults: cfg.Search.MaxResults, Logger: log,
+	}, nil
+}
+
+// searchStack is what a crawl writes besides the store: the link graph (in the store's
+// database) and the search index, with the sinks that keep them up to date.
+type searchStack struct {
+	log   *slog.Logger
+	Graph *linkgraph.Graph
+	Index *index.Index
+	isink *index.Sink
+	gsink *linkgraph.Sink
+}
+
+// openSearchStack opens the link graph in db and the index in DATA/index for a crawl; it
+// returns nil when search.index is off.
+func openSearchStack(cfg config.Config, db *store.DB, log *slog.Logger) (*searchStack, error) {
+	if !cfg.Search.Index {
+		return nil, nil
+	}
+	opts, err := indexOptions(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	s := &searchStack{log: log}
+	if s.Graph, err = linkgraph.Open(db, linkgraph.Options{Logger: log}); err != nil {
+		return nil, err
+	}
+	opts.Links = s.Graph
+	if s.Index, err = index.Open(index.DataDir(cfg.Data), opts); err != nil {
+		s.Graph.Close()
+		return nil, err
+	}
+	if s.Index.Stats().Unclean {
+		log.Warn("the search index was not closed cleanly: pages crawled just before may be missing from it; `sonda index rebuild` restores them")
+	}
+	s.isink = index.NewSink(s.Index, s.Graph, index.SinkOptions{BatchSize: cfg.Search.BatchSize, Delay: cfg.Search.BatchDelay, Logger: log})
+	s.gsink = linkgraph.NewSink(s.Graph, s.isink.Touch)
+	s.Graph.StartRanking(cfg.Search.PageRankInterval)
+	return s, nil
+}
+
+// crawlOptions are the crawl options that feed the stack: the link graph first, so a
+// page's anchors are in the graph when the index writes it.
+func (s *searchStack) crawlOptions() []crawl.Option {
+	if s == nil {
+		return nil
+	}
+	return []crawl.Option{crawl.WithSinks(s.gsink, s.isink)}
+}
+
+// Close writes what the index sink has queued, ranks the graph if it changed, and closes
+// the index and the graph (not the database).
+func (s *searchStack) Close() error {
+	if s == nil {
+		return nil
+	}
+	errs := []error{s.isink.Close()}
+	if s.Graph.Changes() > 0 {
+		s.log.Info("ranking the link graph")
+		if sum, err := s.Graph.ComputePageRank(context.Background()); err != nil {
+			errs = append(errs, err)
+		} else {
+			s.log.Info("PageRank computed", "pages", sum.Nodes, "links", sum.Edges, "iterations", sum.Iterations, "took", sum.Took)
+		}
+	}
+	errs = append(errs, s.Graph.Close(), s.Index.Close())
+	return errors.Join(errs...)
+}
+
+// openCrawlDB opens the crawl database for the parts of a crawl that share it (the geo
+// catalog, the link graph); nil when none is on, and the crawler opens it itself.
+func openCrawlDB(cfg config.Config, log *slog.Logger) (*store.DB, error) {
+	if !cfg.Geo.Enabled && !cfg.Search.Index {
+		return nil, nil
+	}
+	return store.Open(crawl.StateDir(cfg.Data), store.Options{Logger: log})
+}
