@@ -25,7 +25,7 @@ import (
 // story is one article of the test news site.
 type story struct {
 	slug, title, author, section string
-	published                  time.Time
+	published                    time.Time
 }
 
 var stories = []story{
