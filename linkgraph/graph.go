@@ -479,7 +479,7 @@ type Signal struct {
 	// Craswell et al., "Relevance weighting for query independent evidence", SIGIR 2005).
 	Prior float64
 	// InLinkPrior is the same transform of the in-link count relative to the mean in-degree
-	// (for seed 002's in-link ranking).
+	// of the last PageRank run (1 before any): seed 002's in-link ranking.
 	InLinkPrior float64
 }
 
@@ -494,10 +494,12 @@ func (g *Graph) Signals(urls []string) ([]Signal, error) {
 			return nil, err
 		}
 		out[i].InLinks = int(n)
+		mean := 1.0 // before the first PageRank run: the transform is still monotone
 		if s != nil && s.MeanInDegree > 0 {
-			x := float64(n) / s.MeanInDegree
-			out[i].InLinkPrior = x / (x + 1)
+			mean = s.MeanInDegree
 		}
+		x := float64(n) / mean
+		out[i].InLinkPrior = x / (x + 1)
 		if s == nil || s.Nodes == 0 {
 			continue
 		}
@@ -510,8 +512,8 @@ func (g *Graph) Signals(urls []string) ([]Signal, error) {
 			r = (1 - s.Damping) / float64(s.Nodes)
 		}
 		out[i].Rank = r
-		x := r * float64(s.Nodes)
-		out[i].Prior = x / (x + 1)
+		rel := r * float64(s.Nodes)
+		out[i].Prior = rel / (rel + 1)
 	}
 	return out, nil
 }
