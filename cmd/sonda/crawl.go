@@ -18,6 +18,7 @@ import (
 
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/store"
 )
 
 func init() { register(newCrawlCmd) }
@@ -139,6 +140,9 @@ var crawlFlags = []settingFlag{
 func runCrawl(ctx context.Context, cfg config.Config, seeds []string, w io.Writer) (crawl.Summary, error) {
 	log := newLogger(cfg)
 	db, err := openCrawlDB(cfg, log)
+	if err == nil && db == nil && newsEnabled(cfg) {
+		db, err = store.Open(crawl.StateDir(cfg.Data), store.Options{Logger: log})
+	}
 	if err != nil {
 		return crawl.Summary{}, err
 	}
@@ -149,6 +153,11 @@ func runCrawl(ctx context.Context, cfg config.Config, seeds []string, w io.Write
 	if err != nil {
 		return crawl.Summary{}, err
 	}
+	nopts, err := newsOptions(cfg, db, log)
+	if err != nil {
+		return crawl.Summary{}, err
+	}
+	vopts = append(vopts, nopts...)
 	search, err := openSearchStack(cfg, db, log)
 	if err != nil {
 		return crawl.Summary{}, err
