@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/sonda-search/sonda/parse"
 	"github.com/sonda-search/sonda/text"
+	"github.com/sonda-search/sonda/topics"
 )
 
 // DefaultThreshold is the relevance a page needs to count as relevant when its topic file
@@ -56,8 +58,15 @@ type topicFile struct {
 }
 
 // LoadTopic reads a topic file. Example paths in it are relative to the file's directory.
+// A bare name that is not a file ("nuclear", "geo") names a built-in topic (package topics).
 func LoadTopic(path string) (*Topic, error) {
 	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(path, `/\.`) {
+		if builtin, ok := topics.Read(path); ok {
+			return ParseTopic(builtin, ".")
+		}
+		return nil, fmt.Errorf("topic: %s is neither a file nor a built-in topic (%s)", path, strings.Join(topics.Names(), ", "))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("topic: %w", err)
 	}

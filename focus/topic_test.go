@@ -79,7 +79,13 @@ func TestShippedTopics(t *testing.T) {
 			t.Errorf("%s: languages %v, want en first, then pt", name, topic.Languages())
 		}
 	}
-	nuclear, _ := LoadTopic("../topics/nuclear.yaml")
+	nuclear, err := LoadTopic("nuclear") // the built-in copy
+	if err != nil || len(nuclear.Keywords["en"]) != 10 {
+		t.Fatalf("built-in nuclear topic: %v", err)
+	}
+	if _, err := LoadTopic("astrology"); err == nil || !strings.Contains(err.Error(), "geo, nuclear") {
+		t.Errorf("an unknown bare name must list the built-in topics: %v", err)
+	}
 	pt := NewPageText("", "Usinas nucleares", "A energia nuclear das usinas de Angra usa urânio como combustível.", "")
 	if pt.Lang != "pt" || nuclear.Cosine(pt) < 0.5 {
 		t.Errorf("Portuguese page: lang %q, cosine %.2f", pt.Lang, nuclear.Cosine(pt))

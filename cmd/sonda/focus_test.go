@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,6 +71,37 @@ func TestFocusedCrawl(t *testing.T) {
 	if int64(judged) != st.Judged || int64(relevant) != st.Relevant {
 		t.Errorf("export has %d judged, %d relevant; status says %d, %d", judged, relevant, st.Judged, st.Relevant)
 	}
+
+	// Two judges rate a sample of the crawl.
+	form, stderr, code := run(t, nil, "eval", "judge", "sample", "--data", data, "--n", "10")
+	if code != 0 || strings.Count(form, "\n? http://") != 10 {
+		t.Fatalf("judge sample: exit %d (%s):\n%s", code, stderr, form)
+	}
+	dir := t.TempDir()
+	fill := func(name string, yes func(i int) bool) string {
+		lines := strings.Split(form, "\n")
+		i := 0
+		for k, l := range lines {
+			if strings.HasPrefix(l, "? ") {
+				v := "no"
+				if yes(i) {
+					v = "yes"
+				}
+				lines[k] = v + l[1:]
+				i++
+			}
+		}
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644)
+		return path
+	}
+	j1 := fill("j1.txt", func(i int) bool { return i < 8 })
+	j2 := fill("j2.txt", func(i int) bool { return i < 6 || i == 9 })
+	out, stderr, code = run(t, nil, "eval", "judge", "score", j1, j2)
+	// a=6 b=2 c=1 d=1: precision 0.60, P(A) 0.70, P(E) 0.62, kappa 0.21
+	if code != 0 || !strings.Contains(out, "precision 0.60") || !strings.Contains(out, "kappa 0.21") {
+		t.Errorf("judge score: exit %d (%s):\n%s", code, stderr, out)
+	}
 }
 
 func TestFocusFlagErrors(t *testing.T) {
@@ -90,5 +123,63 @@ func TestFocusFlagErrors(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("crawl --help does not mention %q", want)
 		}
+	}
+}
+
+func TestEvalFocus(t *testing.T) {
+	plot := filepath.Join(t.TempDir(), "harvest.svg")
+	out, stderr, code := run(t, nil, "eval", "focus", "--sites", "60", "--pages", "15", "--max-pages", "120",
+		"--strategies", "bfs,online", "--plot", plot, "--checkpoints", "60,120")
+	if code != 0 {
+		t.Fatalf("eval focus: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"| bfs | ", "| online | ", "harvest@120", "plot written"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("eval focus output lacks %q:\n%s", want, out)
+		}
+	}
+	if fi, err := os.Stat(plot); err != nil || fi.Size() == 0 {
+		t.Errorf("no plot: %v", err)
+	}
+}
+
+func TestTrainPageAndLinks(t *testing.T) {
+	dir := t.TempDir()
+	pos, neg := filepath.Join(dir, "pos"), filepath.Join(dir, "neg")
+	os.MkdirAll(pos, 0o755)
+	os.MkdirAll(neg, 0o755)
+	for i := 0; i < 12; i++ {
+		os.WriteFile(filepath.Join(pos, fmt.Sprintf("%d.txt", i)), []byte(fmt.Sprintf("The reactor %d uses uranium fuel; fission heats the coolant of the nuclear plant.", i)), 0o644)
+		os.WriteFile(filepath.Join(neg, fmt.Sprintf("%d.html", i)), []byte(fmt.Sprintf("<html><title>Cake %d</title><p>Butter, flour and sugar make a cake for the match day party.</p></html>", i)), 0o644)
+	}
+	model := filepath.Join(dir, "page.json")
+	out, stderr, code := run(t, nil, "train", "page", "--pos", pos, "--neg", neg, "--out", model, "--folds", "3")
+	if code != 0 || !strings.Contains(out, "3-fold cross-validation: precision 1.000, recall 1.000") {
+		t.Fatalf("train page: exit %d (%s):\n%s", code, stderr, out)
+	}
+
+	web := topical.New(topical.Config{Seed: 4, Sites: 60, MeanPages: 15})
+	addr, err := web.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	net := filepath.Join(dir, "links.json")
+	args := []string{"train", "links", "--topic", "nuclear", "--allow-private", "--resolve", "*.test=" + addr, "--max-pages", "80", "--out", net}
+	for _, s := range web.Seeds(topical.Nuclear) {
+		args = append(args, "--seed", s)
+	}
+	out, stderr, code = run(t, quickEnv, args...)
+	if code != 0 || !strings.Contains(out, "epoch 1000: SSE") {
+		t.Fatalf("train links: exit %d (%s):\n%s", code, stderr, out)
+	}
+	crawlArgs := []string{"crawl", "--data", t.TempDir(), "--allow-private", "--resolve", "*.test=" + addr, "--min-delay", "0",
+		"--max-pages", "60", "--page-model", model, "--link-strategy", "mlp", "--link-model", net, "--topic", "nuclear"}
+	for _, s := range web.Seeds(topical.Nuclear) {
+		crawlArgs = append(crawlArgs, "--seed", s)
+	}
+	out, stderr, code = run(t, quickEnv, crawlArgs...)
+	if code != 0 || !strings.Contains(out, "harvest:") {
+		t.Fatalf("crawl with the trained models: exit %d (%s):\n%s", code, stderr, out)
 	}
 }

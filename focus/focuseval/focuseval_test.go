@@ -3,6 +3,7 @@ package focuseval
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,5 +92,26 @@ func TestBenchSmallWeb(t *testing.T) {
 	}
 	if again.Harvest(800, ByLabels) != online {
 		t.Errorf("a sequential crawl must repeat: %.3f then %.3f", online, again.Harvest(800, ByLabels))
+	}
+}
+
+func TestPlot(t *testing.T) {
+	a := &Trace{Strategy: "a"}
+	b := &Trace{Strategy: "b"}
+	for i := 0; i < 1000; i++ {
+		a.Fetches = append(a.Fetches, Fetch{Label: i%3 == 0})
+		b.Fetches = append(b.Fetches, Fetch{Label: i%2 == 0})
+	}
+	for _, name := range []string{"h.png", "h.svg"} {
+		path := filepath.Join(t.TempDir(), name)
+		if err := Plot([]*Trace{a, b}, path, 100, ByLabels); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Size() < 1000 {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if err := Plot([]*Trace{a}, filepath.Join(t.TempDir(), "h.gif"), 0, ByLabels); err == nil {
+		t.Error("an unknown format must fail")
 	}
 }
