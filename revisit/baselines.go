@@ -43,6 +43,12 @@ func newUniform(o Options) *uniform { return &uniform{o: o, pages: map[Key]struc
 
 func (*uniform) Name() string { return "uniform" }
 
+func (u *uniform) setBudget(b float64) {
+	u.mu.Lock()
+	u.o.Budget = b
+	u.mu.Unlock()
+}
+
 // interval is the budget divided evenly over the pages (or the configured interval).
 // Callers hold mu.
 func (u *uniform) interval() float64 {
@@ -83,6 +89,12 @@ func newProportional(o Options) *proportional {
 }
 
 func (*proportional) Name() string { return "proportional" }
+
+func (p *proportional) setBudget(b float64) {
+	p.mu.Lock()
+	p.o.Budget = b
+	p.mu.Unlock()
+}
 
 // RateUpdate is seed 002's formula (Quadro 18): clamp(changes, 1, 10)/clamp(days, 1, 10),
 // where days is the time since the page's previous update in the policy's unit. The
@@ -184,6 +196,13 @@ func newAdaptive(o Options) (*adaptive, error) {
 }
 
 func (*adaptive) Name() string { return "adaptive" }
+
+// setBudget only changes new pages' first interval: the schedule itself ignores budgets.
+func (ad *adaptive) setBudget(b float64) {
+	ad.mu.Lock()
+	ad.o.Budget = b
+	ad.mu.Unlock()
+}
 
 func (ad *adaptive) Visit(key Key, o Observation) time.Time {
 	ad.mu.Lock()

@@ -110,6 +110,12 @@ func newClasses(name string, o Options) (*classes, error) {
 
 func (p *classes) Name() string { return p.name }
 
+func (p *classes) setBudget(b float64) {
+	p.mu.Lock()
+	p.o.Budget = b
+	p.mu.Unlock()
+}
+
 // Heuristic is the dissertation's history classifier (Fig. 11): after a window of visits in
 // class k, a share of changed visits above upper moves the page to k−1 (more frequent),
 // below lower to k+1, if that class exists. It returns the new class.

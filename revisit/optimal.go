@@ -53,6 +53,7 @@ type optimal struct {
 	// planned is when the allocation was last solved: the number of pages then and the
 	// visits since.
 	plannedPages, sinceReplan int
+	planned                   float64 // Σ 1/interval over the pages: the revisits per second promised
 	solved                    bool
 	fitted                    bool // the prior comes from empirical Bayes
 	holdReplan                bool // while restoring from history
@@ -79,6 +80,18 @@ func newOptimal(o Options) (*optimal, error) {
 }
 
 func (*optimal) Name() string { return "optimal" }
+
+// setBudget changes the budget; the next visit re-plans. A zero budget is ignored: the
+// policy cannot allocate nothing.
+func (p *optimal) setBudget(b float64) {
+	if !(b > 0) {
+		return
+	}
+	p.mu.Lock()
+	p.o.Budget, p.prob.Budget = b, b
+	p.solved = false
+	p.mu.Unlock()
+}
 
 // Prior returns the prior in use (after empirical Bayes, when on).
 func (p *optimal) Prior() estimate.Gamma {
@@ -118,7 +131,7 @@ func (p *optimal) Visit(key Key, o Observation) time.Time {
 	if p.replanDue() {
 		p.replan()
 	}
-	pg.interval = p.sol.Interval(p.prob, p.item(pg))
+	p.setInterval(pg, p.sol.Interval(p.prob, p.item(pg)))
 	return after(o.At, pg.interval)
 }
 
@@ -135,11 +148,12 @@ func (p *optimal) learn(pg *optPage, o Observation) {
 		}
 	}
 	if !g.informative {
-		// A first visit: a Last-Modified time tells how long the page has gone unchanged,
-		// and the time since the last change of a Poisson page seen at a random moment is
-		// exponential with its rate: likelihood λ·e^(−λ·age).
+		// A first visit: a Last-Modified time says the page has gone unchanged since then
+		// (likelihood e^(−λ·age)). It does not say the page changed then: Last-Modified is
+		// also a page's creation time, and counting that as a change made every new page
+		// look fast-changing (a page created 10 s before the visit "changed 10 s ago").
 		if o.First && lm > 0 && prevVisit == 0 {
-			pg.ev.ChangedAt(float64(now-lm) / 1e9)
+			pg.ev.Unchanged(float64(now-lm) / 1e9)
 		}
 		pg.lastMod = max(pg.lastMod, lm)
 		return
@@ -187,7 +201,21 @@ func (p *optimal) hostIndex(h string) int {
 	return i
 }
 
+// setInterval records a page's new interval and keeps the planned total up to date.
+func (p *optimal) setInterval(pg *optPage, iv float64) {
+	p.planned += rateOf(iv) - rateOf(pg.interval)
+	pg.interval = iv
+}
+
+func rateOf(interval float64) float64 {
+	if interval > 0 {
+		return 1 / interval // +Inf intervals (pages given up) give 0
+	}
+	return 0
+}
+
 func (p *optimal) remove(key Key, pg *optPage) {
+	p.planned -= rateOf(pg.interval)
 	last := p.list[len(p.list)-1]
 	p.list[pg.idx] = last
 	last.idx = pg.idx
@@ -196,7 +224,7 @@ func (p *optimal) remove(key Key, pg *optPage) {
 }
 
 // replanDue says the allocation should be solved again: never solved, the population
-// doubled or halved since, or enough visits changed enough posteriors.
+// grew by a tenth or halved since, or enough visits changed enough posteriors.
 func (p *optimal) replanDue() bool {
 	if p.holdReplan {
 		return !p.solved
@@ -206,7 +234,14 @@ func (p *optimal) replanDue() bool {
 	if every <= 0 {
 		every = max(16, n)
 	}
-	return !p.solved || n >= 2*p.plannedPages || 2*n <= p.plannedPages || p.sinceReplan >= every
+	// Growth matters more than shrinkage: a plan made for fewer pages promises each more
+	// visits than the budget can pay once the new pages arrive, and the overdue revisits
+	// then crowd out discovery.
+	grown := n >= p.plannedPages+max(16, p.plannedPages/10)
+	// Rescheduling pages one at a time with an old multiplier drifts: pages found changed
+	// ask for more visits, and the plan can overspend before the next scheduled re-plan.
+	drift := p.planned > 1.05*p.prob.Budget || p.planned < 0.95*p.sol.Used
+	return !p.solved || grown || drift || 2*n <= p.plannedPages || p.sinceReplan >= every
 }
 
 // startPrior sets the prior used until empirical Bayes has enough evidence: the configured
@@ -254,6 +289,11 @@ func (p *optimal) replan() {
 		return // only an invalid problem fails, which newOptimal ruled out
 	}
 	p.sol = sol
+	p.planned = 0
+	for i, pg := range p.list {
+		pg.interval = sol.Intervals[i]
+		p.planned += rateOf(pg.interval)
+	}
 	p.solved = true
 	p.plannedPages = len(p.list)
 	p.sinceReplan = 0

@@ -149,6 +149,12 @@ func New(name string, o Options) (Policy, error) {
 	return nil, fmt.Errorf("revisit: unknown policy %q (choose one of %s)", name, strings.Join(PolicyNames, ", "))
 }
 
+// budgeted is implemented by policies whose plan depends on the budget; the crawler
+// adapter changes it as discovery takes more or less of the crawl's requests.
+type budgeted interface {
+	setBudget(perSecond float64)
+}
+
 // None never revisits.
 type None struct{}
 

@@ -49,8 +49,8 @@ func TestAcceptance(t *testing.T) {
 // TestUniformMatchesTheory cross-checks the simulator with Cho & Garcia-Molina's closed
 // form: under a uniform period T a Poisson page is fresh (1 − e^(−λT))/(λT) of the time.
 func TestUniformMatchesTheory(t *testing.T) {
-	pages := 3000
-	tr := Generate(pages, 400, DefaultMixture, 0, 2)
+	pages := 2000
+	tr := Generate(pages, 300, DefaultMixture, 0, 2)
 	budget := 0.3 * float64(pages)
 	res, err := Run(Config{Budget: budget, Policies: []string{"uniform", Oracle}}, tr)
 	if err != nil {

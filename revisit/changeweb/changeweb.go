@@ -1,0 +1,399 @@
+// Package changeweb adds pages that change in real time to the synthetic test web (package
+// testweb, through Config.Extra and Page.Handler): each page's text changes as a Poisson
+// process with its own rate (seconds to minutes), every change and every response is
+// logged, and Freshness computes, from those logs alone, how fresh a crawler's copies were
+// over a period — the ground truth for incremental crawling.
+//
+// Pages also carry what makes change detection hard in practice: a "generated at" time,
+// a view counter and a session id that differ on every response without the page having
+// changed, and (on a share of pages) ETag and Last-Modified validators that answer
+// conditional requests with 304.
+//
+// Two Sets built from equal Configs and started at the same instant change at the same
+// moments, so two crawlers can be compared on one change history.
+package changeweb
+
+import (
+	"fmt"
+	"hash/fnv"
+	"html"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sonda-search/sonda/testweb"
+)
+
+// Component is a class of pages: Poisson changes with mean interval MeanInterval, making
+// up Share of the pages.
+type Component struct {
+	MeanInterval time.Duration
+	Share        float64
+}
+
+// Config describes the changing pages.
+type Config struct {
+	// PagesPerHost is how many changing pages each host gets (default 10).
+	PagesPerHost int
+	// Mixture gives the pages' change rates (default: seed 004's shape, 1 : 3.1 : 31.8 :
+	// 96.9 scaled to 5 s : 15.5 s : 159 s : 485 s, with shares 11/9/11/69 %).
+	Mixture []Component
+	// Validators is the share of pages that send ETag and Last-Modified and answer
+	// conditional requests with 304 (default 0.5; negative: none).
+	Validators float64
+	// Seed drives the rates, the change times and the text.
+	Seed uint64
+}
+
+// DefaultMixture is seed 004's class shape, 1 day scaled to 5 seconds.
+var DefaultMixture = []Component{
+	{5 * time.Second, 0.11}, {15500 * time.Millisecond, 0.09}, {159 * time.Second, 0.11}, {485 * time.Second, 0.69},
+}
+
+// Set is the changing pages of one test web.
+type Set struct {
+	cfg   Config
+	mu    sync.Mutex
+	start time.Time
+	pages map[string]*page // by URL
+	order []*page
+}
+
+type page struct {
+	url        string
+	rate       float64 // changes per second
+	validators bool
+	rng        *rand.Rand  // draws change times, in order
+	changes    []time.Time // change times generated so far (up to horizon)
+	horizon    time.Time   // changes are known up to here
+	served     []Serve
+}
+
+// Serve is one response of a changing page: when, which version, which status.
+type Serve struct {
+	At      time.Time
+	Version int
+	Status  int
+}
+
+// New makes the changing pages for cfg. Add them to a test web with
+// testweb.Config{Extra: set.Extra}, then call Start when the crawl begins.
+func New(cfg Config) *Set {
+	if cfg.PagesPerHost <= 0 {
+		cfg.PagesPerHost = 10
+	}
+	if len(cfg.Mixture) == 0 {
+		cfg.Mixture = DefaultMixture
+	}
+	if cfg.Validators == 0 {
+		cfg.Validators = 0.5
+	}
+	return &Set{cfg: cfg, pages: map[string]*page{}}
+}
+
+// Extra is a testweb.Config.Extra function: it adds cfg.PagesPerHost changing pages to
+// every host, linked from the host's home page.
+func (s *Set) Extra(host string, _ *rand.Rand) []testweb.Page {
+	h := fnv.New64a()
+	h.Write([]byte(host))
+	rng := rand.New(rand.NewPCG(s.cfg.Seed, h.Sum64()))
+	var total float64
+	for _, c := range s.cfg.Mixture {
+		total += c.Share
+	}
+	var out []testweb.Page
+	for i := 0; i < s.cfg.PagesPerHost; i++ {
+		// Pick the component by the page's position in a stratified draw, so small webs
+		// keep the mixture's shape.
+		x := (float64(i) + rng.Float64()) / float64(s.cfg.PagesPerHost) * total
+		comp := s.cfg.Mixture[len(s.cfg.Mixture)-1]
+		for _, c := range s.cfg.Mixture {
+			if x < c.Share {
+				comp = c
+				break
+			}
+			x -= c.Share
+		}
+		path := fmt.Sprintf("/live/page-%d.html", i)
+		p := &page{
+			url:        "http://" + host + path,
+			rate:       1 / comp.MeanInterval.Seconds(),
+			validators: rng.Float64() < s.cfg.Validators,
+			rng:        rand.New(rand.NewPCG(s.cfg.Seed^0xc4a7, h.Sum64()+uint64(i))),
+		}
+		s.mu.Lock()
+		s.pages[p.url] = p
+		s.order = append(s.order, p)
+		s.mu.Unlock()
+		out = append(out, testweb.Page{Path: path, Title: fmt.Sprintf("Live page %d of %s", i, host), Handler: s.handler(p)})
+	}
+	return out
+}
+
+// Start sets the moment changes begin (the same for every page). Calling it again
+// restarts the change history. Pages answer with version 0 before Start.
+func (s *Set) Start(at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.start = at
+	for _, p := range s.order {
+		p.changes, p.served, p.horizon = nil, nil, at
+	}
+}
+
+// advance generates p's change times up to t. Callers hold s.mu.
+func (s *Set) advance(p *page, t time.Time) {
+	if s.start.IsZero() {
+		return
+	}
+	for p.horizon.Before(t) {
+		gap := time.Duration(p.rng.ExpFloat64() / p.rate * float64(time.Second))
+		p.horizon = p.horizon.Add(gap)
+		p.changes = append(p.changes, p.horizon)
+	}
+}
+
+// version is the number of changes up to t. Callers hold s.mu and have advanced p to t.
+func (p *page) version(t time.Time) int {
+	return sort.Search(len(p.changes), func(i int) bool { return p.changes[i].After(t) })
+}
+
+func (s *Set) handler(p *page) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		now := time.Now()
+		s.mu.Lock()
+		s.advance(p, now)
+		v := p.version(now)
+		lastChange := s.start
+		if v > 0 {
+			lastChange = p.changes[v-1]
+		}
+		status := http.StatusOK
+		etag := `"v` + strconv.Itoa(v) + `"`
+		if p.validators && !s.start.IsZero() {
+			rw.Header().Set("ETag", etag)
+			rw.Header().Set("Last-Modified", lastChange.UTC().Format(http.TimeFormat))
+			if inm := r.Header.Get("If-None-Match"); inm != "" {
+				if inm == etag {
+					status = http.StatusNotModified
+				}
+			} else if ims, err := http.ParseTime(r.Header.Get("If-Modified-Since")); err == nil && !lastChange.Truncate(time.Second).After(ims) {
+				status = http.StatusNotModified
+			}
+		}
+		if r.Method != http.MethodHead {
+			p.served = append(p.served, Serve{At: now, Version: v, Status: status})
+		}
+		s.mu.Unlock()
+		if status == http.StatusNotModified {
+			rw.WriteHeader(status)
+			return
+		}
+		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
+		rw.Header().Set("Cache-Control", "no-cache")
+		rw.Write(render(p, v, now))
+	})
+}
+
+// words is the vocabulary of the pages' text.
+var words = strings.Fields(`river water basin rain flood drought reservoir dam gauge station level
+flow season storm report bulletin forecast region valley coast harbour bridge road farm crop
+harvest market price school clinic council budget plan survey census map border trail forest`)
+
+// render writes version v of p: fixed text, one paragraph that is version v's, and the
+// fragments that change on every response without the page changing.
+func render(p *page, v int, now time.Time) []byte {
+	rng := rand.New(rand.NewPCG(uint64(len(p.url))*7919+hashString(p.url), uint64(v)))
+	para := func(r *rand.Rand, n int) string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = words[r.IntN(len(words))]
+		}
+		return strings.Join(w, " ")
+	}
+	fixed := rand.New(rand.NewPCG(hashString(p.url), 1))
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!doctype html><html><head><title>%s</title></head><body>\n", html.EscapeString(p.url))
+	fmt.Fprintf(&b, "<p>%s.</p>\n", para(fixed, 40))
+	fmt.Fprintf(&b, "<p>Latest: %s.</p>\n", para(rng, 30))
+	fmt.Fprintf(&b, "<p>Page generated at %s · %s views · session %016x%08x</p>\n",
+		now.UTC().Format("15:04:05"), formatThousands(1000+int(now.UnixNano()/1e6%1000000)), uint64(now.UnixNano()), uint32(now.Nanosecond()))
+	b.WriteString("</body></html>\n")
+	return []byte(b.String())
+}
+
+func hashString(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+func formatThousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// Change is one logged change of a page.
+type Change struct {
+	URL string
+	At  time.Time
+}
+
+// Changes lists every change of every page up to t, in time order: the test web's own
+// change log.
+func (s *Set) Changes(t time.Time) []Change {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Change
+	for _, p := range s.order {
+		s.advance(p, t)
+		for _, c := range p.changes {
+			if !c.After(t) {
+				out = append(out, Change{URL: p.url, At: c})
+			}
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].At.Before(out[b].At) })
+	return out
+}
+
+// AllFetched is when the last changing page was first fetched: from then on every page has
+// a copy, and freshness measures revisiting rather than discovery. ok is false while some
+// page has never been fetched.
+func (s *Set) AllFetched() (at time.Time, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.order {
+		if len(p.served) == 0 {
+			return time.Time{}, false
+		}
+		if p.served[0].At.After(at) {
+			at = p.served[0].At
+		}
+	}
+	return at, true
+}
+
+// URLs lists the changing pages.
+func (s *Set) URLs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, len(s.order))
+	for i, p := range s.order {
+		out[i] = p.url
+	}
+	return out
+}
+
+// Rate is a page's change rate per second (0 for a URL that is not a changing page).
+func (s *Set) Rate(url string) float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.pages[url]; p != nil {
+		return p.rate
+	}
+	return 0
+}
+
+// Report is the freshness of a crawler's copies over a period, from the logs.
+type Report struct {
+	Freshness float64 // time-averaged share of pages whose latest response had the current version
+	Age       time.Duration
+	Fetches   int     // responses (200 and 304) of changing pages in the period
+	Changed   float64 // share of those fetches that found a newer version than the one before
+	NotMod    int     // 304 answers
+	Changes   int     // changes in the period
+}
+
+// Freshness computes how fresh the crawler's copies of the changing pages were over
+// [from, to]: a page's copy is the version of its latest response, and it is fresh while
+// that is the page's current version. A page not fetched yet counts as stale. Age is the
+// time since the first change the copy missed, averaged the same way.
+func (s *Set) Freshness(from, to time.Time) Report {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rep Report
+	var fresh, age, exposure float64
+	for _, p := range s.order {
+		s.advance(p, to)
+		span := to.Sub(from).Seconds()
+		if span <= 0 {
+			continue
+		}
+		exposure += span
+		copyVer, copySince := -1, from // version held, and since when
+		prevVer := -1
+		for _, sv := range p.served {
+			if sv.At.After(to) {
+				break
+			}
+			if !sv.At.Before(from) {
+				rep.Fetches++
+				if sv.Status == http.StatusNotModified {
+					rep.NotMod++
+				}
+				if prevVer >= 0 && sv.Version > prevVer {
+					rep.Changed++
+				}
+				f, a := p.credit(copyVer, copySince, sv.At, from)
+				fresh += f
+				age += a
+				copySince = sv.At
+			}
+			copyVer, prevVer = sv.Version, sv.Version
+		}
+		f, a := p.credit(copyVer, copySince, to, from)
+		fresh += f
+		age += a
+		for _, c := range p.changes {
+			if c.After(from) && !c.After(to) {
+				rep.Changes++
+			}
+		}
+	}
+	if exposure > 0 {
+		rep.Freshness = fresh / exposure
+		rep.Age = time.Duration(age / exposure * float64(time.Second))
+	}
+	if rep.Fetches > 0 {
+		rep.Changed /= float64(rep.Fetches)
+	}
+	return rep
+}
+
+// credit returns the fresh seconds and the age integral of holding version v over [a, b):
+// fresh until the first change the copy misses (changes[v]), stale after it, with age
+// counted from that change. v < 0 means nothing fetched yet: stale, age counted from
+// from. Callers hold the lock and have advanced p past b.
+func (p *page) credit(v int, a, b, from time.Time) (fresh, age float64) {
+	switch {
+	case !b.After(a):
+		return 0, 0
+	case v < 0:
+		return 0, ageIntegral(from, a, b)
+	case v >= len(p.changes):
+		return b.Sub(a).Seconds(), 0
+	}
+	missed := p.changes[v]
+	switch {
+	case !missed.After(a):
+		return 0, ageIntegral(missed, a, b)
+	case !missed.Before(b):
+		return b.Sub(a).Seconds(), 0
+	}
+	return missed.Sub(a).Seconds(), ageIntegral(missed, missed, b)
+}
+
+// ageIntegral is ∫ (s − c) ds over [a, b).
+func ageIntegral(c, a, b time.Time) float64 {
+	x, y := a.Sub(c).Seconds(), b.Sub(c).Seconds()
+	return math.Max(0, (y*y-x*x)/2)
+}

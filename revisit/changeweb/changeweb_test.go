@@ -1,0 +1,115 @@
+package changeweb
+
+import (
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFreshnessArithmetic checks Freshness on a hand-made history: a page changes at 2 s
+// and 3 s and is fetched at 1 s, 2.5 s and 4 s; measured over [0, 5].
+func TestFreshnessArithmetic(t *testing.T) {
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	sec := func(x float64) time.Time { return t0.Add(time.Duration(x * float64(time.Second))) }
+	s := &Set{start: t0, pages: map[string]*page{}}
+	p := &page{url: "u", rate: 1, horizon: sec(100), changes: []time.Time{sec(2), sec(3)},
+		served: []Serve{{sec(1), 0, 200}, {sec(2.5), 1, 200}, {sec(4), 2, 304}}}
+	s.order = []*page{p}
+	rep := s.Freshness(sec(0), sec(5))
+	// Stale [0,1) (no copy), fresh [1,2), stale [2,2.5), fresh [2.5,3), stale [3,4),
+	// fresh [4,5): 2.5 s of 5.
+	if math.Abs(rep.Freshness-0.5) > 1e-9 {
+		t.Errorf("freshness %v, want 0.5", rep.Freshness)
+	}
+	// Age: ∫[0,1) s ds = 0.5, ∫[2,2.5) (s−2) = 0.125, ∫[3,4) (s−3) = 0.5: 1.125 over 5 s.
+	if want := 1.125 / 5; math.Abs(rep.Age.Seconds()-want) > 1e-6 {
+		t.Errorf("age %v, want %vs", rep.Age, want)
+	}
+	if rep.Fetches != 3 || rep.NotMod != 1 || rep.Changes != 2 || math.Abs(rep.Changed-2.0/3) > 1e-9 {
+		t.Errorf("report %+v", rep)
+	}
+}
+
+// TestPagesChangeAndAnswerConditionally serves the pages over real HTTP: they change at
+// about their rate, volatile fragments differ on every response, and validators answer 304
+// until the next change.
+func TestPagesChangeAndAnswerConditionally(t *testing.T) {
+	set := New(Config{PagesPerHost: 4, Mixture: []Component{{50 * time.Millisecond, 1}}, Validators: 1, Seed: 2})
+	pages := set.Extra("www.example.test", rand.New(rand.NewPCG(1, 1)))
+	if len(pages) != 4 || len(set.URLs()) != 4 {
+		t.Fatalf("%d pages", len(pages))
+	}
+	start := time.Now()
+	set.Start(start)
+	srv := httptest.NewServer(pages[0].Handler)
+	defer srv.Close()
+	get := func(etag string) (*http.Response, string) {
+		req, _ := http.NewRequest("GET", srv.URL, nil)
+		if etag != "" {
+			req.Header.Set("If-None-Match", etag)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	r1, b1 := get("")
+	r2, b2 := get(r1.Header.Get("ETag"))
+	if r1.Header.Get("ETag") == "" || r1.Header.Get("Last-Modified") == "" {
+		t.Fatal("validators missing")
+	}
+	if r2.StatusCode == http.StatusNotModified && b2 != "" {
+		t.Error("a 304 with a body")
+	}
+	if b1 == b2 && r2.StatusCode == http.StatusOK {
+		t.Error("two responses are byte-identical: the volatile fragments are missing")
+	}
+	if !strings.Contains(b1, "views") || !strings.Contains(b1, "session") {
+		t.Errorf("page lacks its volatile fragments:\n%s", b1)
+	}
+	time.Sleep(500 * time.Millisecond)
+	r3, _ := get(r1.Header.Get("ETag"))
+	if r3.StatusCode != http.StatusOK {
+		t.Errorf("after ~10 expected changes the old ETag still answers %d", r3.StatusCode)
+	}
+	changes := set.Changes(time.Now())
+	n := 0
+	for _, c := range changes {
+		if c.URL == set.URLs()[0] {
+			n++
+		}
+	}
+	if elapsed := time.Since(start).Seconds(); n < int(elapsed/0.05/3) || n > int(elapsed/0.05*3)+3 {
+		t.Errorf("%d changes in %.2fs at a 50ms mean interval", n, elapsed)
+	}
+	if _, ok := set.AllFetched(); ok {
+		t.Error("AllFetched with three pages never fetched")
+	}
+	if set.Rate(set.URLs()[1]) != 20 || set.Rate("http://nowhere/") != 0 {
+		t.Error("Rate")
+	}
+}
+
+// TestSameSeedSameHistory: two sets from one config, started together, change together.
+func TestSameSeedSameHistory(t *testing.T) {
+	cfg := Config{PagesPerHost: 3, Mixture: []Component{{10 * time.Millisecond, 1}}, Seed: 5}
+	a, b := New(cfg), New(cfg)
+	a.Extra("h.test", nil)
+	b.Extra("h.test", nil)
+	start := time.Now()
+	a.Start(start)
+	b.Start(start)
+	end := start.Add(time.Second)
+	ca, cb := a.Changes(end), b.Changes(end)
+	if len(ca) == 0 || len(ca) != len(cb) || !ca[len(ca)-1].At.Equal(cb[len(cb)-1].At) {
+		t.Errorf("histories differ: %d vs %d changes", len(ca), len(cb))
+	}
+}

@@ -1,0 +1,332 @@
+package revisit
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/fingerprint"
+	"github.com/sonda-search/sonda/store"
+)
+
+// CrawlPolicy runs a Policy inside the crawler: it is a crawl.RevisitPolicy, turning each
+// fetched document into an Observation, and a crawl.HistoryRestorer, rebuilding the
+// policy's memory from the store's visit history when a crawl resumes.
+//
+// When the crawl has a request budget (crawl.budget) shared by discovery and revisits,
+// the revisit budget follows discovery: revisits may take what discovery leaves (95% of
+// the budget minus the recent rate of first visits), but never less than their share
+// while discovery is busy. Due revisits go before new URLs in the frontier, so without
+// this a plan made for the few pages known at the start would crowd discovery out, and
+// once discovery ends revisits would leave the rest of the budget idle.
+type CrawlPolicy struct {
+	name      string
+	opts      Options
+	relevance bool // weight pages by their topical relevance
+	dates     *fingerprint.Volatile
+
+	mu sync.RWMutex
+	p  Policy
+
+	// The shared budget (0: the revisit budget is fixed) and discovery's recent rate.
+	total, share float64
+	newRate      float64   // first visits per second, exponentially weighted
+	lastObs      time.Time // time of the last observation folded into newRate
+	current      float64   // the revisit budget last given to the policy
+}
+
+// headroom is the part of the shared budget plans may count on: the pacer loses a few
+// slots to workers that wait for work, and a plan that asks for more than the crawler can
+// do leaves every revisit late and discovery starved.
+const headroom = 0.95
+
+// NewCrawlPolicy makes the named policy for the crawler. With relevance set, pages are
+// weighted by their record's relevance (focused crawling).
+func NewCrawlPolicy(name string, o Options, relevance bool) (*CrawlPolicy, error) {
+	p, err := New(name, o)
+	if err != nil {
+		return nil, err
+	}
+	dates, _ := fingerprint.NewVolatile("dates", "times")
+	return &CrawlPolicy{name: name, opts: o, relevance: relevance, dates: dates, p: p}, nil
+}
+
+// FromConfig makes the policy cfg's revisit section asks for; nil (and no error) for
+// policy none, so the crawl ends when its frontier is empty.
+func FromConfig(cfg config.Config) (*CrawlPolicy, error) {
+	r := cfg.Revisit
+	if r.Policy == "" || r.Policy == "none" {
+		return nil, nil
+	}
+	o, err := OptionsFromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := NewCrawlPolicy(r.Policy, o, r.Weight == "relevance")
+	if err != nil {
+		return nil, fmt.Errorf("revisit.policy: %w", err)
+	}
+	if r.Budget == 0 && cfg.Crawl.Budget > 0 {
+		cp.total, cp.share, cp.current = cfg.Crawl.Budget.PerSecond(), r.Share, o.Budget
+	}
+	return cp, nil
+}
+
+// OptionsFromConfig translates the revisit section into policy options. The per-host cap
+// is the share of a host's polite request rate (per-host / min-delay) that revisits may
+// take; without a minimum delay hosts are not capped.
+func OptionsFromConfig(cfg config.Config) (Options, error) {
+	r := cfg.Revisit
+	o := Options{
+		Budget:      cfg.RevisitBudget(),
+		Interval:    r.Interval,
+		MinInterval: r.MinInterval,
+		MaxInterval: r.MaxInterval,
+		Unit:        r.ProportionalUnit,
+		Classes: ClassOptions{
+			Periods: r.ClassPeriods, Windows: r.ClassWindows, Upper: r.ClassUpper, Lower: r.ClassLower,
+		},
+		Adaptive: AdaptiveOptions{Inc: r.AdaptiveInc, Dec: r.AdaptiveDec, SyncRate: r.AdaptiveSyncRate, NoSync: r.AdaptiveSyncRate == 0,
+			Min: r.MinInterval, Max: r.MaxInterval},
+	}
+	if d := cfg.Politeness.MinDelay; d > 0 {
+		share := r.Share
+		if share <= 0 {
+			share = 1
+		}
+		o.HostCap = share * float64(cfg.Politeness.PerHost) / d.Seconds()
+	}
+	if r.ClassModel != "" {
+		m, err := LoadClassModel(r.ClassModel)
+		if err != nil {
+			return o, fmt.Errorf("revisit.class-model: %w", err)
+		}
+		if periods := len(r.ClassPeriods); periods > 0 && m.Classes() != periods {
+			return o, fmt.Errorf("revisit.class-model: %s predicts %d classes but revisit.class-periods has %d", r.ClassModel, m.Classes(), periods)
+		}
+		o.Classes.Initial = m
+	}
+	return o, nil
+}
+
+// Policy returns the policy in use.
+func (c *CrawlPolicy) Policy() Policy {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.p
+}
+
+// NextVisit implements crawl.RevisitPolicy.
+func (c *CrawlPolicy) NextVisit(d *crawl.Document, now time.Time) time.Time {
+	o := c.Observe(d, now)
+	c.followDiscovery(o)
+	return c.Policy().Visit([16]byte(d.URL.Key()), o)
+}
+
+// followDiscovery updates the rate of first visits and, when the revisit budget it implies
+// moved by more than 5%, gives the policy its new budget.
+func (c *CrawlPolicy) followDiscovery(o Observation) {
+	if c.total <= 0 {
+		return
+	}
+	c.mu.Lock()
+	// An exponentially weighted rate over about 50 requests' time, at least 10 seconds.
+	tau := max(10, 50/c.total)
+	if !c.lastObs.IsZero() {
+		if dt := o.At.Sub(c.lastObs).Seconds(); dt > 0 {
+			c.newRate *= math.Exp(-dt / tau)
+		}
+	}
+	if o.At.After(c.lastObs) {
+		c.lastObs = o.At
+	}
+	if o.First {
+		c.newRate += 1 / tau
+	}
+	b := min(max(headroom*(c.total-c.newRate), c.share*c.total), headroom*c.total)
+	changed := math.Abs(b-c.current) > 0.05*c.current
+	if changed {
+		c.current = b
+	}
+	p := c.p
+	c.mu.Unlock()
+	if bp, ok := p.(budgeted); ok && changed {
+		bp.setBudget(b)
+	}
+}
+
+// Observe turns a fetched document into an observation.
+func (c *CrawlPolicy) Observe(d *crawl.Document, now time.Time) Observation {
+	rec := d.Record
+	o := Observation{
+		At:     rec.FetchedAt,
+		Status: StatusOf(d.Fetch != nil, rec.Status, rec.Fingerprint != ""),
+		First:  d.Prev == nil || d.Prev.Fingerprint == "",
+		Host:   d.URL.HostKey(),
+	}
+	if o.At.IsZero() {
+		o.At = now
+	}
+	o.Changed = o.Status == OK && rec.Changed
+	o.LastModified = parseHTTPTime(rec.LastModified)
+	if c.relevance && rec.Relevance != nil {
+		o.Weight = max(*rec.Relevance, 1e-3)
+	}
+	if o.First && o.Status == OK && c.opts.Classes.Initial != nil {
+		f := c.features(d)
+		o.Features = &f
+	}
+	return o
+}
+
+// StatusOf classifies a visit: fetched says a request was made (robots.txt may forbid
+// it), status is the HTTP status (0 without a response), fingerprinted that the response
+// had text to compare.
+func StatusOf(fetched bool, status int, fingerprinted bool) Status {
+	switch {
+	case !fetched:
+		return Gone
+	case status == http.StatusNotModified:
+		return NotModified
+	case status >= 200 && status < 300:
+		if fingerprinted {
+			return OK
+		}
+		return Gone // nothing to compare: a body not downloaded, or without text
+	case status == 0, status == http.StatusRequestTimeout, status == http.StatusTooManyRequests, status >= 500:
+		return Failed // transient: keep the plan
+	}
+	return Gone // redirects (their target is visited itself), 404, 410 and other refusals
+}
+
+func parseHTTPTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := http.ParseTime(s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// features computes seed 004's page features (and sonda's additions) from a document.
+func (c *CrawlPolicy) features(d *crawl.Document) Features {
+	f := Features{
+		TextSize: float64(len(d.Text)),
+		URLLevel: float64(URLLevel(d.URL.Path())),
+		Depth:    float64(d.Item.Depth),
+		Dates:    float64(c.dates.Count(d.Text)),
+		MaxAge:   -1,
+	}
+	if d.Record.LastModified != "" {
+		f.LastModified = 1
+	}
+	if strings.Contains(d.URL.String(), "?") {
+		f.Query = 1
+	}
+	if d.Page != nil {
+		f.Links = float64(len(d.Page.Links))
+		f.Feeds = float64(len(d.Page.Feeds))
+		for _, r := range d.Page.Resources {
+			if r.Tag == "img" {
+				f.Images++
+			}
+		}
+	}
+	if d.Fetch != nil {
+		f.Mailto = float64(countFold(d.Fetch.UTF8, "mailto:"))
+		if d.Fetch.Header != nil {
+			f.MaxAge = maxAge(d.Fetch.Header.Get("Cache-Control"))
+		}
+	}
+	return f
+}
+
+// countFold counts case-insensitive occurrences of an ASCII lowercase needle.
+func countFold(b []byte, needle string) int {
+	n := 0
+	for {
+		i := bytes.IndexByte(b, ':')
+		if i < 0 {
+			return n
+		}
+		if i >= len(needle)-1 && strings.EqualFold(string(b[i-len(needle)+1:i+1]), needle) {
+			n++
+		}
+		b = b[i+1:]
+	}
+}
+
+// Restore implements crawl.HistoryRestorer: it makes a fresh policy and replays every
+// URL's visit history into it, so a resumed crawl plans with everything it learnt before.
+// Features are not kept in the history, so restored pages start from no initial class
+// prediction; their history reclassifies them as before.
+func (c *CrawlPolicy) Restore(db *store.DB) error {
+	p, err := New(c.name, c.opts)
+	if err != nil {
+		return err
+	}
+	if op, ok := p.(*optimal); ok {
+		op.holdReplan = true
+		defer func() {
+			op.mu.Lock()
+			op.holdReplan = false
+			op.mu.Unlock()
+		}()
+	}
+	err = db.Histories(func(key store.URLKey, rec *store.Page, visits []store.Visit) error {
+		host := ""
+		if u, err := url.Parse(rec.URL); err == nil {
+			host = strings.ToLower(u.Host)
+		}
+		var weight float64
+		if c.relevance && rec.Relevance != nil {
+			weight = max(*rec.Relevance, 1e-3)
+		}
+		seen := false
+		for _, v := range visits {
+			o := Observation{
+				At:           v.At,
+				Status:       StatusOf(v.Status != 0 || v.Error == "", v.Status, v.Fingerprint != ""),
+				Changed:      v.Changed,
+				First:        !seen,
+				LastModified: parseHTTPTime(v.LastModified),
+				Weight:       weight,
+				Host:         host,
+			}
+			if v.Error != "" && v.Status == 0 {
+				o.Status = Failed
+				if strings.HasPrefix(v.Error, "robots-") {
+					o.Status = Gone
+				}
+			}
+			o.Changed = o.Changed && o.Status == OK
+			p.Visit(key, o)
+			seen = seen || v.Fingerprint != ""
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("revisit: restore from the visit history: %w", err)
+	}
+	if bp, ok := p.(budgeted); ok && c.total > 0 {
+		bp.setBudget(c.current)
+	}
+	c.mu.Lock()
+	c.p = p
+	c.mu.Unlock()
+	return nil
+}
+
+var (
+	_ crawl.RevisitPolicy   = (*CrawlPolicy)(nil)
+	_ crawl.HistoryRestorer = (*CrawlPolicy)(nil)
+)

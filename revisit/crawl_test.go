@@ -1,0 +1,176 @@
+package revisit
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/revisit/changeweb"
+	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/testweb"
+)
+
+func TestStatusOf(t *testing.T) {
+	tests := []struct {
+		fetched       bool
+		status        int
+		fingerprinted bool
+		want          Status
+	}{
+		{false, 0, false, Gone}, {true, 200, true, OK}, {true, 200, false, Gone}, {true, 304, false, NotModified},
+		{true, 301, false, Gone}, {true, 404, false, Gone}, {true, 410, false, Gone}, {true, 503, false, Failed},
+		{true, 429, false, Failed}, {true, 0, false, Failed}, {true, 408, false, Failed},
+	}
+	for _, tt := range tests {
+		if got := StatusOf(tt.fetched, tt.status, tt.fingerprinted); got != tt.want {
+			t.Errorf("StatusOf(%v, %d, %v) = %v, want %v", tt.fetched, tt.status, tt.fingerprinted, got, tt.want)
+		}
+	}
+}
+
+func TestFromConfig(t *testing.T) {
+	cfg := config.Default()
+	if p, err := FromConfig(cfg); p != nil || err != nil {
+		t.Errorf("policy none: %v, %v; want no policy", p, err)
+	}
+	cfg.Revisit.Policy = "optimal"
+	if _, err := FromConfig(cfg); err == nil {
+		t.Error("optimal without any budget accepted")
+	}
+	cfg.Crawl.Budget = 10
+	cfg.Politeness.MinDelay = 500 * time.Millisecond
+	p, err := FromConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.opts.Budget != 5 || p.opts.HostCap != 1 || p.total != 10 {
+		t.Errorf("budget %v (want share 0.5 of 10), host cap %v (want 0.5 × 1/0.5s), total %v", p.opts.Budget, p.opts.HostCap, p.total)
+	}
+	cfg.Revisit.ClassModel = "/nonexistent/model.json"
+	cfg.Revisit.Policy = "classes"
+	if _, err := FromConfig(cfg); err == nil {
+		t.Error("a missing class model was accepted")
+	}
+}
+
+// TestFollowDiscovery: while pages are being discovered the revisit budget stays at its
+// share; when discovery stops it grows towards the whole budget.
+func TestFollowDiscovery(t *testing.T) {
+	cfg := config.Default()
+	cfg.Crawl.Budget = 10
+	cfg.Revisit.Policy = "uniform"
+	p, err := FromConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := t0
+	for i := 0; i < 200; i++ { // 10 first visits a second
+		now = now.Add(100 * time.Millisecond)
+		p.followDiscovery(Observation{At: now, First: true})
+	}
+	if p.current < 5 || p.current > 5.25 { // changes under 5% are not passed on
+		t.Errorf("during discovery: revisit budget %v, want the share 5", p.current)
+	}
+	for i := 0; i < 600; i++ { // revisits only, for a minute
+		now = now.Add(100 * time.Millisecond)
+		p.followDiscovery(Observation{At: now})
+	}
+	if p.current < 9 || p.current > 9.5 {
+		t.Errorf("after discovery: revisit budget %v, want about 95%% of 10", p.current)
+	}
+	if u := p.Policy().(*uniform); u.o.Budget != p.current {
+		t.Errorf("the policy plans for %v, the adapter says %v", u.o.Budget, p.current)
+	}
+}
+
+// TestCrawlIntegration runs the real crawler with a revisit policy on a changing test web
+// for a few seconds: pages are revisited with conditional requests, a 304 keeps the
+// previous fingerprint and counts as unchanged, volatile fragments do not count as
+// changes, the crawl runs until its duration, and a resumed crawl's policy is rebuilt from
+// the visit history.
+func TestCrawlIntegration(t *testing.T) {
+	set := changeweb.New(changeweb.Config{PagesPerHost: 5, Mixture: []changeweb.Component{{MeanInterval: time.Hour, Share: 1}}, Validators: 0.5, Seed: 4})
+	web := testweb.New(testweb.Config{Seed: 5, Hosts: 3, PagesPerHost: 2, Disable: testweb.AllFeatures, Extra: set.Extra})
+	if _, err := web.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	cfg := crawl.ConfigForTestWeb(config.Default(), web)
+	cfg.Data = t.TempDir()
+	cfg.Log.Level = "error"
+	cfg.Crawl.Duration = 4 * time.Second
+	cfg.Crawl.Budget = 30
+	cfg.Politeness.MinDelay = 0
+	cfg.Revisit.Policy = "optimal"
+	cfg.Revisit.MinInterval = 200 * time.Millisecond
+	run := func() (*CrawlPolicy, crawl.Summary) {
+		p, err := FromConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := crawl.New(cfg, crawl.WithRevisitPolicy(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		sum, err := c.Run(context.Background(), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, sum
+	}
+	set.Start(time.Now())
+	_, sum := run()
+	if sum.Reason != "duration" {
+		t.Errorf("crawl ended by %q; with a revisit policy it must run until its duration", sum.Reason)
+	}
+	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages, revisited, notModified, falseChanges int
+	err = db.Histories(func(_ store.URLKey, rec *store.Page, visits []store.Visit) error {
+		if set.Rate(rec.URL) == 0 {
+			return nil
+		}
+		pages++
+		if len(visits) > 1 {
+			revisited++
+		}
+		for i, v := range visits {
+			if v.Status == http.StatusNotModified {
+				notModified++
+				if v.Changed || v.Fingerprint != visits[i-1].Fingerprint {
+					t.Errorf("%s: a 304 changed the record (changed %v, fingerprint %s after %s)", rec.URL, v.Changed, v.Fingerprint, visits[i-1].Fingerprint)
+				}
+			}
+			if v.Changed {
+				falseChanges++ // the pages change once an hour: nothing may look changed
+			}
+		}
+		return nil
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pages != 15 || revisited < 10 || notModified == 0 {
+		t.Errorf("%d changing pages recorded (want 15), %d revisited, %d answered 304", pages, revisited, notModified)
+	}
+	if falseChanges > 0 {
+		t.Errorf("%d visits found a change on pages that did not change: volatile fragments were counted", falseChanges)
+	}
+	// Resume: the policy knows every page before the first fetch.
+	cfg.Crawl.Duration = time.Second
+	p, _ := run()
+	op := p.Policy().(*optimal)
+	op.mu.Lock()
+	known := len(op.list)
+	op.mu.Unlock()
+	if known < 15 {
+		t.Errorf("after resuming, the policy knows %d pages, want at least the 15 changing ones", known)
+	}
+}
