@@ -24,7 +24,8 @@ import (
 //
 // It is hand-written rather than a general natural-language date parser because metadata
 // dates are a small, regular set, and the cascade parses several per page: this costs
-// about a microsecond where a locale-table parser costs a hundred.
+// about two microseconds where a locale-table parser (go-dateparser, which go-trafilatura
+// uses) costs a hundred times more.
 func ParseDate(s string, lang string, loc *time.Location) (t time.Time, ok bool) {
 	if loc == nil {
 		loc = time.UTC
