@@ -22,6 +22,7 @@
 //	g  geo vertical: datasets, links to them, producer sites, site link map (package geo/catalog)
 //	a  news vertical: article records, by URL key (package news)
 //	f  feeds and sitemaps the crawl knows, by URL key (package feeds)
+//	o  news topics and their articles with read state (package news)
 //
 // # Durability
 //
