@@ -28,13 +28,17 @@
 //
 // # Durability
 //
-// A Put or Delete returns once Bleve has persisted its batch (scorch's default): a document
-// that Put accepted survives a crash. The crawl sink (Sink) queues documents for at most
-// its flush delay to write them in batches; a crash loses the queue, and the index notices
-// at the next Open that it was not closed cleanly (Stats.Unclean), so the crawl can re-index
-// what it fetched since the last persisted batch from the store and the WARC files
-// (Rebuild). The store is the source of truth: `sonda index rebuild` recreates the whole
-// index from it.
+// Put and Delete return once their documents are searchable; scorch persists each batch
+// in the background, usually within a second, and Close waits for it (Options.SyncWrites
+// makes every write wait for its fsync, about four times slower). The crawl sink (Sink)
+// also queues documents for at most its flush delay to write them in batches. So a crash
+// can lose the last second or two of index writes — never the crawl's records, which the
+// store keeps. The index knows how far it got: every batch carries the latest fetch time
+// of its documents (Checkpoint), persisted with it or lost with it, and an index that was
+// not closed cleanly says so at the next Open (Stats.Unclean). `sonda crawl` then replays
+// the pages fetched since shortly before the checkpoint from the store and the WARC files
+// (Replay) before it crawls on. The store is the source of truth: `sonda index rebuild`
+// recreates the whole index from it.
 package index
 
 import (

@@ -364,3 +364,35 @@ func TestPutValidates(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckpointAndSync(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "index")
+	ix, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ix.Checkpoint().IsZero() {
+		t.Errorf("new index has checkpoint %v", ix.Checkpoint())
+	}
+	load(t, ix, corpus...) // latest fetch: 2024-03-10
+	if err := ix.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	old := corpus[0]
+	old.Fetched = day("2020-01-01") // an older fetch does not move the checkpoint back
+	load(t, ix, old)
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if got := ix.Checkpoint(); !got.Equal(day("2024-03-10")) {
+		t.Errorf("checkpoint after reopen %v, want 2024-03-10", got)
+	}
+	if ix.Stats().Documents != int64(len(corpus)) {
+		t.Errorf("%d documents after reopen", ix.Stats().Documents)
+	}
+}

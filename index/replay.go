@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/fetch"
@@ -31,6 +32,8 @@ type ReplayOptions struct {
 	Normalizer *urlnorm.Normalizer
 	// RobotsAgent is the crawl's robots.agent, for page-level robots meta tags.
 	RobotsAgent string
+	// Since, when set, replays only pages fetched at or after it (catching up after a crash).
+	Since time.Time
 	// Progress, when set, is called now and then with the pages replayed and the total.
 	Progress func(done, total int)
 }
@@ -60,6 +63,9 @@ func Replay(ctx context.Context, db *store.DB, warcDir string, sinks []crawl.Sin
 	}
 	var refs []ref
 	err := db.Pages(func(p *store.Page) error {
+		if !opts.Since.IsZero() && p.FetchedAt.Before(opts.Since) {
+			return nil
+		}
 		r := ref{url: p.URL, off: -1}
 		if file, off, ok := strings.Cut(p.WARC, "#"); ok {
 			if n, err := strconv.ParseInt(off, 10, 64); err == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
@@ -12,6 +13,7 @@ import (
 	"github.com/sonda-search/sonda/linkgraph"
 	"github.com/sonda-search/sonda/query"
 	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/urlnorm"
 )
 
 // indexOptions are the search settings of cfg (the link graph is added by the caller).
@@ -60,13 +62,35 @@ func openSearchStack(cfg config.Config, db *store.DB, log *slog.Logger) (*search
 		s.Graph.Close()
 		return nil, err
 	}
-	if s.Index.Stats().Unclean {
-		log.Warn("the search index was not closed cleanly: pages crawled just before may be missing from it; `sonda index rebuild` restores them")
-	}
 	s.isink = index.NewSink(s.Index, s.Graph, index.SinkOptions{BatchSize: cfg.Search.BatchSize, Delay: cfg.Search.BatchDelay, Logger: log})
 	s.gsink = linkgraph.NewSink(s.Graph, s.isink.Touch)
+	if s.Index.Stats().Unclean {
+		if err := s.catchUp(cfg, db); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	s.Graph.StartRanking(cfg.Search.PageRankInterval)
 	return s, nil
+}
+
+// catchUp replays the pages fetched since shortly before the index's checkpoint: after a
+// crash, the index may have lost its last batches (see package index on durability). The
+// margin covers pages whose fetch started before the checkpoint but were written after.
+func (s *searchStack) catchUp(cfg config.Config, db *store.DB) error {
+	since := s.Index.Checkpoint().Add(-10 * time.Minute)
+	s.log.Warn("the search index was not closed cleanly; re-indexing the pages fetched since its last persisted write", "since", since.Format(time.RFC3339))
+	st, err := index.Replay(context.Background(), db, crawl.WARCDir(cfg.Data), []crawl.Sink{s.gsink, s.isink}, index.ReplayOptions{
+		Since: since, Normalizer: urlnorm.New(crawl.NormalizerOptions(cfg)), RobotsAgent: cfg.Robots.Agent,
+	})
+	if err != nil {
+		return fmt.Errorf("catching the search index up (sonda index rebuild redoes it all): %w", err)
+	}
+	if err := s.isink.Flush(context.Background()); err != nil {
+		return err
+	}
+	s.log.Info("search index caught up", "pages", st.Replayed)
+	return nil
 }
 
 // crawlOptions are the crawl options that feed the stack: the link graph first, so a
