@@ -78,21 +78,7 @@ func Get(db *store.DB, key store.URLKey) (a *Article, ok bool, err error) {
 // Each calls fn for every article record, in key order (random with respect to URLs and
 // dates); it stops at the first error fn returns.
 func Each(db *store.DB, fn func(*Article) error) error {
-	it, err := db.Pebble().NewIter(&pebble.IterOptions{LowerBound: []byte{prefixArticle}, UpperBound: []byte{prefixArticle + 1}})
-	if err != nil {
-		return fmt.Errorf("news: iterate articles: %w", err)
-	}
-	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
-		a := new(Article)
-		if err := json.Unmarshal(it.Value(), a); err != nil {
-			return fmt.Errorf("news: article record %x is corrupt: %w", it.Key()[1:], err)
-		}
-		if err := fn(a); err != nil {
-			return err
-		}
-	}
-	return it.Error()
+	return eachKeyed(db, func(_ store.URLKey, a *Article) error { return fn(a) })
 }
 
 // Stats count what the analyzer did since it was made.
@@ -105,14 +91,18 @@ type Stats struct {
 
 // Analyzer extracts articles during a crawl and stores their records.
 type Analyzer struct {
-	ex    *extract.Extractor
-	db    *store.DB
-	Stats Stats
+	ex      *extract.Extractor
+	db      *store.DB
+	monitor *Monitor
+	Stats   Stats
 }
 
 // Options configure the Analyzer.
 type Options struct {
 	Extract extract.Options
+	// Monitor, when set, files each article under the topics it matches, in the same
+	// batch as the article record.
+	Monitor *Monitor
 }
 
 // OptionsFromConfig is the news section of cfg.
@@ -135,11 +125,18 @@ func NewAnalyzer(db *store.DB, opts Options) (*Analyzer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Analyzer{ex: ex, db: db}, nil
+	return &Analyzer{ex: ex, db: db, monitor: opts.Monitor}, nil
 }
 
-// CrawlOptions install the analyzer in a crawl.
-func (an *Analyzer) CrawlOptions() []crawl.Option { return []crawl.Option{crawl.WithAnalyzers(an)} }
+// CrawlOptions install the analyzer in a crawl (and the monitor's revisits of topic
+// sources, when there is a monitor).
+func (an *Analyzer) CrawlOptions() []crawl.Option {
+	opts := []crawl.Option{crawl.WithAnalyzers(an)}
+	if an.monitor != nil {
+		opts = append(opts, crawl.WithRevisitOverrides(an.monitor))
+	}
+	return opts
+}
 
 // Name implements crawl.Analyzer.
 func (an *Analyzer) Name() string { return "news" }
@@ -167,6 +164,9 @@ func (an *Analyzer) Analyze(_ context.Context, d *crawl.Document) error {
 		an.Stats.Others.Add(1)
 		if hadPrev {
 			d.CommitWith(func(w store.Writer) error { return deleteArticle(w, key) })
+			if an.monitor != nil {
+				d.CommitWith(an.monitor.unfile(key))
+			}
 		}
 		return nil
 	}
@@ -181,6 +181,9 @@ func (an *Analyzer) Analyze(_ context.Context, d *crawl.Document) error {
 	}
 	an.Stats.Articles.Add(1)
 	d.CommitWith(func(w store.Writer) error { return Put(w, key, rec) })
+	if an.monitor != nil {
+		d.CommitWith(an.monitor.file(key, rec))
+	}
 	return nil
 }
 

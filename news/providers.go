@@ -1,0 +1,174 @@
+package news
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/andybalholm/cascadia"
+
+	"github.com/sonda-search/sonda/feeds"
+	"github.com/sonda-search/sonda/fetch"
+	"github.com/sonda-search/sonda/robots"
+)
+
+// SearchProvider finds candidate sources for a topic: pages, sites, feeds or sitemaps to
+// crawl. The thesis had one, Google News's first results page, scraped with robots.txt
+// switched off; sonda takes any number, each replaceable.
+type SearchProvider interface {
+	Name() string
+	Sources(ctx context.Context, t Topic) ([]Source, error)
+}
+
+// Source is one address a provider proposes, with its rank in the provider's answer.
+type Source struct {
+	URL      string `json:"url"`
+	Provider string `json:"provider"`
+	Rank     int    `json:"rank"` // 1 for the first result
+}
+
+// SitesProvider proposes the sites the reader gave with the topic.
+type SitesProvider struct{}
+
+// Name implements SearchProvider.
+func (SitesProvider) Name() string { return "sites" }
+
+// Sources implements SearchProvider.
+func (SitesProvider) Sources(_ context.Context, t Topic) ([]Source, error) {
+	out := make([]Source, 0, len(t.Sites))
+	for i, s := range t.Sites {
+		out = append(out, Source{URL: s, Provider: "sites", Rank: i + 1})
+	}
+	return out, nil
+}
+
+// FeedsProvider proposes the feeds and sitemaps the crawl already knows (package feeds'
+// registry) on the topic's sites, or all of them for a topic without sites: reading them
+// again finds the sources' newest articles first.
+type FeedsProvider struct {
+	Registry *feeds.Registry
+}
+
+// Name implements SearchProvider.
+func (FeedsProvider) Name() string { return "feeds" }
+
+// Sources implements SearchProvider.
+func (p FeedsProvider) Sources(_ context.Context, t Topic) ([]Source, error) {
+	if p.Registry == nil {
+		return nil, errors.New("news: the feeds provider has no registry")
+	}
+	hosts := map[string]bool{}
+	for _, s := range t.Sites {
+		if u, err := url.Parse(s); err == nil {
+			hosts[strings.ToLower(u.Host)] = true
+		}
+	}
+	var out []Source
+	for _, s := range p.Registry.Sources() {
+		u, err := url.Parse(s.URL)
+		if err != nil || (len(hosts) > 0 && !hosts[strings.ToLower(u.Host)]) || s.Error != "" {
+			continue
+		}
+		out = append(out, Source{URL: s.URL, Provider: "feeds", Rank: len(out) + 1})
+	}
+	return out, nil
+}
+
+// TemplateProvider asks a search engine or a site's own search page: it fetches the results
+// pages named by URLTemplate ({query} is the topic's words, properly query-escaped; {page}
+// the page number from 1) and takes the links that LinkSelector (CSS) picks. It is opt-in,
+// it obeys the search site's robots.txt (the thesis turned robots.txt off to scrape Google),
+// and it reads at most Pages results pages (default 1, as the thesis did).
+type TemplateProvider struct {
+	Label        string // name of the provider, e.g. "bing-news"
+	URLTemplate  string // e.g. "https://search.example/news?q={query}&page={page}"
+	LinkSelector string // e.g. "article h3 a"
+	Pages        int
+	Agent        string         // robots.txt product token (default "sonda")
+	Fetcher      *fetch.Fetcher // default: fetch.New with its defaults
+}
+
+// Name implements SearchProvider.
+func (p *TemplateProvider) Name() string {
+	if p.Label != "" {
+		return p.Label
+	}
+	return "template"
+}
+
+// Sources implements SearchProvider.
+func (p *TemplateProvider) Sources(ctx context.Context, t Topic) ([]Source, error) {
+	if !strings.Contains(p.URLTemplate, "{query}") || p.LinkSelector == "" {
+		return nil, fmt.Errorf("news: provider %s needs a URL template with {query} and a link selector", p.Name())
+	}
+	sel, err := cascadia.Compile(p.LinkSelector)
+	if err != nil {
+		return nil, fmt.Errorf("news: provider %s: link selector %q: %w", p.Name(), p.LinkSelector, err)
+	}
+	f := p.Fetcher
+	if f == nil {
+		if f, err = fetch.New(fetch.Options{}); err != nil {
+			return nil, err
+		}
+		defer f.Close()
+	}
+	agent := p.Agent
+	if agent == "" {
+		agent = "sonda"
+	}
+	query := strings.Join(t.Terms, " ")
+	if strings.TrimSpace(query) == "" {
+		query = t.Name
+	}
+	var out []Source
+	seen := map[string]bool{}
+	var rules *robots.Robots
+	for page := 1; page <= max(p.Pages, 1); page++ {
+		target := strings.NewReplacer("{query}", url.QueryEscape(query), "{page}", strconv.Itoa(page)).Replace(p.URLTemplate)
+		u, err := url.Parse(target)
+		if err != nil || !u.IsAbs() {
+			return out, fmt.Errorf("news: provider %s: %q is not an absolute URL", p.Name(), target)
+		}
+		if rules == nil {
+			res := f.Fetch(ctx, fetch.Request{URL: u.Scheme + "://" + u.Host + "/robots.txt", AnyType: true, MaxBodyBytes: robots.MaxSize + 1})
+			rules = robots.FromFetch(robots.Response{Status: res.Status, Body: res.Body, Err: res.Err}, time.Now(), nil, robots.Policy{}).Rules()
+		}
+		if !rules.Allowed(agent, robots.PathQuery(u)) {
+			return out, fmt.Errorf("news: provider %s: robots.txt of %s disallows %s for %s", p.Name(), u.Host, u.RequestURI(), agent)
+		}
+		res := f.Fetch(ctx, fetch.Request{URL: target})
+		if res.Err != nil {
+			return out, fmt.Errorf("news: provider %s: %w", p.Name(), res.Err)
+		}
+		if res.Status != 200 {
+			return out, fmt.Errorf("news: provider %s: %s answered %d", p.Name(), target, res.Status)
+		}
+		doc, err := goquery.NewDocumentFromReader(bytes.NewReader(res.UTF8))
+		if err != nil {
+			return out, fmt.Errorf("news: provider %s: %w", p.Name(), err)
+		}
+		doc.FindMatcher(sel).Each(func(_ int, s *goquery.Selection) {
+			href, ok := s.Attr("href")
+			if !ok {
+				return
+			}
+			ref, err := url.Parse(strings.TrimSpace(href))
+			if err != nil {
+				return
+			}
+			abs := u.ResolveReference(ref)
+			if (abs.Scheme != "http" && abs.Scheme != "https") || seen[abs.String()] {
+				return
+			}
+			seen[abs.String()] = true
+			out = append(out, Source{URL: abs.String(), Provider: p.Name(), Rank: len(out) + 1})
+		})
+	}
+	return out, nil
+}
