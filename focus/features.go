@@ -1,6 +1,8 @@
 package focus
 
 import (
+	"math"
+	"sort"
 	"strings"
 	"sync"
 
@@ -37,6 +39,7 @@ type featureSource struct {
 	rel    *Relevance
 	topics []*Topic
 	mode   ContextMode
+	gaps   gapCache
 }
 
 // pageInfo is what scorers need to know about the page a link was found on.
@@ -89,16 +92,149 @@ func (f *featureSource) features(l crawl.Link, info pageInfo) LinkFeatures {
 		return x
 	}
 	x[0] = f.similarity(p.Links[l.Index].Anchor, info.lang)
-	for d := 1; d <= 5; d++ {
-		var before, after string
-		if f.mode == ContextCumulative {
-			before, after = p.LinkContextSpan(l.Index, d)
-		} else {
-			before, after = p.LinkContext(l.Index, d)
+	if f.mode == ContextDisjoint {
+		// Every block between two links is the context of several links: analyze each
+		// once per page (gapTerms) and combine the two sides per link.
+		for _, t := range f.topics {
+			g := f.gaps.of(p, t, info.lang)
+			for d := 1; d <= 5; d++ {
+				x[d] = max(x[d], g.cosine(l.Index, d))
+			}
 		}
+		return x
+	}
+	for d := 1; d <= 5; d++ {
+		before, after := p.LinkContextSpan(l.Index, d)
 		x[d] = f.similarity(joinContext(before, after), info.lang)
 	}
 	return x
+}
+
+// termCount is a term and how often it occurs in a text block.
+type termCount struct {
+	term string
+	n    float64
+}
+
+// gapTerms are the analyzed blocks of text between consecutive links of one page, for one
+// topic: gaps[j+1] holds the block after link j (j = -1: before the first link), sorted by
+// term, so that the context of link i at distance d, blocks i−d and i+d−1, is a merge.
+type gapTerms struct {
+	topic *Topic
+	lang  string
+	gaps  [][]termCount
+}
+
+// gapCache keeps the gap terms of the pages whose links are being scored.
+type gapCache struct {
+	mu   sync.Mutex
+	m    map[gapKey]*gapTerms
+	ring []gapKey
+	next int
+}
+
+type gapKey struct {
+	page  *parse.Page
+	topic *Topic
+}
+
+// of returns the gap terms of p for topic t, analyzing the page on first use.
+func (c *gapCache) of(p *parse.Page, t *Topic, lang string) *gapTerms {
+	k := gapKey{p, t}
+	c.mu.Lock()
+	if g, ok := c.m[k]; ok {
+		c.mu.Unlock()
+		return g
+	}
+	c.mu.Unlock()
+	g := newGapTerms(p, t, lang)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m, c.ring = map[gapKey]*gapTerms{}, make([]gapKey, 64)
+	}
+	if old := c.ring[c.next]; old.page != nil {
+		delete(c.m, old)
+	}
+	c.ring[c.next] = k
+	c.next = (c.next + 1) % len(c.ring)
+	c.m[k] = g
+	return g
+}
+
+// newGapTerms analyzes the text between consecutive links of p, as parse.Page.LinkContext
+// delimits it: from the end of link j to the start of link j+1, the page's start and end
+// acting as links -1 and len(Links).
+func newGapTerms(p *parse.Page, t *Topic, lang string) *gapTerms {
+	_, l := t.Vector(lang)
+	a := analyzerFor(l, t.Stemmer)
+	text := p.Text()
+	n := len(p.Links)
+	g := &gapTerms{topic: t, lang: l, gaps: make([][]termCount, n+1)}
+	var buf []string
+	for j := -1; j < n; j++ {
+		from, to := 0, len(text)
+		if j >= 0 {
+			from = p.Links[j].TextEnd
+		}
+		if j+1 < n {
+			to = p.Links[j+1].TextStart
+		}
+		if from >= to {
+			continue
+		}
+		buf = a.AppendTerms(buf[:0], text[from:to])
+		sort.Strings(buf)
+		var counts []termCount
+		for i := 0; i < len(buf); {
+			k := i + 1
+			for k < len(buf) && buf[k] == buf[i] {
+				k++
+			}
+			counts = append(counts, termCount{buf[i], float64(k - i)})
+			i = k
+		}
+		g.gaps[j+1] = counts
+	}
+	return g
+}
+
+// cosine is the topic's cosine with the context of link i at distance d: the blocks i−d and
+// i+d−1 taken together (parse.Page.LinkContext).
+func (g *gapTerms) cosine(i, d int) float64 {
+	n := len(g.gaps) - 1
+	var before, after []termCount
+	if j := i - d; j >= -1 {
+		before = g.gaps[j+1]
+	}
+	if j := i + d; j <= n {
+		after = g.gaps[j]
+	}
+	v, _ := g.topic.Vector(g.lang)
+	var dot, sq float64
+	add := func(term string, c float64) {
+		sq += c * c
+		dot += c * v[term]
+	}
+	a, b := 0, 0
+	for a < len(before) || b < len(after) {
+		switch {
+		case b == len(after) || a < len(before) && before[a].term < after[b].term:
+			add(before[a].term, before[a].n)
+			a++
+		case a == len(before) || after[b].term < before[a].term:
+			add(after[b].term, after[b].n)
+			b++
+		default:
+			add(before[a].term, before[a].n+after[b].n)
+			a++
+			b++
+		}
+	}
+	if sq == 0 {
+		return 0
+	}
+	return min(dot/(g.topic.norm(g.lang)*math.Sqrt(sq)), 1)
 }
 
 // linkPage returns the parsed page a link is on, or nil when the link is not one of the

@@ -3,6 +3,8 @@ package focus
 import (
 	"context"
 	"fmt"
+	"math"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,7 +91,8 @@ func (t *Topic) Cosine(p *PageText) float64 {
 }
 
 // TextCosine is the cosine between the topic and a short text (an anchor, a link's
-// context) in lang.
+// context) in lang. Link strategies call it several times per link, so it counts terms by
+// sorting a pooled slice instead of building a vector.
 func (t *Topic) TextCosine(s, lang string) float64 {
 	if s == "" {
 		return 0
@@ -98,7 +101,38 @@ func (t *Topic) TextCosine(s, lang string) float64 {
 	if v == nil {
 		return 0
 	}
-	return text.Cosine(v, text.TF(analyzerFor(l, t.Stemmer).Terms(s)))
+	buf := termBufs.Get().(*[]string)
+	defer termBufs.Put(buf)
+	terms := analyzerFor(l, t.Stemmer).AppendTerms((*buf)[:0], s)
+	*buf = terms
+	if len(terms) == 0 {
+		return 0
+	}
+	sort.Strings(terms)
+	var dot, sq float64
+	for i := 0; i < len(terms); {
+		j := i + 1
+		for j < len(terms) && terms[j] == terms[i] {
+			j++
+		}
+		n := float64(j - i)
+		sq += n * n
+		dot += n * v[terms[i]]
+		i = j
+	}
+	return min(dot/(t.norm(l)*math.Sqrt(sq)), 1)
+}
+
+var termBufs = sync.Pool{New: func() any { return new([]string) }}
+
+// norm is the length of the topic's vector for lang, computed once.
+func (t *Topic) norm(lang string) float64 {
+	if n, ok := t.norms.Load(lang); ok {
+		return n.(float64)
+	}
+	n := t.vectors[lang].Norm()
+	t.norms.Store(lang, n)
+	return n
 }
 
 // Judgment is the verdict on one page.

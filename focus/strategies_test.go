@@ -16,7 +16,7 @@ var norm = urlnorm.New(urlnorm.Options{})
 
 // fetched builds the document of a fetched HTML page and runs the relevance analyzer on
 // it, as the crawler does before scoring the page's links.
-func fetched(t *testing.T, rel *Relevance, url, html string) *crawl.Document {
+func fetched(t testing.TB, rel *Relevance, url, html string) *crawl.Document {
 	t.Helper()
 	u, err := norm.Parse(url)
 	if err != nil {
@@ -36,7 +36,7 @@ func fetched(t *testing.T, rel *Relevance, url, html string) *crawl.Document {
 	return d
 }
 
-func link(t *testing.T, d *crawl.Document, i int) crawl.Link {
+func link(t testing.TB, d *crawl.Document, i int) crawl.Link {
 	t.Helper()
 	u, err := norm.Parse(d.Page.Links[i].URL)
 	if err != nil {
@@ -58,7 +58,7 @@ const (
 <p>Read about the <a href="/n1">plant</a> next door, or <a href="/c2">cookies</a>.</p></body></html>`
 )
 
-func testRelevance(t *testing.T) *Relevance {
+func testRelevance(t testing.TB) *Relevance {
 	t.Helper()
 	rel, err := NewRelevance([]*Topic{mustTopic(t, "name: nuclear\nthreshold: 0.2\nkeywords: {en: {nuclear: 10, reactor: 2, uranium: 2, fuel: 1}}")}, nil)
 	if err != nil {
@@ -196,6 +196,27 @@ func TestNewStrategyErrors(t *testing.T) {
 	for _, name := range Strategies() {
 		if !IsStrategy(name) {
 			t.Errorf("IsStrategy(%s)", name)
+		}
+	}
+}
+
+// TestGapCosineMatchesLinkContext: the per-page gap analysis the link features use gives
+// the same cosines as analyzing parse.Page.LinkContext's text for every link and distance.
+func TestGapCosineMatchesLinkContext(t *testing.T) {
+	rel := testRelevance(t)
+	topic := rel.Judge().Topics[0]
+	html := `<html><body><p>Nuclear fuel <a href="/1">one</a> reactor <a href="/2">two</a></p>
+<p>uranium and more uranium <a href="/3">three</a><a href="/4">four</a> plain words <a href="/5">five</a></p>
+<p>fuel fuel <a href="/6">six</a> the end nuclear</p></body></html>`
+	d := fetched(t, rel, "http://a.test/", html)
+	g := newGapTerms(d.Page, topic, "en")
+	for i := range d.Page.Links {
+		for dist := 1; dist <= 5; dist++ {
+			before, after := d.Page.LinkContext(i, dist)
+			want := topic.TextCosine(joinContext(before, after), "en")
+			if got := g.cosine(i, dist); math.Abs(got-want) > 1e-12 {
+				t.Errorf("link %d distance %d: gap cosine %v, LinkContext cosine %v (%q | %q)", i, dist, got, want, before, after)
+			}
 		}
 	}
 }

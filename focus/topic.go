@@ -42,6 +42,7 @@ type Topic struct {
 
 	langs   []string               // languages with a vector, the primary first
 	vectors map[string]text.Vector // language → analyzed topic vector
+	norms   sync.Map               // language → |vector|, filled on first use
 }
 
 // topicFile is the YAML form of a topic (see topics/*.yaml for commented examples).

@@ -18,7 +18,7 @@ keywords:
   en: {nuclear: 10, energy: 5, power: 5, reactor: 2, uranium: 2, atomic: 1, electric: 1, technology: 1, physics: 1, fuel: 1}
 `
 
-func mustTopic(t *testing.T, y string) *Topic {
+func mustTopic(t testing.TB, y string) *Topic {
 	t.Helper()
 	topic, err := ParseTopic([]byte(y), t.TempDir())
 	if err != nil {

@@ -37,7 +37,7 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("Agreement %v %v", p, r)
 	}
 	table := Table([]*Trace{tr}, []int{2, 4}, 2)
-	if !strings.Contains(table, "| x | 0.500 | 0.500 | 0.500 |") {
+	if !strings.Contains(table, "| x | 0.500 | 0.500 | 0.500 | 0.388 | 0.500 | 0.50 | 0.50 |") {
 		t.Errorf("table:\n%s", table)
 	}
 	labels, err := ReadLabels(strings.NewReader(`{"url":"a","theme":"nuclear"}

@@ -119,9 +119,10 @@ func (t *Trace) Agreement() (precision, recall float64) {
 	return precision, recall
 }
 
-// Table writes a Markdown table comparing traces: cumulative harvest by the ground truth
-// at each checkpoint, the windowed harvest at the last one, the crawler's own harvest,
-// mean relevance and precision at 100.
+// Table writes a Markdown table comparing traces: the cumulative harvest by the ground
+// truth at each checkpoint and over the last window fetches before the last checkpoint,
+// the mean relevance score, the crawler's own harvest and the precision of its verdicts
+// against the ground truth, and precision at 500 (see PrecisionAt).
 func Table(traces []*Trace, checkpoints []int, window int) string {
 	var b strings.Builder
 	b.WriteString("| strategy |")
@@ -129,11 +130,11 @@ func Table(traces []*Trace, checkpoints []int, window int) string {
 		fmt.Fprintf(&b, " harvest@%d |", c)
 	}
 	last := checkpoints[len(checkpoints)-1]
-	fmt.Fprintf(&b, " last %d | crawler's harvest@%d | mean relevance | precision@100 |\n|---|", window, last)
+	fmt.Fprintf(&b, " last %d | mean relevance | crawler's harvest | crawler's precision | precision@500 |\n|---|", window)
 	for range checkpoints {
 		b.WriteString("---|")
 	}
-	b.WriteString("---|---|---|---|\n")
+	b.WriteString("---|---|---|---|---|\n")
 	for _, t := range traces {
 		fmt.Fprintf(&b, "| %s |", t.Strategy)
 		for _, c := range checkpoints {
@@ -143,8 +144,9 @@ func Table(traces []*Trace, checkpoints []int, window int) string {
 			}
 			fmt.Fprintf(&b, " %.3f |", t.Harvest(c, ByLabels))
 		}
-		fmt.Fprintf(&b, " %.3f | %.3f | %.3f | %.2f |\n", t.Windowed(last, window, ByLabels), t.Harvest(last, ByCrawler),
-			t.MeanRelevance(last), t.PrecisionAt(100))
+		precision, _ := t.Agreement()
+		fmt.Fprintf(&b, " %.3f | %.3f | %.3f | %.2f | %.2f |\n", t.Windowed(last, window, ByLabels), t.MeanRelevance(last),
+			t.Harvest(last, ByCrawler), precision, t.PrecisionAt(500))
 	}
 	return b.String()
 }
