@@ -18,6 +18,7 @@ import (
 
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/revisit"
 	"github.com/sonda-search/sonda/store"
 )
 
@@ -79,6 +80,8 @@ Examples:
 	f.String("link-model", "", "the link network in `FILE` for --link-strategy mlp (from sonda train links)")
 	f.StringArray("resolve", nil, "dial `HOST=ADDR` for matching hosts (e.g. '*.test=127.0.0.1:8080'), like curl --resolve")
 	f.String("metrics-addr", "", "serve Prometheus /metrics on `HOST:PORT` while crawling")
+	f.String("revisit", "", "revisit fetched pages with `POLICY`: "+strings.Join(revisit.PolicyNames, ", ")+" (optimal needs --budget)")
+	f.String("budget", "", "requests per second shared by discovery and revisits, e.g. 10/s, 600/min, 90000/d")
 	return cmd
 }
 
@@ -134,6 +137,18 @@ var crawlFlags = []settingFlag{
 		c.Crawl.MetricsAddr, err = f.GetString("metrics-addr")
 		return
 	}},
+	{"revisit", func(c *config.Config, f *pflag.FlagSet) (err error) {
+		c.Revisit.Policy, err = f.GetString("revisit")
+		return
+	}},
+	{"budget", func(c *config.Config, f *pflag.FlagSet) error {
+		s, err := f.GetString("budget")
+		if err != nil {
+			return err
+		}
+		c.Crawl.Budget, err = config.ParseRate(s)
+		return err
+	}},
 }
 
 // runCrawl runs one crawl with a progress display on w.
@@ -172,6 +187,11 @@ func runCrawl(ctx context.Context, cfg config.Config, seeds []string, w io.Write
 		return crawl.Summary{}, err
 	}
 	vopts = append(vopts, fopts...)
+	ropts, err := revisitOptions(cfg)
+	if err != nil {
+		return crawl.Summary{}, err
+	}
+	vopts = append(vopts, ropts...)
 	c, err := crawl.New(cfg, append(vopts, crawl.WithLogger(log))...)
 	if err != nil {
 		return crawl.Summary{}, err

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sonda-search/sonda/revisit"
+	"github.com/sonda-search/sonda/revisit/sim"
+)
+
+func TestSimFreshnessCommand(t *testing.T) {
+	dir := t.TempDir()
+	plot := filepath.Join(dir, "f.svg")
+	traceFile := filepath.Join(dir, "monitor.txt")
+	out, stderr, code := run(t, nil, "sim", "freshness", "--pages", "300", "--horizon", "60", "--plot", plot, "--write-trace", traceFile)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"oracle", "optimal", "uniform", "proportional", "classes-bayes", "adaptive", "100.0%", "90 visits/day"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if b, err := os.ReadFile(plot); err != nil || !strings.Contains(string(b), "<svg") {
+		t.Errorf("plot: %v", err)
+	}
+	// Replay the monitor's trace, as JSON.
+	out, stderr, code = run(t, nil, "sim", "freshness", "--trace", traceFile, "--budget", "60", "--policies", "optimal,uniform,oracle", "--json")
+	if code != 0 {
+		t.Fatalf("replay: exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Results []struct {
+			Policy    string  `json:"policy"`
+			Freshness float64 `json:"freshness"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Results) != 3 {
+		t.Fatalf("JSON output %q: %v", out, err)
+	}
+	for _, bad := range [][]string{
+		{"sim", "freshness", "--policies", "sometimes"},
+		{"sim", "freshness", "--mixture", "1"},
+		{"sim", "freshness", "--trace", filepath.Join(dir, "missing.txt")},
+	} {
+		if _, _, code := run(t, nil, bad...); code == 0 {
+			t.Errorf("%v succeeded", bad)
+		}
+	}
+}
+
+// TestTrainRevisitCommand runs seed 004's pipeline on a simulated 100-day daily monitor of
+// pages whose features depend on their change class (synthetic: dynamic pages have more
+// links and images and no Last-Modified, as the dissertation's sources report), writes a
+// model and loads it the way the crawler does.
+func TestTrainRevisitCommand(t *testing.T) {
+	dir := t.TempDir()
+	tr := sim.Generate(1200, 100, sim.DefaultMixture, 0, 3)
+	traceFile := filepath.Join(dir, "monitor.txt")
+	f, err := os.Create(traceFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.WriteMonitoring(f, 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	rng := rand.New(rand.NewPCG(4, 4))
+	var csv strings.Builder
+	csv.WriteString("id,links,images,last_modified,url_level,depth\n")
+	for i, p := range tr.Pages {
+		dyn := -math.Log10(p.Rate) // 0 for daily pages, about 2 for the slowest
+		lm := 0
+		if rng.Float64() < 0.2+0.3*dyn {
+			lm = 1
+		}
+		fmt.Fprintf(&csv, "page%d,%.0f,%.0f,%d,%d,%d\n", i, 80-25*dyn+rng.NormFloat64()*10, 20-6*dyn+rng.NormFloat64()*4, lm, 1+rng.IntN(4), rng.IntN(5))
+	}
+	featFile := filepath.Join(dir, "features.csv")
+	if err := os.WriteFile(featFile, []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "classes.json")
+	out, stderr, code := run(t, nil, "train", "revisit", "--trace", traceFile, "--features", featFile, "--out", model, "--sweep", "--folds", "5")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	for _, want := range []string{"k=6:", "change classes", "backward elimination", "naive Bayes", "2-NN", "random", "precision", "wrote " + model} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	m, err := revisit.LoadClassModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Classes() != 4 {
+		t.Errorf("model has %d classes, want 4", m.Classes())
+	}
+	fast := revisit.Features{Links: 80, Images: 20}
+	slow := revisit.Features{Links: 30, Images: 8, LastModified: 1, URLLevel: 2}
+	if cf, cs := m.Class(revisit.Key{}, revisit.Observation{Features: &fast}), m.Class(revisit.Key{}, revisit.Observation{Features: &slow}); !(cf < cs) {
+		t.Errorf("a dynamic-looking page got class %d, a static-looking one %d: want the first more frequent", cf, cs)
+	}
+	for _, bad := range [][]string{
+		{"train", "revisit", "--trace", traceFile},
+		{"train", "revisit", "--trace", traceFile, "--features", featFile, "--learner", "svm"},
+	} {
+		if _, _, code := run(t, nil, bad...); code == 0 {
+			t.Errorf("%v succeeded", bad)
+		}
+	}
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("id,colour\npage1,3\n"), 0o644)
+	if _, stderr, code := run(t, nil, "train", "revisit", "--trace", traceFile, "--features", bad); code == 0 || !strings.Contains(stderr, "colour") {
+		t.Errorf("unknown feature column: exit %d, %s", code, stderr)
+	}
+}
+
+func TestCrawlRevisitFlags(t *testing.T) {
+	_, stderr, code := run(t, nil, "crawl", "--data", t.TempDir(), "--seed", "http://x.test/", "--revisit", "optimal")
+	if code == 0 || !strings.Contains(stderr, "budget") {
+		t.Errorf("--revisit optimal without a budget: exit %d, %s", code, stderr)
+	}
+	_, stderr, code = run(t, nil, "crawl", "--data", t.TempDir(), "--seed", "http://x.test/", "--budget", "fast")
+	if code == 0 || !strings.Contains(stderr, "rate") {
+		t.Errorf("--budget fast: exit %d, %s", code, stderr)
+	}
+	_, stderr, code = run(t, nil, "crawl", "--data", t.TempDir(), "--seed", "http://x.test/", "--revisit", "sometimes", "--budget", "5/s")
+	if code == 0 || !strings.Contains(stderr, "sometimes") {
+		t.Errorf("--revisit sometimes: exit %d, %s", code, stderr)
+	}
+}
