@@ -16,7 +16,7 @@ import (
 // addr (or a free port when addr is taken) while the demo crawls. serving waits until the
 // server stops (Ctrl-C); with noServe it returns at once.
 func demoServe(ctx context.Context, cfg config.Config, noServe bool, addr string, out, progress io.Writer) (d *local.Data, serving func() error, err error) {
-	d, err = local.Open(cfg, local.Options{Logger: newLogger(cfg), Progress: progressPrinter(progress)})
+	d, err = openData(cfg, progressPrinter(progress))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/web"
 	"github.com/sonda-search/sonda/web/local"
 )
@@ -50,10 +51,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			d, err := local.Open(cfg, local.Options{Logger: newLogger(cfg)})
-			if errors.Is(err, local.ErrInUse) {
-				return usageError{err}
-			}
+			d, err := openData(cfg, nil)
 			if err != nil {
 				return err
 			}
@@ -74,6 +72,21 @@ var serveFlags = []settingFlag{
 		c.Serve.Addr, err = f.GetString("addr")
 		return
 	}},
+}
+
+// openData opens cfg.Data for serving, with the search settings of cfg; progress, when
+// not nil, gets the progress of the crawls the server runs.
+func openData(cfg config.Config, progress func(crawl.Progress)) (*local.Data, error) {
+	log := newLogger(cfg)
+	ixo, err := indexOptions(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	d, err := local.Open(cfg, local.Options{Logger: log, Index: ixo, Progress: progress})
+	if errors.Is(err, local.ErrInUse) {
+		return nil, usageError{err}
+	}
+	return d, err
 }
 
 // serveData serves d's UI and API on ln until ctx ends, then shuts the server down

@@ -141,6 +141,15 @@ func TestServeCommand(t *testing.T) {
 		t.Errorf("the seed given to serve's crawl was not fetched")
 	}
 
+	// The page the crawl in serve fetched is searchable as soon as the crawl is finished,
+	// and so are those `sonda crawl` indexed before.
+	code, body = httpDo(t, "GET", base+"/api/search?q=seed+only", "", "")
+	if code != 200 || !strings.Contains(body, `"url":"`+hidden+`"`) {
+		t.Errorf("search for the page crawled in serve: %d %s", code, body)
+	}
+	if code, body = httpDo(t, "GET", base+"/api/search?q=www.site01.test", "", ""); code != 200 || strings.Contains(body, `"total":0`) {
+		t.Errorf("search for pages crawled before: %d %s", code, body)
+	}
 	if code, body := httpDo(t, "GET", base+"/metrics", "", ""); code != 200 || !strings.Contains(body, "sonda_http_requests_total") {
 		t.Errorf("metrics: %d", code)
 	}

@@ -10,8 +10,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/sonda-search/sonda/crawl"
-	"github.com/sonda-search/sonda/index"
 	"github.com/sonda-search/sonda/testweb"
 	"github.com/sonda-search/sonda/web"
 )
@@ -49,29 +47,12 @@ func solarWeb(t testing.TB, hosts int) *testweb.Web {
 	return w
 }
 
-// testIndexSink indexes fetched HTML pages. TODO(lead): replace with index's own crawl
-// sink when it lands, so these tests exercise exactly what sonda serve runs.
-type testIndexSink struct{ ix *index.Index }
-
-func (s testIndexSink) Name() string { return "test-index" }
-func (s testIndexSink) Consume(ctx context.Context, d *crawl.Document) error {
-	rec := d.Record
-	if d.Page == nil || rec.Error != "" || rec.NoIndex || d.URL.IsZero() {
-		return nil
-	}
-	return s.ix.Put(ctx, index.Doc{ID: d.URL.String(), URL: d.URL.String(), Title: rec.Title, Body: d.Text,
-		Description: d.Page.Description, Host: d.URL.Host(), Lang: rec.Lang, ContentType: rec.ContentType,
-		Fetched: rec.FetchedAt, Relevance: -1})
-}
-
-// crawledServer crawls w into a fresh data directory through the server's own runner and
-// serves the result.
+// crawledServer crawls w into a fresh data directory through the server's own runner
+// (which indexes and records links as it goes, as sonda serve does) and serves the result.
 func crawledServer(t *testing.T, w *testweb.Web) (*Data, string) {
 	t.Helper()
 	cfg := crawlConfig(t, w, 0)
 	d, base := serve(t, cfg)
-	prev := d.sinks
-	d.sinks = func() []crawl.Sink { return append(prev(), testIndexSink{d.Index}) }
 	if err := d.Runner.Start(context.Background(), web.CrawlRequest{}); err != nil {
 		t.Fatal(err)
 	}

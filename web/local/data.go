@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
@@ -30,7 +28,8 @@ type Data struct {
 	Index  *index.Index
 	Runner *Runner
 
-	sinks func() []crawl.Sink
+	isink *index.Sink        // nil when search.index is off
+	sinks func() []crawl.Sink // the sinks every crawl gets
 }
 
 // Options configure Open.
@@ -41,25 +40,20 @@ type Options struct {
 	CrawlOptions func() ([]crawl.Option, error)
 	// Progress receives the progress of crawls every second (see RunnerOptions).
 	Progress func(crawl.Progress)
-	// Index tunes the search index (ranking, implicit operator); Links is set by Open.
+	// Index tunes the search index (ranking, implicit operator: the search section of the
+	// configuration); Links is set by Open.
 	Index index.Options
-	// RankEvery is how often PageRank is recomputed while the graph changes (default 1m).
-	RankEvery time.Duration
 }
 
 // ErrInUse means another process has the data directory open.
 var ErrInUse = errors.New("the data directory is in use by another sonda process")
 
-// IndexDir is where a data directory keeps its search index.
-func IndexDir(data string) string { return filepath.Join(data, "index") }
-
-// Open opens cfg.Data for serving, creating it when it does not exist.
+// Open opens cfg.Data for serving, creating it when it does not exist. With
+// search.index on (the default), crawls run by the server index what they fetch and
+// record its links, as `sonda crawl` does.
 func Open(cfg config.Config, o Options) (*Data, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.RankEvery <= 0 {
-		o.RankEvery = time.Minute
 	}
 	inUse := func(err error) error {
 		return fmt.Errorf("%w (%s: %v): stop the crawl or server using it first; sonda serve can run crawls itself (dashboard, or POST /api/crawl/start)", ErrInUse, cfg.Data, err)
@@ -81,18 +75,27 @@ func Open(cfg config.Config, o Options) (*Data, error) {
 	if d.Graph, err = linkgraph.Open(db, linkgraph.Options{Logger: o.Logger}); err != nil {
 		return nil, err
 	}
-	d.Graph.StartRanking(o.RankEvery)
 	ixo := o.Index
 	ixo.Links, ixo.Logger = d.Graph, o.Logger
-	d.Index, err = index.Open(IndexDir(cfg.Data), ixo)
+	d.Index, err = index.Open(index.DataDir(cfg.Data), ixo)
 	if errors.Is(err, index.ErrLocked) {
 		return nil, inUse(err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	d.sinks = func() []crawl.Sink { return []crawl.Sink{linkgraph.NewSink(d.Graph, nil)} }
-	d.Runner = NewRunner(cfg, db, RunnerOptions{Logger: o.Logger, Progress: o.Progress, Options: func() ([]crawl.Option, error) {
+	if d.Index.Stats().Unclean {
+		o.Logger.Warn("the search index was not closed cleanly: pages crawled just before may be missing from it; `sonda index rebuild` restores them")
+	}
+	d.sinks = func() []crawl.Sink { return nil }
+	if cfg.Search.Index {
+		d.isink = index.NewSink(d.Index, d.Graph, index.SinkOptions{BatchSize: cfg.Search.BatchSize, Delay: cfg.Search.BatchDelay, Logger: o.Logger})
+		// The link graph first, so a page's anchors are in it when the index writes the page.
+		gsink := linkgraph.NewSink(d.Graph, d.isink.Touch)
+		d.sinks = func() []crawl.Sink { return []crawl.Sink{gsink, d.isink} }
+		d.Graph.StartRanking(cfg.Search.PageRankInterval)
+	}
+	d.Runner = NewRunner(cfg, db, RunnerOptions{Logger: o.Logger, Progress: o.Progress, AfterCrawl: d.afterCrawl, Options: func() ([]crawl.Option, error) {
 		var opts []crawl.Option
 		if o.CrawlOptions != nil {
 			extra, err := o.CrawlOptions()
@@ -107,6 +110,23 @@ func Open(cfg config.Config, o Options) (*Data, error) {
 	return d, nil
 }
 
+// afterCrawl makes what a crawl fetched searchable at once: the index sink's queue is
+// written and PageRank recomputed when links changed.
+func (d *Data) afterCrawl(ctx context.Context) error {
+	if d.isink == nil {
+		return nil
+	}
+	if err := d.isink.Flush(ctx); err != nil {
+		return err
+	}
+	if d.Graph.Changes() > 0 {
+		if _, err := d.Graph.ComputePageRank(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // WebOptions are the backends for web.New; the caller adds the token.
 func (d *Data) WebOptions() web.Options {
 	b := backends{d}
@@ -118,6 +138,9 @@ func (d *Data) Close() error {
 	var errs []error
 	if d.Runner != nil {
 		errs = append(errs, d.Runner.Close())
+	}
+	if d.isink != nil {
+		errs = append(errs, d.isink.Close())
 	}
 	if d.Index != nil {
 		errs = append(errs, d.Index.Close())
