@@ -28,7 +28,7 @@ type Data struct {
 	Index  *index.Index
 	Runner *Runner
 
-	isink *index.Sink        // nil when search.index is off
+	isink *index.Sink         // nil when search.index is off
 	sinks func() []crawl.Sink // the sinks every crawl gets
 }
 
