@@ -21,16 +21,17 @@ type fixture struct {
 	index *fakeIndex
 	crawl *fakeCrawl
 	graph fakeGraph
+	news  *fakeNews
 }
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	f := &fixture{index: &fakeIndex{docs: testDocs()}, crawl: &fakeCrawl{},
+	f := &fixture{index: &fakeIndex{docs: testDocs()}, crawl: &fakeCrawl{}, news: newFakeNews(),
 		graph: fakeGraph{
 			"http://www.alpha.test/p0.html": {{URL: "http://www.beta.test/p1.html", Anchor: "beta <one>"}},
 			"http://www.beta.test/p3.html":  {{URL: "http://www.beta.test/p1.html", Anchor: "again"}},
 		}}
-	srv, err := New(Options{Searcher: f.index, Documents: f.index, Relations: f.graph, Stats: f.index, Crawl: f.crawl, Token: testToken})
+	srv, err := New(Options{Searcher: f.index, Documents: f.index, Relations: f.graph, Stats: f.index, Crawl: f.crawl, News: f.news, Token: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}

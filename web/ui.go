@@ -83,7 +83,7 @@ type templates struct {
 	byName map[string]*template.Template
 }
 
-var pageNames = []string{"home", "results", "document", "relations", "dashboard", "error"}
+var pageNames = []string{"home", "results", "document", "relations", "dashboard", "error", "topics", "article"}
 
 func parseTemplates() (*templates, error) {
 	t := &templates{byName: map[string]*template.Template{}}
