@@ -119,18 +119,25 @@ type apiTopicList struct {
 }
 
 func (s *Server) apiTopics(w http.ResponseWriter, r *http.Request) {
+	if topics, ok := s.topics(w, r); ok {
+		writeJSON(w, http.StatusOK, apiTopicList{Topics: nonNil(topics)})
+	}
+}
+
+// topics lists the topics; ok is false when it answered an error (503 without News).
+func (s *Server) topics(w http.ResponseWriter, r *http.Request) ([]Topic, bool) {
 	n := s.news(w, r)
 	if n == nil {
-		return
+		return nil, false
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
 	topics, err := n.Topics(ctx)
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, err.Error())
-		return
+		return nil, false
 	}
-	writeJSON(w, http.StatusOK, apiTopicList{Topics: nonNil(topics)})
+	return topics, true
 }
 
 // apiAddedTopic is the answer of POST /api/topics.
@@ -180,13 +187,12 @@ type apiTopicStories struct {
 
 // topicStories finds a topic and its stories; ok is false when it answered an error.
 func (s *Server) topicStories(w http.ResponseWriter, r *http.Request, n News, id string, unreadOnly bool) (Topic, []Story, bool) {
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-	defer cancel()
-	topics, err := n.Topics(ctx)
-	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, err.Error())
+	topics, ok := s.topics(w, r)
+	if !ok {
 		return Topic{}, nil, false
 	}
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	defer cancel()
 	var topic *Topic
 	for i := range topics {
 		if topics[i].ID == id {
@@ -304,20 +310,13 @@ type topicsData struct {
 }
 
 func (s *Server) topicsPage(w http.ResponseWriter, r *http.Request) {
-	n := s.news(w, r)
-	if n == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-	defer cancel()
-	topics, err := n.Topics(ctx)
-	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, err.Error())
+	topics, ok := s.topics(w, r)
+	if !ok {
 		return
 	}
 	d := topicsData{Topics: topics, UnreadOnly: isTrue(r.URL.Query().Get("unread"))}
 	if id := r.URL.Query().Get("id"); id != "" {
-		topic, stories, ok := s.topicStories(w, r, n, id, d.UnreadOnly)
+		topic, stories, ok := s.topicStories(w, r, s.o.News, id, d.UnreadOnly)
 		if !ok {
 			return
 		}
