@@ -261,3 +261,25 @@ func BenchmarkSimulate(b *testing.B) {
 		})
 	}
 }
+
+func FuzzReadRecorded(f *testing.F) {
+	f.Add("page1 0 1 0 1 1\npage2 2.5 0.5 1\n")
+	f.Add("# comment\n\nu,1,2,1")
+	f.Fuzz(func(t *testing.T, s string) {
+		recs, err := ReadRecorded(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		tr := FromRecorded(recs, 1)
+		for _, p := range tr.Pages {
+			if math.IsNaN(p.Rate) || p.Rate < 0 {
+				t.Fatalf("rate %v from %q", p.Rate, s)
+			}
+			for _, c := range p.Changes {
+				if c < p.Born || c > tr.Horizon+1e-9 {
+					t.Fatalf("change at %v outside [%v, %v]", c, p.Born, tr.Horizon)
+				}
+			}
+		}
+	})
+}
