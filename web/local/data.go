@@ -35,9 +35,10 @@ type Data struct {
 // Options configure Open.
 type Options struct {
 	Logger *slog.Logger
-	// CrawlOptions are added to every crawl the runner starts (analyzers, a link scorer);
-	// the runner already wires the store and the sinks that feed the backends.
-	CrawlOptions func() ([]crawl.Option, error)
+	// CrawlOptions are added to every crawl the runner starts (verticals' analyzers and
+	// sinks, a link scorer, a revisit policy; see RunnerOptions.Options); Open adds the
+	// sinks that feed the index and the link graph.
+	CrawlOptions func(cfg *config.Config, db *store.DB) ([]crawl.Option, error)
 	// Progress receives the progress of crawls every second (see RunnerOptions).
 	Progress func(crawl.Progress)
 	// Index tunes the search index (ranking, implicit operator: the search section of the
@@ -95,10 +96,10 @@ func Open(cfg config.Config, o Options) (*Data, error) {
 		d.sinks = func() []crawl.Sink { return []crawl.Sink{gsink, d.isink} }
 		d.Graph.StartRanking(cfg.Search.PageRankInterval)
 	}
-	d.Runner = NewRunner(cfg, db, RunnerOptions{Logger: o.Logger, Progress: o.Progress, AfterCrawl: d.afterCrawl, Options: func() ([]crawl.Option, error) {
+	d.Runner = NewRunner(cfg, db, RunnerOptions{Logger: o.Logger, Progress: o.Progress, AfterCrawl: d.afterCrawl, Options: func(cfg *config.Config, db *store.DB) ([]crawl.Option, error) {
 		var opts []crawl.Option
 		if o.CrawlOptions != nil {
-			extra, err := o.CrawlOptions()
+			extra, err := o.CrawlOptions(cfg, db)
 			if err != nil {
 				return nil, err
 			}

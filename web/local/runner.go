@@ -29,7 +29,7 @@ type Runner struct {
 	cfg     config.Config
 	db      *store.DB
 	log     *slog.Logger
-	options func() ([]crawl.Option, error)
+	options func(*config.Config, *store.DB) ([]crawl.Option, error)
 	onTick  func(crawl.Progress)
 	after   func(context.Context) error
 	norm    *urlnorm.Normalizer
@@ -64,9 +64,10 @@ type session struct {
 // RunnerOptions configure a Runner.
 type RunnerOptions struct {
 	// Options returns the options of each new crawler: the sinks that index and record
-	// links, analyzers, a link strategy. The runner adds the store, its own dashboard
-	// sink and the logger.
-	Options func() ([]crawl.Option, error)
+	// links, analyzers, a link strategy. It gets the crawl's own copy of the configuration,
+	// which it may adjust (a link strategy that bounds concurrency), and the database. The
+	// runner adds the store, its own dashboard sink and the logger.
+	Options func(cfg *config.Config, db *store.DB) ([]crawl.Option, error)
 	Logger  *slog.Logger
 	// Progress, when set, also receives the crawler's progress every second (a terminal's
 	// progress line).
@@ -82,7 +83,7 @@ func NewRunner(cfg config.Config, db *store.DB, o RunnerOptions) *Runner {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Options == nil {
-		o.Options = func() ([]crawl.Option, error) { return nil, nil }
+		o.Options = func(*config.Config, *store.DB) ([]crawl.Option, error) { return nil, nil }
 	}
 	r := &Runner{cfg: cfg, db: db, log: o.Logger, options: o.Options, onTick: o.Progress, after: o.AfterCrawl, norm: urlnorm.New(crawl.NormalizerOptions(cfg))}
 	r.last = statusFromFile(cfg.Data)
@@ -160,7 +161,7 @@ func (r *Runner) Start(_ context.Context, req web.CrawlRequest) error {
 }
 
 func (r *Runner) newCrawler(cfg config.Config, s *session) (*crawl.Crawler, error) {
-	extra, err := r.options()
+	extra, err := r.options(&cfg, r.db)
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ func smallWeb(t testing.TB, hosts int) *testweb.Web {
 	return w
 }
 
-func runnerFor(t testing.TB, w *testweb.Web, minDelay time.Duration, opts func() ([]crawl.Option, error)) (*Runner, *store.DB, config.Config) {
+func runnerFor(t testing.TB, w *testweb.Web, minDelay time.Duration, opts func(*config.Config, *store.DB) ([]crawl.Option, error)) (*Runner, *store.DB, config.Config) {
 	t.Helper()
 	cfg := crawlConfig(t, w, minDelay)
 	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{})
@@ -213,7 +213,8 @@ func (topicAnalyzer) Analyze(_ context.Context, d *crawl.Document) error {
 
 func TestRunnerHarvestRate(t *testing.T) {
 	w := smallWeb(t, 2)
-	r, db, _ := runnerFor(t, w, 0, func() ([]crawl.Option, error) {
+	r, db, _ := runnerFor(t, w, 0, func(cfg *config.Config, _ *store.DB) ([]crawl.Option, error) {
+		cfg.Crawl.Concurrency = 2 // the options may adjust the crawl's configuration
 		return []crawl.Option{crawl.WithAnalyzers(topicAnalyzer{})}, nil
 	})
 	if err := r.Start(context.Background(), web.CrawlRequest{}); err != nil {
