@@ -141,9 +141,11 @@ func TieBroken(s crawl.LinkScorer) crawl.LinkScorer {
 
 type tieBroken struct{ crawl.LinkScorer }
 
-func (t tieBroken) Score(l crawl.Link) float64 {
+func (t tieBroken) Score(l crawl.Link) float64 { return t.LinkScorer.Score(l) + tieBreak(l) }
+
+func tieBreak(l crawl.Link) float64 {
 	k := l.URL.Key()
-	return t.LinkScorer.Score(l) + float64(uint32(k[0])|uint32(k[1])<<8|uint32(k[2])<<16)*1e-12
+	return float64(uint32(k[0])|uint32(k[1])<<8|uint32(k[2])<<16) * 1e-12
 }
 
 type concurrentTieBroken struct {
@@ -164,7 +166,7 @@ func NewRandom(seed uint64) *Random { return &Random{rng: rand.New(rand.NewPCG(s
 // Score implements crawl.LinkScorer.
 func (r *Random) Score(l crawl.Link) float64 {
 	if l.Source == nil {
-		return seedPriority
+		return seedPriority + tieBreak(l) // seeds in a fixed order, so runs repeat
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -120,8 +120,14 @@ Examples:
 					traces = append(traces, t)
 				}
 			}
-			if len(points) == 0 || points[len(points)-1] > traces[0].Len() {
-				points = append(points[:0:0], defaultCheckpoints(traces[0].Len())...)
+			var kept []int
+			for _, p := range points {
+				if p <= traces[0].Len() {
+					kept = append(kept, p)
+				}
+			}
+			if points = kept; len(points) == 0 {
+				points = defaultCheckpoints(traces[0].Len())
 			}
 			fmt.Fprintln(w)
 			fmt.Fprint(w, focuseval.Table(traces, points, window))

@@ -102,6 +102,16 @@ func TestFocusedCrawl(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "precision 0.60") || !strings.Contains(out, "kappa 0.21") {
 		t.Errorf("judge score: exit %d (%s):\n%s", code, stderr, out)
 	}
+
+	// The saved crawl is evaluated against the web's exported ground truth.
+	labels := filepath.Join(dir, "labels.jsonl")
+	if err := writeFile(labels, web.WriteLabels); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = run(t, nil, "eval", "focus", "--data-dir", data, "--labels", labels, "--topic", "nuclear", "--checkpoints", "50,100")
+	if code != 0 || !strings.Contains(out, "harvest@100") || !strings.Contains(out, "| "+data+" |") {
+		t.Errorf("eval focus of a saved crawl: exit %d (%s):\n%s", code, stderr, out)
+	}
 }
 
 func TestFocusFlagErrors(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonda-search/sonda/testweb"
+	"github.com/sonda-search/sonda/testweb/topical"
 )
 
 func init() { register(newTestwebCmd) }
@@ -18,6 +19,7 @@ func newTestwebCmd() *cobra.Command {
 	var hosts, pages int
 	var seed int64
 	var bench bool
+	var topic, labels string
 	cmd := &cobra.Command{
 		Use:   "testweb [--addr HOST:PORT] [--hosts N] [--seed S]",
 		Short: "Serve the synthetic test web on loopback",
@@ -25,7 +27,11 @@ func newTestwebCmd() *cobra.Command {
 www.site07.test on one listener, with robots.txt files, sitemaps, redirects, errors, slow
 and endless answers, compression, wrong charsets, crawler traps and duplicates. Point a
 crawl at it with the printed --resolve mapping (the .test domain never resolves otherwise).
---bench serves plain pages only, for throughput measurements.`,
+--bench serves plain pages only, for throughput measurements.
+
+--topical TOPIC serves the topical test web instead (sites on many themes with topical
+locality; see sonda eval focus), with seeds chosen for TOPIC (nuclear or geo); --labels
+FILE writes its ground truth, one JSON line per page with its theme.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := testweb.Config{Seed: seed, Hosts: hosts, PagesPerHost: pages}
@@ -34,15 +40,25 @@ crawl at it with the printed --resolve mapping (the .test domain never resolves 
 				cfg.Seed, cfg.PagesPerHost = seed, pages
 			}
 			web := testweb.New(cfg)
+			seeds := web.Seeds()
+			if topic != "" {
+				tw := topical.New(topical.Config{Seed: seed, Sites: hosts, MeanPages: pages})
+				if labels != "" {
+					if err := writeFile(labels, tw.WriteLabels); err != nil {
+						return err
+					}
+				}
+				web, seeds = tw.Web, tw.Seeds(topic)
+			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return usageError{fmt.Errorf("--addr: %w", err)}
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "test web: %d hosts on http://%s/ (an index of the web is served there)\n", len(web.Hosts()), ln.Addr())
-			fmt.Fprintf(out, "seeds:    %s\n", strings.Join(web.Seeds(), " "))
+			fmt.Fprintf(out, "seeds:    %s\n", strings.Join(seeds, " "))
 			fmt.Fprintf(out, "crawl it: SONDA_SCOPE_FOLLOW=any sonda crawl --data /tmp/sonda-testweb --allow-private --resolve '%s'", "*.test="+ln.Addr().String())
-			for _, s := range web.Seeds() {
+			for _, s := range seeds {
 				fmt.Fprintf(out, " --seed %s", s)
 			}
 			fmt.Fprintln(out)
@@ -61,5 +77,7 @@ crawl at it with the printed --resolve mapping (the .test domain never resolves 
 	cmd.Flags().IntVar(&pages, "pages", 20, "average pages per host")
 	cmd.Flags().Int64Var(&seed, "seed", 1, "generator seed: the same seed serves the same web")
 	cmd.Flags().BoolVar(&bench, "bench", false, "plain pages only (no slow, trap or error pages), for benchmarks")
+	cmd.Flags().StringVar(&topic, "topical", "", "serve the topical test web, seeded for `TOPIC` (nuclear, geo)")
+	cmd.Flags().StringVar(&labels, "labels", "", "with --topical: write the ground truth to `FILE` (JSON lines)")
 	return cmd
 }
