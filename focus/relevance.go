@@ -312,3 +312,25 @@ func topicNames(ts []*Topic) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// Language is a crawl.Analyzer that sets every page's Lang from its text (DetectLang),
+// for crawls without a topic; the Relevance analyzer does the same for focused crawls.
+type Language struct{}
+
+// Name implements crawl.Analyzer.
+func (Language) Name() string { return "language" }
+
+// Analyze implements crawl.Analyzer.
+func (Language) Analyze(_ context.Context, d *crawl.Document) error {
+	if d.Text == "" {
+		return nil
+	}
+	title := ""
+	if d.Page != nil {
+		title = d.Page.Title
+	}
+	if lang := DetectLang(title+"\n"+d.Text, d.Record.Lang); lang != "" {
+		d.Record.Lang = lang
+	}
+	return nil
+}

@@ -220,3 +220,11 @@ func TestGapCosineMatchesLinkContext(t *testing.T) {
 		}
 	}
 }
+
+func TestLanguageAnalyzer(t *testing.T) {
+	d := fetched(t, nil, "http://a.test/", `<html lang="en"><p>A energia nuclear é uma forma de produção de eletricidade que não emite gases do efeito estufa.</p></html>`)
+	d.Record.Lang = "en" // what the markup declared
+	if err := (Language{}).Analyze(context.Background(), d); err != nil || d.Record.Lang != "pt" {
+		t.Errorf("lang %q, %v: the text is Portuguese", d.Record.Lang, err)
+	}
+}
