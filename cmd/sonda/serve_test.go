@@ -186,3 +186,44 @@ func TestDemoNoServe(t *testing.T) {
 		t.Errorf("demo --no-serve served:\n%s", out)
 	}
 }
+
+// TestServeFocusedCrawl: a crawl started in serve with a topic is a focused crawl, as
+// `sonda crawl --topic` is: its pages are judged and the dashboard's status has a harvest
+// rate.
+func TestServeFocusedCrawl(t *testing.T) {
+	t.Parallel()
+	web, addr := serveWeb(t, testweb.Config{Seed: 4, Hosts: 3, PagesPerHost: 5, Disable: testweb.AllFeatures &^ testweb.Robots})
+	const token = "serve-focus-token-0123456789"
+	listen := freePort(t)
+	cmd := exec.Command(sondaBin, "serve", "--data", t.TempDir(), "--addr", listen)
+	cmd.Env = append(os.Environ(), append(quickEnv, "SONDA_SERVE_TOKEN="+token, "SONDA_FETCH_ALLOW_PRIVATE=true",
+		"SONDA_FETCH_RESOLVE=*.test="+addr, "SONDA_POLITENESS_MIN_DELAY=0s", "SONDA_FOCUS_TOPICS=nuclear")...)
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	base := "http://" + listen
+	waitFor(t, 10*time.Second, "the server", func() bool { return strings.Contains(out.String(), "press Ctrl-C") })
+	seeds, _ := json.Marshal(map[string][]string{"seeds": web.Seeds()})
+	if code, body := httpDo(t, "POST", base+"/api/crawl/start", token, string(seeds)); code != 202 {
+		t.Fatalf("start: %d %s", code, body)
+	}
+	var st struct {
+		State       string   `json:"state"`
+		Judged      int64    `json:"judged"`
+		HarvestRate *float64 `json:"harvest_rate"`
+	}
+	waitFor(t, 30*time.Second, "the crawl to finish", func() bool {
+		_, body := httpDo(t, "GET", base+"/api/crawl/status", "", "")
+		json.Unmarshal([]byte(body), &st)
+		return strings.HasPrefix(st.State, "finished")
+	})
+	if st.State != "finished: frontier empty" || st.Judged == 0 || st.HarvestRate == nil {
+		t.Fatalf("focused crawl in serve: %+v\n%s", st, out.String())
+	}
+}
