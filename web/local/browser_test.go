@@ -17,6 +17,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/web"
 )
 
@@ -172,7 +174,12 @@ func TestBrowserReportsCSPViolations(t *testing.T) {
 // serve opens cfg.Data and serves the UI over it on loopback.
 func serve(t *testing.T, cfg config.Config) (*Data, string) {
 	t.Helper()
-	d, err := Open(cfg, Options{})
+	return serveWith(t, cfg, Options{})
+}
+
+func serveWith(t *testing.T, cfg config.Config, o Options) (*Data, string) {
+	t.Helper()
+	d, err := Open(cfg, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,4 +266,26 @@ func TestBrowserDashboard(t *testing.T) {
 	if h := figure(t, ctx, "harvest_rate"); h != "no topic" {
 		t.Errorf("harvest rate without a topic: %q", h)
 	}
+}
+
+// TestBrowserDashboardHarvest: with a topic (here a stand-in analyzer that judges every
+// page), the dashboard shows the harvest rate and draws its chart.
+func TestBrowserDashboardHarvest(t *testing.T) {
+	w := smallWeb(t, 3)
+	cfg := crawlConfig(t, w, 150*time.Millisecond)
+	d, base := serveWith(t, cfg, Options{CrawlOptions: func(*config.Config, *store.DB) ([]crawl.Option, error) {
+		return []crawl.Option{crawl.WithAnalyzers(topicAnalyzer{})}, nil
+	}})
+	ctx := tab(t)
+	do(t, ctx, chromedp.Navigate(base+"/dashboard"), chromedp.WaitReady(chromedp.CSS("#chart-pps")))
+	if !eval[bool](t, ctx, `document.querySelector('#harvest-figure').hidden`) {
+		t.Error("a harvest chart before any topic judgement")
+	}
+	if err := d.Runner.Start(context.Background(), web.CrawlRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "the harvest rate", `/%$/.test(document.querySelector('[data-figure="harvest_rate"]').textContent) && !document.querySelector('#harvest-figure').hidden && document.querySelector('#chart-harvest path.series') !== null`, 20*time.Second)
+	wait(t, d.Runner)
+	st := d.Runner.Status()
+	poll(t, ctx, "the final figure", fmt.Sprintf(`Math.abs(parseFloat(document.querySelector('[data-figure="harvest_rate"]').textContent) - %f) < 0.051`, 100**st.HarvestRate), 10*time.Second)
 }
