@@ -130,7 +130,7 @@ type Edge struct {
 type Stats struct {
 	Documents uint64            `json:"documents"`       // documents in the index
 	Kinds     map[string]uint64 `json:"kinds,omitempty"` // documents by kind
-	Pages     uint64            `json:"pages"`           // page records in the store
+	Pages     uint64            `json:"pages,omitempty"` // page records in the store, when the backend counts them
 	Links     uint64            `json:"links"`           // edges in the link graph
 	Extra     map[string]any    `json:"extra,omitempty"` // backend-specific figures
 }
