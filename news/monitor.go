@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
+	"math/rand/v2"
 	"net/url"
 	"sort"
 	"strconv"
@@ -27,11 +28,14 @@ import (
 //
 //	o t TOPIC-ID                  a topic (JSON)
 //	o m TOPIC-ID 0x00 URL-KEY     an article of the topic: score, read state (JSON)
+//	o g                           the topics' generation: changes whenever a topic is added or removed
 const (
 	prefixTopics = 'o'
 	kindTopic    = 't'
 	kindMember   = 'm'
 )
+
+var generationKey = []byte{prefixTopics, 'g'}
 
 func topicKey(id string) []byte { return append([]byte{prefixTopics, kindTopic}, id...) }
 
@@ -81,14 +85,19 @@ type MonitorOptions struct {
 // topics it matches (as the news Analyzer stores it, in the same batch, and for every
 // existing article when a topic is added), merges copies of one story in listings, keeps
 // read state, asks the search providers for sources, and revisits those sources.
+//
+// Several Monitors may share one database (`sonda serve` has one for the web layer and
+// one in each crawl it runs): each keeps the topics in memory and reloads them when the
+// database's topic generation changes, which a topic added or removed anywhere does.
 type Monitor struct {
 	db      *store.DB
 	opts    MonitorOptions
 	matcher *Matcher
 
-	mu      sync.RWMutex
-	topics  map[string]*Topic
-	sources map[string]bool // normalized source URLs of all topics
+	mu         sync.RWMutex
+	generation string
+	topics     map[string]*Topic
+	sources    map[string]bool // normalized source URLs of all topics
 }
 
 // OpenMonitor loads the topics of the crawl database db.
@@ -105,28 +114,73 @@ func OpenMonitor(db *store.DB, opts MonitorOptions) (*Monitor, error) {
 	if len(opts.Providers) == 0 {
 		opts.Providers = []SearchProvider{SitesProvider{}}
 	}
-	m := &Monitor{db: db, opts: opts, matcher: NewMatcher(), topics: map[string]*Topic{}, sources: map[string]bool{}}
-	lo := []byte{prefixTopics, kindTopic}
-	it, err := db.Pebble().NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: store.PrefixEnd(lo)})
+	m := &Monitor{db: db, opts: opts, matcher: NewMatcher()}
+	if err := m.load(m.storedGeneration()); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// storedGeneration reads the database's topic generation ("" before the first topic).
+func (m *Monitor) storedGeneration() string {
+	v, closer, err := m.db.Pebble().Get(generationKey)
 	if err != nil {
-		return nil, fmt.Errorf("news: read topics: %w", err)
+		return ""
+	}
+	defer closer.Close()
+	return string(v)
+}
+
+// load reads every topic; gen is the generation they belong to.
+func (m *Monitor) load(gen string) error {
+	topics, sources := map[string]*Topic{}, map[string]bool{}
+	lo := []byte{prefixTopics, kindTopic}
+	it, err := m.db.Pebble().NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: store.PrefixEnd(lo)})
+	if err != nil {
+		return fmt.Errorf("news: read topics: %w", err)
 	}
 	defer it.Close()
 	for it.First(); it.Valid(); it.Next() {
 		t := new(Topic)
 		if err := json.Unmarshal(it.Value(), t); err != nil {
-			return nil, fmt.Errorf("news: topic record %q is corrupt: %w", it.Key()[2:], err)
+			return fmt.Errorf("news: topic record %q is corrupt: %w", it.Key()[2:], err)
 		}
-		m.topics[t.ID] = t
+		topics[t.ID] = t
 		for _, s := range t.Sources {
-			m.sources[s] = true
+			sources[s] = true
 		}
 	}
-	return m, it.Error()
+	if err := it.Error(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.topics, m.sources, m.generation = topics, sources, gen
+	m.mu.Unlock()
+	return nil
+}
+
+// refresh reloads the topics if another Monitor changed them.
+func (m *Monitor) refresh() {
+	gen := m.storedGeneration()
+	m.mu.RLock()
+	same := gen == m.generation
+	m.mu.RUnlock()
+	if !same {
+		if err := m.load(gen); err != nil {
+			m.opts.Logger.Warn("news: reloading topics failed", "error", err)
+		}
+	}
+}
+
+// bumpGeneration adds the write that marks the topics changed to b.
+func (m *Monitor) bumpGeneration(b *pebble.Batch) (string, error) {
+	gen := strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatUint(uint64(rand.Uint32()), 36)
+	return gen, b.Set(generationKey, []byte(gen), nil)
 }
 
 // Topics lists the topics, newest first.
 func (m *Monitor) Topics() []Topic {
+	m.refresh()
 	m.mu.RLock()
 	out := make([]Topic, 0, len(m.topics))
 	for _, t := range m.topics {
@@ -144,6 +198,7 @@ func (m *Monitor) Topics() []Topic {
 
 // Topic returns one topic.
 func (m *Monitor) Topic(id string) (Topic, bool) {
+	m.refresh()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	t, ok := m.topics[id]
@@ -207,15 +262,21 @@ func (m *Monitor) AddTopic(ctx context.Context, req TopicRequest) (Topic, []Sour
 	if err != nil {
 		return Topic{}, nil, err
 	}
-	if err := m.db.Pebble().Set(topicKey(id), v, pebble.Sync); err != nil {
+	b := m.db.Pebble().NewBatch()
+	defer b.Close()
+	gen, err := m.bumpGeneration(b)
+	if err == nil {
+		err = b.Set(topicKey(id), v, nil)
+	}
+	if err == nil {
+		err = b.Commit(pebble.Sync)
+	}
+	if err != nil {
 		return Topic{}, nil, fmt.Errorf("news: store topic %q: %w", name, err)
 	}
-	m.mu.Lock()
-	m.topics[id] = t
-	for _, s := range t.Sources {
-		m.sources[s] = true
+	if err := m.load(gen); err != nil {
+		return Topic{}, nil, err
 	}
-	m.mu.Unlock()
 	return *t, sources, nil
 }
 
@@ -239,30 +300,28 @@ func (m *Monitor) fileExisting(t *Topic) error {
 
 // DeleteTopic removes a topic and its read state (not the articles).
 func (m *Monitor) DeleteTopic(id string) error {
-	m.mu.Lock()
-	_, ok := m.topics[id]
-	delete(m.topics, id)
-	m.sources = map[string]bool{}
-	for _, t := range m.topics {
-		for _, s := range t.Sources {
-			m.sources[s] = true
-		}
-	}
-	m.mu.Unlock()
-	if !ok {
+	if _, ok := m.Topic(id); !ok {
 		return ErrNoTopic
 	}
 	b := m.db.Pebble().NewBatch()
 	defer b.Close()
+	gen, err := m.bumpGeneration(b)
+	if err != nil {
+		return err
+	}
 	_ = b.Delete(topicKey(id), nil)
 	_ = b.DeleteRange(memberPrefix(id), store.PrefixEnd(memberPrefix(id)), nil)
-	return b.Commit(pebble.Sync)
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("news: delete topic %s: %w", id, err)
+	}
+	return m.load(gen)
 }
 
 // file returns the writes that file an article under the topics it matches and remove it
 // from those it no longer matches, keeping read state. The Analyzer commits them with the
 // article record.
 func (m *Monitor) file(k store.URLKey, a *Article) func(store.Writer) error {
+	m.refresh()
 	m.mu.RLock()
 	topics := make([]*Topic, 0, len(m.topics))
 	for _, t := range m.topics {
@@ -311,6 +370,7 @@ func (m *Monitor) file(k store.URLKey, a *Article) func(store.Writer) error {
 
 // unfile returns the writes that remove an article from every topic.
 func (m *Monitor) unfile(k store.URLKey) func(store.Writer) error {
+	m.refresh()
 	m.mu.RLock()
 	var keys [][]byte
 	for id := range m.topics {
@@ -552,6 +612,7 @@ func (m *Monitor) MarkRead(topicID, articleID string, read bool) error {
 // topics (the sites' home pages, the thesis's daily revisit) are fetched again every
 // SourceInterval. Other URLs are left to the next override or the revisit policy.
 func (m *Monitor) Revisit(d *crawl.Document, now time.Time) (time.Time, bool) {
+	m.refresh()
 	m.mu.RLock()
 	ok := m.sources[d.URL.String()]
 	m.mu.RUnlock()

@@ -16,6 +16,7 @@ import (
 	"github.com/sonda-search/sonda/feeds"
 	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/robots"
+	"github.com/sonda-search/sonda/store"
 )
 
 // SearchProvider finds candidate sources for a topic: pages, sites, feeds or sitemaps to
@@ -49,10 +50,10 @@ func (SitesProvider) Sources(_ context.Context, t Topic) ([]Source, error) {
 }
 
 // FeedsProvider proposes the feeds and sitemaps the crawl already knows (package feeds'
-// registry) on the topic's sites, or all of them for a topic without sites: reading them
-// again finds the sources' newest articles first.
+// registry in the crawl database DB) on the topic's sites, or all of them for a topic
+// without sites: reading them again finds the sources' newest articles first.
 type FeedsProvider struct {
-	Registry *feeds.Registry
+	DB *store.DB
 }
 
 // Name implements SearchProvider.
@@ -60,8 +61,12 @@ func (FeedsProvider) Name() string { return "feeds" }
 
 // Sources implements SearchProvider.
 func (p FeedsProvider) Sources(_ context.Context, t Topic) ([]Source, error) {
-	if p.Registry == nil {
-		return nil, errors.New("news: the feeds provider has no registry")
+	if p.DB == nil {
+		return nil, errors.New("news: the feeds provider has no database")
+	}
+	reg, err := feeds.OpenRegistry(p.DB) // read afresh: crawls register feeds as they go
+	if err != nil {
+		return nil, err
 	}
 	hosts := map[string]bool{}
 	for _, s := range t.Sites {
@@ -70,7 +75,7 @@ func (p FeedsProvider) Sources(_ context.Context, t Topic) ([]Source, error) {
 		}
 	}
 	var out []Source
-	for _, s := range p.Registry.Sources() {
+	for _, s := range reg.Sources() {
 		u, err := url.Parse(s.URL)
 		if err != nil || (len(hosts) > 0 && !hosts[strings.ToLower(u.Host)]) || s.Error != "" {
 			continue

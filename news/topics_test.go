@@ -11,6 +11,7 @@ import (
 
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/extract"
+	"github.com/sonda-search/sonda/feeds"
 	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/urlnorm"
@@ -236,3 +237,62 @@ func TestTemplateProvider(t *testing.T) {
 
 // url2slug keeps the query as the server received it, so the test sees the encoding.
 func url2slug(q string) string { return strings.ReplaceAll(q, " ", "+") }
+
+func TestMonitorsShareTopics(t *testing.T) {
+	// `sonda serve` adds topics through one Monitor while a crawl files articles through
+	// another: the crawl's sees the new topic at once.
+	db, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	norm := urlnorm.New(urlnorm.DefaultOptions())
+	webSide, _ := OpenMonitor(db, MonitorOptions{Normalizer: norm})
+	crawlSide, _ := OpenMonitor(db, MonitorOptions{Normalizer: norm})
+	an, _ := NewAnalyzer(db, Options{Monitor: crawlSide})
+	topic, _, err := webSide.AddTopic(context.Background(), TopicRequest{Name: "eleições", Sites: []string{"https://a.example/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := norm.Parse("https://a.example/eleicoes")
+	day := time.Date(2018, 10, 7, 20, 0, 0, 0, time.UTC)
+	storeArticle(t, db, an, u, day, articlePage("Eleições: resultado do primeiro turno", "", "Jornal A", day,
+		strings.Repeat("O resultado das eleições do primeiro turno foi divulgado hoje pelo tribunal eleitoral. ", 8)))
+	if ss, err := webSide.Stories(topic.ID, false); err != nil || len(ss) != 1 {
+		t.Errorf("the article filed by the crawl's monitor: %v %+v", err, ss)
+	}
+	src, _ := norm.Parse("https://a.example/")
+	if _, ok := crawlSide.Revisit(&crawl.Document{URL: src}, day); !ok {
+		t.Error("the crawl's monitor does not revisit the new topic's source")
+	}
+	if err := webSide.DeleteTopic(topic.ID); err != nil || len(crawlSide.Topics()) != 0 {
+		t.Errorf("delete seen by the other monitor: %v %d", err, len(crawlSide.Topics()))
+	}
+}
+
+func TestFeedsProvider(t *testing.T) {
+	db, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	norm := urlnorm.New(urlnorm.DefaultOptions())
+	reg, err := feeds.OpenRegistry(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"https://a.example/feed.xml", "https://a.example/sitemap.xml", "https://b.example/rss"} {
+		u, _ := norm.Parse(s)
+		if _, err := reg.Add(u.Key(), feeds.Source{URL: u.String(), Kind: feeds.KindFeed}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := FeedsProvider{DB: db}
+	got, err := p.Sources(context.Background(), Topic{Name: "x", Sites: []string{"https://a.example/"}})
+	if err != nil || len(got) != 2 || got[0].URL != "https://a.example/feed.xml" || got[0].Provider != "feeds" {
+		t.Errorf("sources for a.example: %v %+v", err, got)
+	}
+	if all, _ := p.Sources(context.Background(), Topic{Name: "x"}); len(all) != 3 {
+		t.Errorf("a topic without sites gets every known feed: %+v", all)
+	}
+}
