@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -15,11 +16,22 @@ type Feeds struct {
 	MaxSize     ByteSize      `yaml:"max-size"`
 }
 
-// News configures the news vertical's article records (package news reads it).
+// News configures the news vertical's article records and topic monitoring (package news
+// reads it).
 type News struct {
-	Enabled bool   `yaml:"enabled"`
-	Mode    string `yaml:"mode"`     // extraction mode: sonda, thesis or trafilatura
-	Zone    string `yaml:"timezone"` // IANA zone of dates written without one
+	Enabled        bool             `yaml:"enabled"`
+	Mode           string           `yaml:"mode"`     // extraction mode: sonda, thesis or trafilatura
+	Zone           string           `yaml:"timezone"` // IANA zone of dates written without one
+	SourceInterval time.Duration    `yaml:"source-interval"`
+	Search         []SearchProvider `yaml:"search"`
+}
+
+// SearchProvider is a results page the topic monitor may ask for sources (opt-in).
+type SearchProvider struct {
+	Name  string `yaml:"name"`
+	URL   string `yaml:"url"`   // template with {query} and optionally {page}
+	Links string `yaml:"links"` // CSS selector of the result links
+	Pages int    `yaml:"pages"`
 }
 
 func (c *Config) validateNews(errs *[]string) {
@@ -34,6 +46,11 @@ func (c *Config) validateNews(errs *[]string) {
 	case "", "sonda", "thesis", "trafilatura":
 	default:
 		*errs = append(*errs, fmt.Sprintf("news.mode: unknown mode %q (choose sonda, thesis or trafilatura)", c.News.Mode))
+	}
+	for i, p := range c.News.Search {
+		if !strings.Contains(p.URL, "{query}") || p.Links == "" || p.Name == "" {
+			*errs = append(*errs, fmt.Sprintf("news.search[%d]: a provider needs a name, a url with {query} and a links selector", i))
+		}
 	}
 	if z := c.News.Zone; z != "" {
 		if _, err := time.LoadLocation(z); err != nil {

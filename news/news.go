@@ -24,6 +24,7 @@ import (
 	"github.com/sonda-search/sonda/extract"
 	"github.com/sonda-search/sonda/fingerprint"
 	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/urlnorm"
 )
 
 // Article is the stored record of one article page: what the extractor found, plus when it
@@ -197,4 +198,19 @@ func deleteArticle(w store.Writer, key store.URLKey) error {
 		return d.Delete(articleKey(key), nil)
 	}
 	return errors.New("news: this writer cannot delete the stale article record")
+}
+
+// MonitorOptionsFromConfig is the topic-monitoring part of cfg for the crawl database db:
+// the sites provider, the known feeds and sitemaps when feeds.enabled, and the results-page
+// providers of news.search.
+func MonitorOptionsFromConfig(cfg config.Config, db *store.DB) MonitorOptions {
+	o := MonitorOptions{SourceInterval: cfg.News.SourceInterval, Normalizer: urlnorm.New(crawl.NormalizerOptions(cfg))}
+	o.Providers = []SearchProvider{SitesProvider{}}
+	if cfg.Feeds.Enabled {
+		o.Providers = append(o.Providers, FeedsProvider{DB: db})
+	}
+	for _, p := range cfg.News.Search {
+		o.Providers = append(o.Providers, &TemplateProvider{Label: p.Name, URLTemplate: p.URL, LinkSelector: p.Links, Pages: p.Pages, Agent: cfg.Robots.Agent})
+	}
+	return o
 }

@@ -16,7 +16,8 @@ func newsEnabled(cfg config.Config) bool { return cfg.Feeds.Enabled || cfg.News.
 
 // newsOptions installs the parts of the news vertical cfg turns on: feeds.enabled (feeds
 // and sitemaps found, read and revisited on their own schedule) and news.enabled (article
-// records). db is the crawl database, open (newsEnabled says it must be).
+// records, filed under the topics they match; the topics' sources revisited daily). db is
+// the crawl database, open (newsEnabled says it must be).
 func newsOptions(cfg config.Config, db *store.DB, log *slog.Logger) ([]crawl.Option, error) {
 	var opts []crawl.Option
 	if cfg.Feeds.Enabled {
@@ -31,6 +32,11 @@ func newsOptions(cfg config.Config, db *store.DB, log *slog.Logger) ([]crawl.Opt
 	if cfg.News.Enabled {
 		no, err := news.OptionsFromConfig(cfg)
 		if err != nil {
+			return nil, err
+		}
+		mo := news.MonitorOptionsFromConfig(cfg, db)
+		mo.Logger = log
+		if no.Monitor, err = news.OpenMonitor(db, mo); err != nil {
 			return nil, err
 		}
 		an, err := news.NewAnalyzer(db, no)

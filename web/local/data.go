@@ -11,6 +11,7 @@ import (
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/index"
 	"github.com/sonda-search/sonda/linkgraph"
+	"github.com/sonda-search/sonda/news"
 	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/text"
 	"github.com/sonda-search/sonda/urlnorm"
@@ -131,7 +132,17 @@ func (d *Data) afterCrawl(ctx context.Context) error {
 // WebOptions are the backends for web.New; the caller adds the token.
 func (d *Data) WebOptions() web.Options {
 	b := backends{d}
-	return web.Options{Searcher: b, Documents: b, Relations: b, Stats: b, Analyzer: newTermAnalyzer(), Crawl: d.Runner, Logger: d.log}
+	o := web.Options{Searcher: b, Documents: b, Relations: b, Stats: b, Analyzer: newTermAnalyzer(), Crawl: d.Runner, Logger: d.log}
+	if d.cfg.News.Enabled { // news topics (see news.go)
+		mo := news.MonitorOptionsFromConfig(d.cfg, d.DB)
+		mo.Logger = d.log
+		if mon, err := news.OpenMonitor(d.DB, mo); err != nil {
+			d.log.Error("news topics are unavailable", "error", err)
+		} else {
+			o.News = NewsBackend(d.DB, mon)
+		}
+	}
+	return o
 }
 
 // Close stops a running crawl, then closes the index, the link graph and the database.
