@@ -32,6 +32,10 @@ type Document struct {
 	// deeper, through scope and the link filters, unless the page says nofollow.
 	Discovered []string
 
+	// Results holds analyzers' typed results by analyzer name (the news analyzer's article),
+	// for the sinks that index or stream them.
+	Results map[string]any
+
 	hopQueued bool                       // a redirect target was queued: the redirect chain goes on
 	writes    []func(store.Writer) error // analyzers' records, committed with the page record
 }

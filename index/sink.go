@@ -31,8 +31,27 @@ const (
 // maxIndexedText bounds the body text a page contributes (the parser caps it too).
 const maxIndexedText = 1 << 20
 
+// Shaper is an analyzer result (in crawl.Document.Results) that shapes its page's index
+// document: the news vertical's article makes the page an article, with the extracted
+// title, text, dates and authors.
+type Shaper interface {
+	ShapeDoc(doc *Doc)
+}
+
 // DocFromCrawl makes the index document of a crawled page and says what to do with it.
 func DocFromCrawl(d *crawl.Document) (Doc, Action) {
+	doc, action := docFromCrawl(d)
+	if action == Add {
+		for _, r := range d.Results {
+			if s, ok := r.(Shaper); ok {
+				s.ShapeDoc(&doc)
+			}
+		}
+	}
+	return doc, action
+}
+
+func docFromCrawl(d *crawl.Document) (Doc, Action) {
 	rec := d.Record
 	if rec == nil {
 		return Doc{}, Keep
