@@ -181,6 +181,10 @@ func (an *Analyzer) Analyze(_ context.Context, d *crawl.Document) error {
 		}
 	}
 	an.Stats.Articles.Add(1)
+	if d.Results == nil {
+		d.Results = map[string]any{}
+	}
+	d.Results[an.Name()] = rec // for the index sink (Article is an index.Shaper)
 	d.CommitWith(func(w store.Writer) error { return Put(w, key, rec) })
 	if an.monitor != nil {
 		d.CommitWith(an.monitor.file(key, rec))

@@ -16,6 +16,7 @@ import (
 	"github.com/sonda-search/sonda/feeds"
 	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/frontier"
+	"github.com/sonda-search/sonda/index"
 	"github.com/sonda-search/sonda/parse"
 	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/testweb"
@@ -276,5 +277,30 @@ func commit(t *testing.T, db *store.DB, d *crawl.Document) {
 	}
 	if err := b.Commit(nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestIndexedAsArticle(t *testing.T) {
+	db, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	an, _ := NewAnalyzer(db, Options{})
+	u, _ := urlnorm.New(urlnorm.DefaultOptions()).Parse("https://gazeta.example/news/storm.html")
+	d := testDocument(t, u, time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC), stories[0].page("gazeta.example", 1))
+	if err := an.Analyze(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	doc, action := index.DocFromCrawl(d)
+	if action != index.Add || doc.Kind != index.KindArticle || doc.Title != stories[0].title || doc.Lang != "pt" ||
+		!doc.Date().Equal(stories[0].published) || doc.Fields["site_name"] != "Gazeta" || strings.Contains(doc.Body, "© Gazeta") {
+		t.Errorf("index document %+v (action %v)", doc, action)
+	}
+	// A page that is not an article stays a page.
+	d = testDocument(t, u, time.Now(), `<html><body><p>Contact us.</p></body></html>`)
+	an.Analyze(context.Background(), d)
+	if doc, _ := index.DocFromCrawl(d); doc.Kind != index.KindPage {
+		t.Errorf("a non-article indexed as %q", doc.Kind)
 	}
 }
