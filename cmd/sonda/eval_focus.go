@@ -39,7 +39,7 @@ truly relevant). A plot (PNG, SVG or PDF) compares the strategies' harvest curve
 Without --data-dir it starts the topical test web on loopback (sites on many themes with
 topical locality and ground-truth labels; see package testweb/topical), crawls it from the
 same seeds with each strategy for the same number of fetches, one fetch at a time (so the
-figures repeat exactly), and judges harvest by the web's labels. The mlp strategy first
+figures hardly vary between runs), and judges harvest by the web's labels. The mlp strategy first
 runs its training stage: a random-order crawl of as many fetches.
 
 With --data-dir it evaluates crawls already made (in fetch order), against --labels: JSON
