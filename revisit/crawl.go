@@ -295,18 +295,15 @@ func (c *CrawlPolicy) Restore(db *store.DB) error {
 		for _, v := range visits {
 			o := Observation{
 				At:           v.At,
-				Status:       StatusOf(v.Status != 0 || v.Error == "", v.Status, v.Fingerprint != ""),
+				Status:       StatusOf(true, v.Status, v.Fingerprint != ""),
 				Changed:      v.Changed,
 				First:        !seen,
 				LastModified: parseHTTPTime(v.LastModified),
 				Weight:       weight,
 				Host:         host,
 			}
-			if v.Error != "" && v.Status == 0 {
-				o.Status = Failed
-				if strings.HasPrefix(v.Error, "robots-") {
-					o.Status = Gone
-				}
+			if v.Status == 0 && strings.HasPrefix(v.Error, "robots-") {
+				o.Status = Gone // robots.txt forbade the fetch: no request was made
 			}
 			o.Changed = o.Changed && o.Status == OK
 			p.Visit(key, o)

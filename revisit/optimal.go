@@ -2,6 +2,7 @@ package revisit
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -11,10 +12,21 @@ import (
 
 // OptimalOptions configure the budget-optimal policy.
 type OptimalOptions struct {
-	// Prior is the Gamma prior over change rates (per second) before the crawl has taught
-	// anything. The zero value assumes a page changes about once per uniform interval
-	// (pages over budget), with shape 0.5: a scale the crawl itself sets, and a spread wide
-	// enough for any page to move away from it.
+	// Model is how a page's change rate is inferred from its visits: "grid" (the default)
+	// keeps each page's exact likelihood (estimate.History) and a prior of any shape over
+	// 50 log-spaced rates, fitted to the whole crawl by expectation maximization; "gamma"
+	// keeps a Gamma posterior per page, updated exactly when the page did not change and by
+	// moment matching when it did (estimate.Evidence). The Gamma cannot hold a population
+	// that mixes fast and slow pages, nor what repeated changes seen at long intervals say
+	// (the page is not slow), so it keeps spending visits on pages the budget cannot keep
+	// fresh: at 0.05 visits per page per day it fell below uniform, where the grid does not
+	// (docs/benchmarks.md).
+	Model string
+	// Prior is the gamma model's prior over change rates (per second) before the crawl has
+	// taught anything. The zero value assumes a page changes about once per uniform
+	// interval (pages over budget), with shape 0.5: a scale the crawl itself sets, and a
+	// spread wide enough for any page to move away from it. The grid model starts from a
+	// log-normal of 1.5 decades around that same rate.
 	Prior estimate.Gamma
 	// FixedPrior keeps Prior for the whole crawl. By default the prior is re-estimated at
 	// every re-plan from all pages' evidence (empirical Bayes, estimate.FitPrior), so new
@@ -24,10 +36,10 @@ type OptimalOptions struct {
 	// they agree with the content: see the policy's Visit).
 	IgnoreLastModified bool
 	// ReplanEvery is how many visits pass between two re-plans of the whole allocation
-	// (default: as many as there are pages, at least 16: one uniform cycle). Between
+	// (default: twice as many as there are pages, at least 16: two uniform cycles). Between
 	// re-plans each visited page is rescheduled at once from its new posterior and the last
-	// multiplier, which is why re-planning more often gains almost nothing (in the default
-	// simulation, four times as often changed freshness by 0.0003).
+	// multiplier, which is why re-planning more often gains almost nothing (in simulations,
+	// eight times as often changed freshness by less than 0.001).
 	ReplanEvery int
 }
 
@@ -47,7 +59,9 @@ type optimal struct {
 	pages map[Key]*optPage
 	list  []*optPage // the same pages, for re-planning
 	hosts map[string]int
-	prior estimate.Gamma
+	grid  *estimate.Grid // the grid model's prior; nil for the gamma model
+	prior estimate.Gamma // the gamma model's prior
+	post  []float64      // scratch for grid posteriors
 	prob  alloc.Problem
 	sol   alloc.Solution
 	// planned is when the allocation was last solved: the number of pages then and the
@@ -61,10 +75,11 @@ type optimal struct {
 
 type optPage struct {
 	idx      int
-	last     int64 // last content visit (Unix ns)
-	lastMod  int64 // last Last-Modified seen (Unix ns; 0 none)
-	trustLM  int   // > 0 after Last-Modified agreed with the content; < 0 after it did not
-	ev       estimate.Evidence
+	last     int64             // last content visit (Unix ns)
+	lastMod  int64             // last Last-Modified seen (Unix ns; 0 none)
+	trustLM  int               // > 0 after Last-Modified agreed with the content; < 0 after it did not
+	ev       estimate.Evidence // gamma model
+	hist     estimate.History  // grid model
 	weight   float64
 	host     int
 	interval float64 // seconds; the last planned interval
@@ -75,6 +90,14 @@ func newOptimal(o Options) (*optimal, error) {
 		return nil, errors.New("revisit: the optimal policy allocates a fetch budget: set one (sonda crawl --budget 10/s, crawl.budget or revisit.budget)")
 	}
 	p := &optimal{o: o, opt: o.Optimal, pages: map[Key]*optPage{}, hosts: map[string]int{}}
+	switch o.Optimal.Model {
+	case "", "grid":
+		p.grid = estimate.NewGrid(gridLow, gridHigh, gridPoints, 1, 0)
+		p.post = make([]float64, gridPoints)
+	case "gamma":
+	default:
+		return nil, fmt.Errorf("revisit: unknown change-rate model %q (grid or gamma)", o.Optimal.Model)
+	}
 	p.prob = alloc.Problem{Budget: o.Budget, MinInterval: o.MinInterval.Seconds(), MaxInterval: o.MaxInterval.Seconds()}
 	return p, nil
 }
@@ -93,12 +116,16 @@ func (p *optimal) setBudget(b float64) {
 	p.mu.Unlock()
 }
 
-// Prior returns the prior in use (after empirical Bayes, when on).
-func (p *optimal) Prior() estimate.Gamma {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.prior
-}
+// The grid model's rates: from once in 30 years to ten times a second, 50 points (4.9 per
+// decade, neighbours 1.6 times apart).
+const (
+	gridLow    = 1e-9
+	gridHigh   = 10
+	gridPoints = 50
+	// gridSpread is the starting prior's spread, in decades, around one change per uniform
+	// interval.
+	gridSpread = 1.5
+)
 
 func (p *optimal) Visit(key Key, o Observation) time.Time {
 	p.mu.Lock()
@@ -154,6 +181,7 @@ func (p *optimal) learn(pg *optPage, o Observation) {
 		// look fast-changing (a page created 10 s before the visit "changed 10 s ago").
 		if o.First && lm > 0 && prevVisit == 0 {
 			pg.ev.Unchanged(float64(now-lm) / 1e9)
+			pg.hist.Unchanged(float64(now-lm) / 1e9)
 		}
 		pg.lastMod = max(pg.lastMod, lm)
 		return
@@ -172,9 +200,13 @@ func (p *optimal) learn(pg *optPage, o Observation) {
 	switch {
 	case !g.changed:
 		pg.ev.Unchanged(g.seconds)
+		pg.hist.Unchanged(g.seconds)
 	case pg.trustLM > 0 && lm > prevVisit:
 		// When the page last changed is known: the exact, conjugate update.
 		pg.ev.ChangedAt(float64(now-lm) / 1e9)
+		pg.hist.ChangedAt(float64(now-lm) / 1e9)
+	case p.grid != nil:
+		pg.hist.Changed(g.seconds)
 	default:
 		pg.ev.Changed(g.seconds, p.prior)
 	}
@@ -185,7 +217,25 @@ func (p *optimal) learn(pg *optPage, o Observation) {
 
 // item is the page as an allocation item under the current prior.
 func (p *optimal) item(pg *optPage) alloc.Item {
-	return alloc.Item{Rate: pg.ev.Posterior(p.prior), Weight: pg.weight, Host: pg.host}
+	it := alloc.Item{Weight: pg.weight, Host: pg.host}
+	if p.grid == nil {
+		it.Rate = pg.ev.Posterior(p.prior)
+		return it
+	}
+	p.grid.Posterior(&pg.hist, p.post)
+	return p.discreteItem(it)
+}
+
+// discreteItem fills it with the grid posterior in p.post, without the rates it rules out
+// (they would cost time in every evaluation of the allocation).
+func (p *optimal) discreteItem(it alloc.Item) alloc.Item {
+	for i, w := range p.post {
+		if w >= 1e-7 {
+			it.Rates = append(it.Rates, p.grid.Rates[i])
+			it.Probs = append(it.Probs, w)
+		}
+	}
+	return it
 }
 
 func (p *optimal) hostIndex(h string) int {
@@ -232,15 +282,16 @@ func (p *optimal) replanDue() bool {
 	n := len(p.list)
 	every := p.opt.ReplanEvery
 	if every <= 0 {
-		every = max(16, n)
+		every = max(16, 2*n)
 	}
 	// Growth matters more than shrinkage: a plan made for fewer pages promises each more
 	// visits than the budget can pay once the new pages arrive, and the overdue revisits
 	// then crowd out discovery.
 	grown := n >= p.plannedPages+max(16, p.plannedPages/10)
 	// Rescheduling pages one at a time with an old multiplier drifts: pages found changed
-	// ask for more visits, and the plan can overspend before the next scheduled re-plan.
-	drift := p.planned > 1.05*p.prob.Budget || p.planned < 0.95*p.sol.Used
+	// ask for more visits, and the plan can overspend (or underspend by a tenth) before the
+	// next scheduled re-plan.
+	drift := p.planned > 1.1*p.prob.Budget || p.planned < 0.9*p.sol.Used
 	return !p.solved || grown || drift || 2*n <= p.plannedPages || p.sinceReplan >= every
 }
 
@@ -250,11 +301,15 @@ func (p *optimal) startPrior() {
 	if p.fitted {
 		return
 	}
+	uniform := float64(max(len(p.list), 1)) / p.o.Budget
+	if p.grid != nil {
+		p.grid.SetLogNormal(1/uniform, gridSpread)
+		return
+	}
 	if p.opt.Prior.Valid() {
 		p.prior = p.opt.Prior
 		return
 	}
-	uniform := float64(max(len(p.list), 1)) / p.o.Budget
 	p.prior = estimate.Gamma{Shape: defaultShape, Rate: defaultShape * uniform}
 }
 
@@ -262,26 +317,62 @@ func (p *optimal) startPrior() {
 // from them.
 const minPriorPages = 20
 
+// fitPrior re-estimates the prior from every page's evidence (empirical Bayes) once
+// enough pages have been revisited. Callers hold mu.
+func (p *optimal) fitPrior() {
+	if p.grid != nil {
+		return // see replan: the grid is fitted with the likelihoods the items reuse
+	}
+	evs := make([]estimate.Evidence, 0, len(p.list))
+	for _, pg := range p.list {
+		if pg.ev.Rate > 0 {
+			evs = append(evs, pg.ev)
+		}
+	}
+	if len(evs) >= minPriorPages {
+		if g, ok := estimate.FitPrior(evs, minPriorShape, maxPriorShape); ok {
+			p.prior, p.fitted = g, true
+		}
+	}
+}
+
 // replan re-estimates the prior (unless fixed) and solves the allocation. Callers hold mu.
 func (p *optimal) replan() {
 	if !p.opt.FixedPrior {
-		evs := make([]estimate.Evidence, 0, len(p.list))
-		for _, pg := range p.list {
-			if pg.ev.Rate > 0 {
-				evs = append(evs, pg.ev)
-			}
-		}
-		if len(evs) >= minPriorPages {
-			if g, ok := estimate.FitPrior(evs, minPriorShape, maxPriorShape); ok {
-				p.prior, p.fitted = g, true
-			}
-		}
+		p.fitPrior()
 	}
 	p.startPrior()
 	items := make([]alloc.Item, len(p.list))
 	warm := alloc.Solution{Intervals: make([]float64, len(p.list)), Mu: p.sol.Mu}
+	var logL []float64
+	if p.grid != nil {
+		hs := make([]*estimate.History, len(p.list))
+		revisited := 0
+		for i, pg := range p.list {
+			hs[i] = &pg.hist
+			if !pg.hist.Empty() {
+				revisited++
+			}
+		}
+		logL = p.grid.Likelihoods(hs)
+		if !p.opt.FixedPrior && revisited >= minPriorPages {
+			// Expectation maximization from the last prior: a few rounds per re-plan
+			// converge over the crawl; the first fit takes more. One pseudo-page keeps every
+			// rate possible.
+			rounds := 3
+			if !p.fitted {
+				rounds = 50
+			}
+			p.fitted = p.grid.FitLikelihoods(logL, hs, rounds, 1) || p.fitted
+		}
+	}
 	for i, pg := range p.list {
-		items[i] = p.item(pg)
+		if p.grid != nil {
+			p.grid.PosteriorFrom(logL[i*gridPoints:(i+1)*gridPoints], p.post)
+			items[i] = p.discreteItem(alloc.Item{Weight: pg.weight, Host: pg.host})
+		} else {
+			items[i] = p.item(pg)
+		}
 		warm.Intervals[i] = pg.interval
 	}
 	sol, err := alloc.Solve(p.prob, items, &warm)

@@ -7,12 +7,16 @@ import (
 	"github.com/sonda-search/sonda/revisit/estimate"
 )
 
-// Item is one page in an allocation problem.
+// Item is one page in an allocation problem. Its change rate is known (Known), has a Gamma
+// posterior (Rate), or a discrete posterior (Rates and Probs, when Probs is set).
 type Item struct {
 	// Rate is the posterior over the page's change rate.
 	Rate estimate.Gamma
 	// Known says the rate is exactly Rate.Mean() (the oracle of a simulation).
 	Known bool
+	// Rates and Probs are a discrete posterior: the page changes at Rates[i] with
+	// probability Probs[i]. Components of negligible probability may be left out.
+	Rates, Probs []float64
 	// Weight scales the page's freshness in the objective (relevance, link rank); pages of
 	// weight 0 get the least visits the bounds allow.
 	Weight float64
@@ -152,6 +156,13 @@ func (sol *Solution) Interval(p Problem, it Item) float64 {
 }
 
 func itemFreshness(it Item, interval float64) float64 {
+	if it.Probs != nil {
+		var f float64
+		for i, p := range it.Probs {
+			f += p * Freshness(it.Rates[i], interval)
+		}
+		return f
+	}
 	if it.Known {
 		return Freshness(it.Rate.Mean(), interval)
 	}
@@ -290,6 +301,9 @@ func intervalFor(it Item, mu, lo, hi, warm float64) float64 {
 	if mu <= 0 {
 		return max(lo, math.SmallestNonzeroFloat64)
 	}
+	if it.Probs != nil {
+		return discreteInterval(it, mu/w, lo, hi, warm)
+	}
 	// marginal(I) = ψ(I·k)/k: k = λ for a known rate, 1/β for a Gamma posterior.
 	alpha, k := it.Rate.Shape, 1/it.Rate.Rate
 	if it.Known {
@@ -327,24 +341,93 @@ func intervalFor(it Item, mu, lo, hi, warm float64) float64 {
 	return math.Exp(solveLogPsi(alpha, math.Log(tau), y, ylo, yhi)) / k
 }
 
-// solveLogPsi finds y with ln ψ(e^y) = target inside (ylo, yhi), starting from y0, by Newton's
-// method on ln ψ against y (concave and increasing, so Newton approaches the root from the
-// left), kept inside a bracket that shrinks as it goes, with bisection as the fallback.
+// solveLogPsi finds y with ln ψ(e^y) = target inside (ylo, yhi), starting from y0 (see
+// solveLog).
 func solveLogPsi(alpha, target, y0, ylo, yhi float64) float64 {
-	a, b := ylo, yhi // ψ(e^a) < τ < ψ(e^b)
+	return solveLog(func(y float64) (float64, float64) {
+		u := math.Exp(y)
+		p := psi(alpha, u)
+		if !(p > 0) {
+			return math.Inf(-1), 0
+		}
+		return math.Log(p) - target, u * psiPrime(alpha, u) / p
+	}, y0, ylo, yhi)
+}
+
+// discreteInterval solves Σ p_i·ψ∞(λ_i·I)/λ_i = tau for I within [lo, hi], the marginal
+// gain of a discrete posterior (see psi).
+func discreteInterval(it Item, tau, lo, hi, warm float64) float64 {
+	m := func(interval float64) (value, slope float64) {
+		for i, p := range it.Probs {
+			r := it.Rates[i]
+			x := r * interval
+			e := math.Exp(-x) // one exponential serves ψ∞ and its derivative
+			if x < 1e-3 {
+				value += p * x * x * (0.5 - x/3 + x*x/8) / r
+			} else {
+				value += p * (1 - e - x*e) / r
+			}
+			slope += p * x * e
+		}
+		return value, slope
+	}
+	if lo > 0 {
+		if v, _ := m(lo); v >= tau {
+			return lo
+		}
+	}
+	var limit, meanRate float64
+	for i, p := range it.Probs {
+		limit += p / it.Rates[i]
+		meanRate += p * it.Rates[i]
+	}
+	if limit <= tau {
+		return hi
+	}
+	if !math.IsInf(hi, 1) {
+		if v, _ := m(hi); v <= tau {
+			return hi
+		}
+	}
+	ylo, yhi := math.Inf(-1), math.Inf(1)
+	if lo > 0 {
+		ylo = math.Log(lo)
+	}
+	if !math.IsInf(hi, 1) {
+		yhi = math.Log(hi)
+	}
+	y := warm
+	if math.IsNaN(y) {
+		y = -math.Log(meanRate)
+	}
+	logTau := math.Log(tau)
+	return math.Exp(solveLog(func(y float64) (float64, float64) {
+		interval := math.Exp(y)
+		v, d := m(interval)
+		if !(v > 0) {
+			return math.Inf(-1), 0
+		}
+		return math.Log(v) - logTau, interval * d / v
+	}, y, ylo, yhi))
+}
+
+// solveLog finds the root of an increasing function of y = ln(interval) inside (ylo, yhi),
+// starting from y0, by Newton's method on f (given with its slope), kept inside a bracket
+// that shrinks as it goes, with bisection or steps of 20 (a factor of e^20) as the
+// fallback. f returns −Inf where it is not defined (below its domain).
+func solveLog(f func(y float64) (value, slope float64), y0, ylo, yhi float64) float64 {
+	a, b := ylo, yhi // f(a) < 0 < f(b)
 	y := min(max(y0, ylo), yhi)
 	if math.IsInf(y, 0) {
 		y = 0
 	}
 	for iter := 0; iter < 100; iter++ {
-		u := math.Exp(y)
-		p := psi(alpha, u)
-		if !(p > 0) {
+		g, slope := f(y)
+		if math.IsInf(g, -1) {
 			a = y
 			y = math.Min(y+20, (y+b)/2)
 			continue
 		}
-		g := math.Log(p) - target
 		if math.Abs(g) < 1e-12 {
 			return y
 		}
@@ -353,7 +436,6 @@ func solveLogPsi(alpha, target, y0, ylo, yhi float64) float64 {
 		} else {
 			b = y
 		}
-		slope := u * psiPrime(alpha, u) / p
 		next := y - g/math.Max(slope, 1e-300)
 		next = min(max(next, y-20), y+20)
 		if !(next > a && next < b) {

@@ -300,3 +300,49 @@ func BenchmarkSolve10k(b *testing.B) {
 		}
 	})
 }
+
+// TestDiscreteItems: a discrete posterior concentrated on one rate behaves like that known
+// rate, and mixed posteriors satisfy the optimality conditions.
+func TestDiscreteItems(t *testing.T) {
+	rates := []float64{0.01, 0.1, 1, 10}
+	var items, point []Item
+	rng := rand.New(rand.NewPCG(5, 5))
+	for i := 0; i < 40; i++ {
+		r := rates[i%4]
+		point = append(point, known(r))
+		items = append(items, Item{Rates: []float64{r}, Probs: []float64{1}, Weight: 1, Host: -1})
+	}
+	a, _ := Solve(Problem{Budget: 5}, point, nil)
+	b, _ := Solve(Problem{Budget: 5}, items, nil)
+	for i := range a.Intervals {
+		if x, y := a.Intervals[i], b.Intervals[i]; !(math.IsInf(x, 1) && math.IsInf(y, 1)) && math.Abs(x-y) > 1e-6*x {
+			t.Errorf("item %d: known-rate interval %v, discrete %v", i, x, y)
+		}
+	}
+	var mixed []Item
+	for i := 0; i < 60; i++ {
+		p := []float64{rng.Float64(), rng.Float64(), rng.Float64(), rng.Float64()}
+		var s float64
+		for _, v := range p {
+			s += v
+		}
+		for k := range p {
+			p[k] /= s
+		}
+		mixed = append(mixed, Item{Rates: rates, Probs: p, Weight: 0.5 + rng.Float64(), Host: -1})
+	}
+	sol, err := Solve(Problem{Budget: 20}, mixed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, it := range mixed {
+		iv := sol.Intervals[i]
+		var m float64
+		for k, p := range it.Probs {
+			m += p * marginal(true, it.Rates[k], 0, iv)
+		}
+		if !math.IsInf(iv, 1) && math.Abs(it.Weight*m-sol.Mu)/sol.Mu > 1e-5 {
+			t.Errorf("item %d: weighted marginal %v, μ %v", i, it.Weight*m, sol.Mu)
+		}
+	}
+}
