@@ -50,6 +50,7 @@ func newSimFreshnessCmd() *cobra.Command {
 		budget, horizon          float64
 		mixture, policies, trace string
 		writeTrace, plotFile     string
+		model                    string
 		seed                     uint64
 		lmShare, initialAccuracy float64
 		samples                  int
@@ -129,7 +130,8 @@ Examples:
 			if budget == 0 {
 				budget = 0.3 * float64(len(tr.Pages))
 			}
-			res, err := sim.Run(sim.Config{Budget: budget, Policies: names, Samples: samples, InitialAccuracy: initialAccuracy, Seed: seed}, tr)
+			opts := revisit.Options{Optimal: revisit.OptimalOptions{Model: model}}
+			res, err := sim.Run(sim.Config{Budget: budget, Policies: names, Samples: samples, InitialAccuracy: initialAccuracy, Seed: seed, Options: opts}, tr)
 			if err != nil {
 				return err
 			}
@@ -163,6 +165,7 @@ Examples:
 	f.Float64Var(&initialAccuracy, "initial-accuracy", 0.7436, "accuracy of the change-class policies' initial classifier (seed 004's tree: 0.7436; random: 0.25)")
 	f.IntVar(&samples, "samples", 100, "points of the freshness-over-time series")
 	f.BoolVar(&asJSON, "json", false, "print the results as JSON")
+	f.StringVar(&model, "model", "grid", "the optimal policy's change-rate model: grid or gamma")
 	return cmd
 }
 
