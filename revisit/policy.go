@@ -17,11 +17,12 @@
 //   - adaptive: Nutch's AdaptiveFetchSchedule (interval ×(1 − 0.2) after a change, ×(1 + 0.4)
 //     otherwise, bounded, synchronized with the last modification), a widely deployed
 //     baseline.
-//   - optimal: sonda's default. A Gamma posterior over each page's Poisson change rate
-//     (package estimate), with the prior re-estimated from the whole crawl (empirical Bayes),
-//     and the budget allocated to maximize the expected time-averaged freshness of the
-//     collection (package alloc, after Cho & Garcia-Molina), optionally weighted by page
-//     importance and bounded per host.
+//   - optimal: sonda's default. A posterior over each page's Poisson change rate from its
+//     exact likelihood (package estimate: changed or not at each visit, Last-Modified when
+//     it agrees with the content), under a prior of any shape re-estimated from the whole
+//     crawl (empirical Bayes), and the budget allocated to maximize the expected
+//     time-averaged freshness of the collection (package alloc, after Cho &
+//     Garcia-Molina), optionally weighted by page importance and bounded per host.
 //
 // A Policy sees only observations (Observation), so the same code drives the real crawler
 // (through CrawlPolicy, a crawl.RevisitPolicy) and the simulator (package revisit/sim).

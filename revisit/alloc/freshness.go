@@ -12,13 +12,14 @@
 // are not visited at all: pages that change far more often than the budget can follow are
 // given up, which is the counter-intuitive result of Cho & Garcia-Molina.
 //
-// sonda does not know λ; it has a Gamma posterior over it (package estimate). The allocation
-// therefore maximizes expected freshness E[F(λ, I)] under the posterior, which has a closed
-// form, and so does its marginal. Uncertainty changes the answer in the right direction: a
-// page whose rate is still uncertain keeps a positive marginal gain at f = 0 when the
-// posterior's shape α ≤ 1 (E[1/λ] diverges), so a page is never abandoned before its history
-// says it changes too fast. Per-host limits (politeness) are constraints of their own; hosts
-// that would exceed theirs get a larger multiplier of their own.
+// sonda does not know λ; it has a posterior over it (package estimate): a discrete one over
+// a grid of rates, or a Gamma. The allocation therefore maximizes expected freshness
+// E[F(λ, I)] under the posterior: a weighted sum for a discrete posterior, a closed form for
+// a Gamma, and so for their marginals. Uncertainty changes the answer in the right
+// direction: a page whose history cannot yet tell a slow page from a fast one keeps the
+// marginal gain of the slow possibility, and is given up only when its history says it
+// changes too fast for the budget. Per-host limits (politeness) are constraints of their
+// own; hosts that would exceed theirs get a larger multiplier of their own.
 package alloc
 
 import "math"

@@ -17,10 +17,14 @@
 //     descriptive statistic; an interval, not a rate).
 //   - LastModified: X/S when every changed interval also tells when the last change
 //     happened (the server's Last-Modified), which is the exact MLE in that case.
-//   - Gamma: a Bayesian posterior over λ with a Gamma prior, updated exactly for unchanged
-//     intervals and Last-Modified observations and by moment matching (assumed density
-//     filtering) for changed ones. It is what sonda's scheduler uses: a mean, a spread, and
-//     an expected freshness that accounts for the uncertainty (see package alloc).
+//   - Grid and History: a Bayesian posterior over λ on a grid of rates, from each page's
+//     exact likelihood (kept as a few sufficient statistics), under a prior of any shape
+//     fitted to the whole population by expectation maximization. It is what sonda's
+//     scheduler uses (see package alloc for the allocation it feeds).
+//   - Gamma and Evidence: a Gamma posterior, updated exactly for unchanged intervals and
+//     Last-Modified observations and by moment matching (assumed density filtering) for
+//     changed ones, with its prior fitted by type-II maximum likelihood (FitPrior): two
+//     numbers per page, the scheduler's alternative model.
 //   - ClassPosterior: seed 004's Bayesian class estimator (Eq. 4–7), a posterior over a few
 //     change classes of known period.
 package estimate
