@@ -26,9 +26,9 @@ func (e *Extractor) cascade(doc *nethtml.Node, pageURL string, base *url.URL) *A
 		}
 	}
 	if a.Published.IsZero() {
-		e.dateFromPage(a, s, base)
+		e.dateFromURL(a)
 	}
-	e.finish(a, s)
+	e.finish(a)
 	classify(a, s, main, e.opts.MinArticleWords)
 	return a
 }
@@ -276,9 +276,9 @@ func pubTime(s *signals) string {
 
 var urlDate = regexp.MustCompile(`/((?:19|20)\d{2})[/-](0?[1-9]|1[0-2])[/-](0?[1-9]|[12]\d|3[01])(?:[/-]|$)`)
 
-// dateFromPage is the last resort for the publication date: a date in the URL's path
+// dateFromURL is the last resort for the publication date: a date in the URL's path
 // (/2018/05/12/), read as midnight in Options.Location.
-func (e *Extractor) dateFromPage(a *Article, s *signals, base *url.URL) {
+func (e *Extractor) dateFromURL(a *Article) {
 	for _, u := range []string{a.CanonicalURL, a.URL} {
 		if m := urlDate.FindStringSubmatch(u); m != nil {
 			if t, ok := ParseDate(m[1]+"-"+pad2(m[2])+"-"+pad2(m[3]), "", e.opts.Location); ok {

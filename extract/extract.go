@@ -218,7 +218,7 @@ func displayURL(u string) string {
 }
 
 // finish fills the derived fields: word count, the description placeholder, the kind.
-func (e *Extractor) finish(a *Article, s *signals) {
+func (e *Extractor) finish(a *Article) {
 	a.WordCount = 0
 	for _, b := range a.Body {
 		a.WordCount += countWords(b.Text)

@@ -414,7 +414,7 @@ func FuzzExtract(f *testing.F) {
 		} else if s.body != nil {
 			a.Body = blocks(s.body, boilerplate)
 		}
-		ex.finish(a, s)
+		ex.finish(a)
 		classify(a, s, main, 50)
 		if a.IsArticle != (a.Kind == KindArticle) {
 			t.Fatalf("is_article %v with kind %q", a.IsArticle, a.Kind)

@@ -28,7 +28,7 @@ func (e *Extractor) thesis(doc *nethtml.Node, pageURL string, base *url.URL) *Ar
 	if len(a.Body) > 0 {
 		a.source("body", "thesis")
 	}
-	e.finish(a, s)
+	e.finish(a)
 	// The thesis's validity rule: a page is a news article when its <article> has text.
 	if len(a.Body) > 0 {
 		a.IsArticle, a.Kind = true, KindArticle
@@ -77,7 +77,7 @@ func (e *Extractor) trafilaturaAlone(doc *nethtml.Node, pageURL string, base *ur
 	if res.ContentNode != nil {
 		a.Body = blocks(res.ContentNode, nil)
 	}
-	e.finish(a, nil)
+	e.finish(a)
 	if a.WordCount >= e.opts.MinArticleWords {
 		a.IsArticle, a.Kind = true, KindArticle
 	} else {

@@ -12,8 +12,8 @@
 //   - fetches feed and sitemap URLs whatever media type they are served with and up to the
 //     sitemap protocol's 50 MiB (a RequestPolicy), and keeps a registry of them in the
 //     crawl's database (key prefix f);
-//   - revisits feeds and sitemaps on their own schedule, wrapping whatever RevisitPolicy the
-//     crawl has for ordinary pages (Schedule): a feed that showed new entries is read again
+//   - revisits feeds and sitemaps on their own schedule, ahead of whatever RevisitPolicy
+//     the crawl has for ordinary pages (a crawl.RevisitOverride): a feed that showed new entries is read again
 //     after Interval, one that did not waits twice as long as last time, up to MaxInterval.
 //
 // Limits follow the sitemaps.org protocol: 50,000 URLs and 50 MiB (uncompressed) per file;

@@ -477,15 +477,6 @@ func hasZone(s string) bool {
 	return strings.ContainsAny(s[t:], "+-")
 }
 
-// Compare runs several extractors over the same cases.
-func Compare(cases []Case, extractors []*extract.Extractor, workers int) []Result {
-	out := make([]Result, 0, len(extractors))
-	for _, ex := range extractors {
-		out = append(out, Run(cases, ex, workers))
-	}
-	return out
-}
-
 // SortedFailures lists, for one field, the pages where it was wrong: name, got, want.
 func (r Result) SortedFailures(field string) [][3]string {
 	var out [][3]string
