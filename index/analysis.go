@@ -29,34 +29,29 @@ func langCode(tag string) string {
 	return neutral
 }
 
-// analyzers holds one analyzer per language code, built at start-up; they are safe for
-// concurrent use.
-var analyzers = func() map[string]analysis.Analyzer {
-	m := map[string]analysis.Analyzer{neutral: newAnalyzer(neutral)}
+// analyzers holds one analyzer per language code, built at start-up: package text's
+// analyzer (Unicode words, lowercase, stop words, the language's Snowball stemmer, accent
+// folding), the same one focused crawling scores pages with. Documents and queries are
+// both analyzed through it, so they always agree on what a term is. Analyzers are safe
+// for concurrent use.
+var analyzers = func() map[string]*text.Analyzer {
+	m := map[string]*text.Analyzer{neutral: text.NewAnalyzer("")}
 	for _, l := range Languages {
-		m[l] = newAnalyzer(l)
+		m[l] = text.NewAnalyzer(l)
 	}
 	return m
 }()
 
-// analyzerFor returns the analyzer of a language code (see langCode).
-func analyzerFor(code string) analysis.Analyzer {
+// textAnalyzerFor returns the analyzer of a language code (see langCode).
+func textAnalyzerFor(code string) *text.Analyzer {
 	if a, ok := analyzers[code]; ok {
 		return a
 	}
 	return analyzers[neutral]
 }
 
-// newAnalyzer builds the analyzer of a language code: package text's analyzer (Unicode
-// words, lowercase, stop words, the language's Snowball stemmer, accent folding), the same
-// one focused crawling scores pages with, wrapped as a Bleve analyzer. Documents and
-// queries are both analyzed through it, so they always agree on what a term is.
-func newAnalyzer(code string) analysis.Analyzer {
-	if code == neutral {
-		code = ""
-	}
-	return textAnalyzer{text.NewAnalyzer(code)}
-}
+// analyzerFor returns the analyzer of a language code as a Bleve analyzer.
+func analyzerFor(code string) analysis.Analyzer { return textAnalyzer{textAnalyzerFor(code)} }
 
 // textAnalyzer adapts a text.Analyzer to Bleve: its tokens keep their byte offsets (for
 // snippets) and word positions with gaps where stop words were (for phrases).

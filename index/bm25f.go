@@ -69,6 +69,9 @@ func (q *bm25fQuery) Searcher(ctx context.Context, i bindex.IndexReader, _ mappi
 					continue
 				}
 				name := langField(f, lang)
+				if _, any := q.stats.avgLen[name]; !any {
+					continue // no document has this field: no postings to look up
+				}
 				fr, err := newFieldReader(ctx, i, term, name, vectors && (f == fieldTitle || f == fieldBody))
 				if err != nil {
 					return nil, err
@@ -88,7 +91,7 @@ func (q *bm25fQuery) Searcher(ctx context.Context, i bindex.IndexReader, _ mappi
 				cw.idf[lang] = math.Log(1 + (n-df+0.5)/(df+0.5))
 			}
 		}
-		if w.urlTerm != "" && q.r.URL > 0 && len(q.fields) > 1 {
+		if _, any := q.stats.avgLen[fieldURL]; any && w.urlTerm != "" && q.r.URL > 0 && len(q.fields) > 1 {
 			fr, err := newFieldReader(ctx, i, w.urlTerm, fieldURL, false)
 			if err != nil {
 				return nil, err
@@ -128,8 +131,9 @@ type fieldReader struct {
 	buf    bindex.TermFieldDoc
 	weight float64
 	avgLen float64
-	lang   string // "" for inurl
-	field  string // the field group: title, body...
+	lang   string   // "" for inurl
+	field  string   // the field group: title, body...
+	pos    []uint64 // scratch for positions
 }
 
 func newFieldReader(ctx context.Context, i bindex.IndexReader, term, field string, vectors bool) (*fieldReader, error) {
@@ -247,24 +251,27 @@ func (w *wordCursor) score(k1, b float64) float64 {
 	return idf * tf * (k1 + 1) / (tf + k1)
 }
 
-// positions returns the positions of the word in one field of the current document.
+// positions returns the positions of the word in one field of the current document, in
+// increasing order (a word is in one language's copy of the field at most).
 func (w *wordCursor) positions(field string) []uint64 {
-	var out []uint64
 	for _, f := range w.readers {
-		if f.cur == nil || !bytes.Equal(f.cur.ID, w.cur) || f.field != field {
+		if f.cur == nil || !bytes.Equal(f.cur.ID, w.cur) || f.field != field || len(f.cur.Vectors) == 0 {
 			continue
 		}
+		f.pos = f.pos[:0]
 		for _, v := range f.cur.Vectors {
-			out = append(out, v.Pos)
+			f.pos = append(f.pos, v.Pos)
 		}
+		return f.pos
 	}
-	return out
+	return nil
 }
 
 // bm25fSearcher merges the words' postings: a document matches when all words (all) or
 // any word occur in it, and scores the sum of the words' BM25F scores.
 type bm25fSearcher struct {
 	target bindex.IndexInternalID // scratch copy of the leapfrog target
+	at     []*wordCursor          // scratch: the words at the current document
 	q      *bm25fQuery
 	words  []*wordCursor
 	all    bool
@@ -369,13 +376,14 @@ func (s *bm25fSearcher) match(ctx *search.SearchContext) (*search.DocumentMatch,
 	}
 	k1, b := s.q.r.K1, s.q.r.B
 	score := 0.0
-	var at []*wordCursor
+	at := s.at[:0]
 	for _, w := range s.words {
 		if w.cur != nil && bytes.Equal(w.cur, doc) {
 			score += w.score(k1, b)
 			at = append(at, w)
 		}
 	}
+	s.at = at
 	if s.q.prox > 0 && len(at) > 1 {
 		score += s.proximity(at, k1)
 	}
@@ -407,14 +415,14 @@ func (s *bm25fSearcher) proximity(at []*wordCursor, k1 float64) float64 {
 			if len(pa) == 0 || len(pb) == 0 {
 				continue
 			}
-			next := make(map[uint64]bool, len(pb))
-			for _, p := range pb {
-				next[p] = true
-			}
-			n := 0
+			// Count positions p of a with b at p+1, or at p+2 (one stop word between:
+			// positions keep stop-word gaps); both lists are sorted.
+			n, j := 0, 0
 			for _, p := range pa {
-				// Adjacent, or one stop word between (positions keep stop-word gaps).
-				if next[p+1] || next[p+2] {
+				for j < len(pb) && pb[j] <= p {
+					j++
+				}
+				if j < len(pb) && pb[j] <= p+2 {
 					n++
 				}
 			}

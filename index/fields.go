@@ -67,36 +67,54 @@ func (r replay) Analyze([]byte) analysis.TokenStream { return analysis.TokenStre
 
 // built is a document ready for Bleve, with what the index's statistics need.
 type built struct {
-	doc  *document.Document
-	lang string
-	lens [7]int // analyzed lengths of textFields, then inurl
+	doc *document.Document
+	docLengths
 }
 
-func (b *built) lensTerm() string {
+// docLengths is what the statistics keep per document: its analyzer language, the
+// analyzed lengths of textFields then inurl, and whether it has a topic relevance. It is
+// recorded in the document (field lens) so that a replaced or deleted document's share
+// can be taken out of the totals.
+type docLengths struct {
+	lang  string
+	lens  [7]int
+	topic bool
+}
+
+func (b docLengths) term() string {
 	parts := make([]string, len(b.lens))
 	for i, n := range b.lens {
 		parts[i] = strconv.Itoa(n)
 	}
-	return b.lang + "|" + strings.Join(parts, ",")
+	topic := "0"
+	if b.topic {
+		topic = "1"
+	}
+	return b.lang + "|" + strings.Join(parts, ",") + "|" + topic
 }
 
-func parseLens(s string) (lang string, lens [7]int, ok bool) {
+func parseLens(s string) (l docLengths, ok bool) {
 	lang, rest, ok := strings.Cut(s, "|")
 	if !ok {
-		return "", lens, false
+		return l, false
 	}
-	parts := strings.Split(rest, ",")
-	if len(parts) != len(lens) {
-		return "", lens, false
+	nums, topic, ok := strings.Cut(rest, "|")
+	if !ok {
+		return l, false
+	}
+	parts := strings.Split(nums, ",")
+	if len(parts) != len(l.lens) {
+		return l, false
 	}
 	for i, p := range parts {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 0 {
-			return "", lens, false
+			return l, false
 		}
-		lens[i] = n
+		l.lens[i] = n
 	}
-	return lang, lens, true
+	l.lang, l.topic = lang, topic == "1"
+	return l, true
 }
 
 // build turns d into a Bleve document.
@@ -107,7 +125,7 @@ func build(d Doc) (*built, error) {
 	if d.Kind == "" {
 		d.Kind = KindPage
 	}
-	b := &built{doc: document.NewDocument(d.ID), lang: langCode(d.Lang)}
+	b := &built{doc: document.NewDocument(d.ID), docLengths: docLengths{lang: langCode(d.Lang), topic: d.Relevance >= 0}}
 	doc := b.doc
 	addText := func(name string, i int, value string) {
 		if value == "" {
@@ -194,7 +212,7 @@ func build(d Doc) (*built, error) {
 		}
 		keyword(fieldFields, string(j), storeOnly)
 	}
-	keyword(fieldLens, b.lensTerm(), bindex.IndexField|bindex.DocValues)
+	keyword(fieldLens, b.term(), bindex.IndexField|bindex.DocValues)
 	return b, nil
 }
 

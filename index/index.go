@@ -308,11 +308,11 @@ func (ix *Index) Put(ctx context.Context, docs ...Doc) error {
 	}
 	ix.statsMu.Lock()
 	for _, o := range old {
-		ix.stats.remove(o.lang, o.lens)
+		ix.stats.remove(o)
 	}
 	for _, bd := range builtDocs {
 		if bd != nil {
-			ix.stats.add(bd.lang, bd.lens)
+			ix.stats.add(bd.docLengths)
 		}
 	}
 	ix.statsMu.Unlock()
@@ -349,7 +349,7 @@ func (ix *Index) Delete(ctx context.Context, ids ...string) error {
 	}
 	ix.statsMu.Lock()
 	for _, o := range old {
-		ix.stats.remove(o.lang, o.lens)
+		ix.stats.remove(o)
 	}
 	ix.statsMu.Unlock()
 	ix.wrote()
@@ -361,13 +361,8 @@ func (ix *Index) wrote() {
 	ix.written.Store(time.Now().UnixNano())
 }
 
-type lengths struct {
-	lang string
-	lens [7]int
-}
-
 // oldLengths returns the recorded field lengths of those of ids that are in the index.
-func (ix *Index) oldLengths(ids []string) (map[string]lengths, error) {
+func (ix *Index) oldLengths(ids []string) (map[string]docLengths, error) {
 	r, err := ix.reader()
 	if err != nil {
 		return nil, err
@@ -377,7 +372,7 @@ func (ix *Index) oldLengths(ids []string) (map[string]lengths, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index: read field lengths: %w", err)
 	}
-	out := map[string]lengths{}
+	out := map[string]docLengths{}
 	for _, id := range ids {
 		iid, err := r.InternalID(id)
 		if err != nil {
@@ -386,11 +381,11 @@ func (ix *Index) oldLengths(ids []string) (map[string]lengths, error) {
 		if iid == nil {
 			continue
 		}
-		var l lengths
+		var l docLengths
 		found := false
 		err = dv.VisitDocValues(iid, func(_ string, term []byte) {
-			if lang, lens, ok := parseLens(string(term)); ok {
-				l, found = lengths{lang, lens}, true
+			if dl, ok := parseLens(string(term)); ok {
+				l, found = dl, true
 			}
 		})
 		if err != nil {
@@ -441,8 +436,8 @@ func (ix *Index) loadStats() error {
 			break
 		}
 		err = dv.VisitDocValues(iid, func(_ string, term []byte) {
-			if lang, lens, ok := parseLens(string(term)); ok {
-				s.add(lang, lens)
+			if dl, ok := parseLens(string(term)); ok {
+				s.add(dl)
 			}
 		})
 		if err != nil {
@@ -518,6 +513,7 @@ func (ix *Index) Stats() Stats {
 // it and their total analyzed length.
 type fieldStats struct {
 	docs   int64
+	topic  int64 // documents with a topic relevance
 	langs  map[string]int64
 	fields map[string]*fieldTotal
 }
@@ -536,14 +532,17 @@ func (s *fieldStats) fieldNames(lang string) []string {
 	return append(names, fieldURL)
 }
 
-func (s *fieldStats) apply(lang string, lens [7]int, sign int64) {
+func (s *fieldStats) apply(l docLengths, sign int64) {
 	if s.fields == nil {
 		*s = newFieldStats()
 	}
 	s.docs += sign
-	s.langs[lang] += sign
-	for i, name := range s.fieldNames(lang) {
-		if lens[i] == 0 {
+	s.langs[l.lang] += sign
+	if l.topic {
+		s.topic += sign
+	}
+	for i, name := range s.fieldNames(l.lang) {
+		if l.lens[i] == 0 {
 			continue
 		}
 		t := s.fields[name]
@@ -552,12 +551,12 @@ func (s *fieldStats) apply(lang string, lens [7]int, sign int64) {
 			s.fields[name] = t
 		}
 		t.docs += sign
-		t.length += sign * int64(lens[i])
+		t.length += sign * int64(l.lens[i])
 	}
 }
 
-func (s *fieldStats) add(lang string, lens [7]int)    { s.apply(lang, lens, 1) }
-func (s *fieldStats) remove(lang string, lens [7]int) { s.apply(lang, lens, -1) }
+func (s *fieldStats) add(l docLengths)    { s.apply(l, 1) }
+func (s *fieldStats) remove(l docLengths) { s.apply(l, -1) }
 
 // averageLength is the mean analyzed length of field over the documents that have it.
 func (s *fieldStats) averageLength(field string) float64 {
@@ -574,8 +573,10 @@ func (s *fieldStats) bm25f() *bm25fStats {
 	for l, n := range s.langs {
 		out.langs[l] = float64(n)
 	}
-	for name := range s.fields {
-		out.avgLen[name] = s.averageLength(name)
+	for name, t := range s.fields {
+		if t.docs > 0 {
+			out.avgLen[name] = s.averageLength(name)
+		}
 	}
 	return out
 }

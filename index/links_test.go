@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"testing"
 
@@ -124,5 +125,30 @@ func TestLinkBlend(t *testing.T) {
 	}
 	if r.Hits[1].InLinks != 6 {
 		t.Errorf("popular shows %d in-links", r.Hits[1].InLinks)
+	}
+}
+
+// TestRelevanceBlend: among pages with the same text, the one more relevant to the topic
+// comes first, by exactly the relevance weight times the difference in relevance.
+func TestRelevanceBlend(t *testing.T) {
+	ix := openTest(t, Options{})
+	load(t, ix,
+		Doc{ID: "off", URL: "http://a.test/off", Host: "a.test", Lang: "en", Title: "Reactor notes", Body: "Notes about a reactor.", Relevance: 0.1},
+		Doc{ID: "on", URL: "http://a.test/on", Host: "a.test", Lang: "en", Title: "Reactor notes", Body: "Notes about a reactor.", Relevance: 0.9, Relevant: true},
+		Doc{ID: "best", URL: "http://a.test/best", Host: "a.test", Lang: "en", Title: "Reactor reactor", Body: "Reactor, reactor, reactor: the reactor book.", Relevance: 0.1},
+	)
+	r := find(t, ix, "reactor")
+	score := map[string]float64{}
+	for _, h := range r.Hits {
+		score[h.ID] = h.Score
+	}
+	if got := ids(r); !reflect.DeepEqual(got, []string{"on", "best", "off"}) {
+		t.Errorf("order %v, want on, best, off", got)
+	}
+	if d, want := score["on"]-score["off"], DefaultRanking().Relevance*0.8; math.Abs(d-want) > 1e-9 {
+		t.Errorf("relevance lifts by %g, want %g", d, want)
+	}
+	if score["best"] <= score["off"] {
+		t.Errorf("with equal relevance the better text match is not first: %v", score)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/numeric"
 	"github.com/blevesearch/bleve/v2/search"
 
 	"github.com/sonda-search/sonda/query"
@@ -48,6 +49,10 @@ type Result struct {
 	Relaxed bool `json:"relaxed,omitempty"`
 	// Cached says the result came from the result cache.
 	Cached bool `json:"cached,omitempty"`
+	// FacetsOver is how many of the best results the facet counts describe: all of them
+	// when Total is at most MaxResults, otherwise the best MaxResults (counting facets over
+	// every match of a common word would cost more than the search).
+	FacetsOver int `json:"facets_over,omitempty"`
 }
 
 // Hit is one result.
@@ -198,11 +203,12 @@ func (ix *Index) languages() []string {
 
 // ranked is what a query found, best first.
 type ranked struct {
-	total   uint64
-	hits    []scored
-	signals map[string]linkSignal
-	facets  search.FacetResults
-	tr      translation
+	total     uint64
+	hits      []scored
+	signals   map[string]linkSignal
+	facets    map[string][]FacetCount
+	facetOver int
+	tr        translation
 }
 
 // rank runs a parsed query and returns at least the best n results (fewer when fewer
@@ -221,45 +227,41 @@ func (ix *Index) rank(ctx context.Context, n query.Node, kind string, need int, 
 		kq.SetBoost(filterBoost)
 		q = bleve.NewConjunctionQuery(q, kq)
 	}
-	blend := r.Link > 0 && ix.opts.Links != nil || r.Relevance > 0 || tr.text == 0
+	ix.statsMu.RLock()
+	topical := ix.stats.topic > 0
+	ix.statsMu.RUnlock()
+	useRelevance := r.Relevance > 0 && topical
+	blend := r.Link > 0 && ix.opts.Links != nil || useRelevance || tr.text == 0
 	size := need
 	if blend {
 		size = max(need, r.Window)
 	}
 	size = min(size, ix.opts.MaxResults)
-	sr := bleve.NewSearchRequestOptions(q, size, 0, false)
-	if r.Relevance > 0 && blend {
-		sr.Fields = []string{fieldRelevance}
-	}
-	if facets {
-		addFacets(sr, time.Now())
-	}
 	fields := make([]string, 0, len(langs)*len(textFields)+9)
 	for _, l := range langs {
 		for _, f := range textFields {
 			fields = append(fields, langField(f, l))
 		}
 	}
-	// Every field a term query may touch needs statistics; keyword fields have length 1.
+	// Every field a Bleve term or phrase query may touch needs BM25 statistics (keyword
+	// fields have length 1); sonda's own BM25F clauses take theirs from the translation.
 	fields = append(fields, fieldURL, fieldKind, fieldHost, fieldSite, fieldLang, fieldCType, fieldCSub, fieldTopic, fieldDate)
 	ix.statsMu.RLock()
 	stats := ix.stats.bm25Stats(fields)
 	ix.statsMu.RUnlock()
 	sctx := context.WithValue(ctx, search.BM25StatsKey, stats)
-	sres, err := ix.searchBleve(sctx, sr)
+	o := collectOptions{n: size, facets: facets, facetDepth: ix.opts.MaxResults}
+	if useRelevance {
+		o.relevance = r.Window
+	}
+	c, err := ix.collect(sctx, q, o)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, fmt.Errorf("index: search %q: %w", n.String(), err)
 	}
-	out := &ranked{total: sres.Total, facets: sres.Facets, tr: tr, hits: make([]scored, len(sres.Hits))}
-	for i, h := range sres.Hits {
-		out.hits[i] = scored{id: h.ID, text: h.Score, score: h.Score, relevance: -1}
-		if x, ok := h.Fields[fieldRelevance].(float64); ok {
-			out.hits[i].relevance = x
-		}
-	}
+	out := &ranked{total: c.total, facets: c.facets, facetOver: c.facetOver, tr: tr, hits: c.hits}
 	if blend {
 		if out.signals, err = ix.blend(r, out.hits, tr.text == 0); err != nil {
 			return nil, err
@@ -280,7 +282,7 @@ func (ix *Index) run(ctx context.Context, n query.Node, req Request, res *Result
 	capped := min(int(res.Total), ix.opts.MaxResults)
 	res.Pages = (capped + req.PerPage - 1) / req.PerPage
 	if req.Facets {
-		res.Facets = facetCounts(rk.facets)
+		res.Facets, res.FacetsOver = rk.facets, rk.facetOver
 	}
 	if from >= len(rk.hits) {
 		return nil
@@ -345,18 +347,21 @@ func (ix *Index) SetRanking(r Ranking) error {
 	return nil
 }
 
-// searchBleve runs a Bleve search. A panic inside Bleve (it has had some on error paths,
-// such as closing searchers it failed to create) becomes an error: a query must never
-// bring the process down.
-func (ix *Index) searchBleve(ctx context.Context, sr *bleve.SearchRequest) (res *bleve.SearchResult, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			res, err = nil, fmt.Errorf("bleve panicked: %v", p)
-		}
-	}()
-	bm25Mu.RLock()
-	defer bm25Mu.RUnlock()
-	return ix.bi.SearchInContext(ctx, sr)
+// decodeNumber decodes a numeric field's full-precision doc value (Bleve also stores
+// coarser prefixes of it, for range queries, which are skipped).
+func decodeNumber(term []byte) (float64, bool) {
+	i, ok := decodeInt(term)
+	return numeric.Int64ToFloat64(i), ok
+}
+
+// decodeInt decodes a full-precision prefix-coded integer (a date field's nanoseconds).
+func decodeInt(term []byte) (int64, bool) {
+	pc := numeric.PrefixCoded(term)
+	if shift, err := pc.Shift(); err != nil || shift != 0 {
+		return 0, false
+	}
+	i, err := pc.Int64()
+	return i, err == nil
 }
 
 // scored is a result on its way to the page.
@@ -463,68 +468,6 @@ var dateBuckets = []struct {
 	{"past month", 30 * 24 * time.Hour},
 	{"past year", 365 * 24 * time.Hour},
 	{"older", 0},
-}
-
-func addFacets(sr *bleve.SearchRequest, now time.Time) {
-	sr.AddFacet(FacetSite, bleve.NewFacetRequest(fieldHost, 10))
-	sr.AddFacet(FacetType, bleve.NewFacetRequest(fieldKind, 10))
-	sr.AddFacet(FacetLang, bleve.NewFacetRequest(fieldLang, 10))
-	df := bleve.NewFacetRequest(fieldDate, len(dateBuckets))
-	for _, b := range dateBuckets {
-		if b.age > 0 {
-			df.AddDateTimeRange(b.label, now.Add(-b.age), time.Time{})
-		} else {
-			df.AddDateTimeRange(b.label, time.Time{}, now.Add(-dateBuckets[len(dateBuckets)-2].age))
-		}
-	}
-	sr.AddFacet(FacetDate, df)
-}
-
-func facetCounts(fr search.FacetResults) map[string][]FacetCount {
-	out := map[string][]FacetCount{}
-	prefix := map[string]string{FacetSite: "site:", FacetType: "type:", FacetLang: "lang:"}
-	for name, f := range fr {
-		if f == nil {
-			continue
-		}
-		var counts []FacetCount
-		if f.Terms != nil {
-			for _, t := range f.Terms.Terms() {
-				counts = append(counts, FacetCount{Value: t.Term, Count: t.Count, Filter: prefix[name] + quoteValue(t.Term)})
-			}
-		}
-		for _, d := range f.DateRanges {
-			if d.Count == 0 {
-				continue
-			}
-			fc := FacetCount{Value: d.Name, Count: d.Count}
-			switch {
-			case d.Start != nil && d.End == nil:
-				fc.Filter = "after:" + dayOf(*d.Start)
-			case d.End != nil && d.Start == nil:
-				fc.Filter = "before:" + dayOf(*d.End)
-			}
-			counts = append(counts, fc)
-		}
-		if name == FacetDate {
-			order := map[string]int{}
-			for i, b := range dateBuckets {
-				order[b.label] = i
-			}
-			sort.Slice(counts, func(i, j int) bool { return order[counts[i].Value] < order[counts[j].Value] })
-		}
-		out[name] = counts
-	}
-	return out
-}
-
-// dayOf is the day of a facet bound (RFC 3339 text) as YYYY-MM-DD.
-func dayOf(s string) string {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return s
-	}
-	return t.UTC().Format("2006-01-02")
 }
 
 // quoteValue quotes a facet value that would not parse back as one word.

@@ -4,6 +4,8 @@ import (
 	"html"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sonda-search/sonda/text"
 )
 
 // Snippet sizes.
@@ -13,30 +15,38 @@ const (
 	snippetPlain   = 200      // bytes shown when no query word occurs
 )
 
-// snippet returns the part of text that best shows the query terms (analyzed in language
+// snippet returns the part of body that best shows the query terms (analyzed in language
 // code), HTML-escaped, with each occurrence wrapped in <mark>…</mark> and "…" where the text
 // was cut. The best window is the one with the most distinct query terms, then the most
 // occurrences: a reader sees as many of the words they asked for as possible.
-func snippet(text, code string, want map[string]bool) string {
-	if len(text) > snippetScanMax {
-		text = cutAt(text, snippetScanMax)
+func snippet(body, code string, want map[string]bool) string {
+	if len(body) > snippetScanMax {
+		body = cutAt(body, snippetScanMax)
 	}
 	if len(want) == 0 {
-		return plainSnippet(text)
+		return plainSnippet(body)
 	}
-	ts := analyzerFor(code).Analyze([]byte(text))
+	a := textAnalyzerFor(code)
+	ts := text.Words(body)
+	// Analyzing every word of a body costs more than the rest of a search: look only at
+	// words that can stem to a wanted term, which starts like the word (stems cut endings;
+	// folding only maps accented letters to ASCII ones).
+	filter := prefixFilter(want)
 	type hit struct {
 		tok  int // index in ts
 		term string
 	}
 	var hits []hit
-	for i, tok := range ts {
-		if want[string(tok.Term)] {
-			hits = append(hits, hit{i, string(tok.Term)})
+	for i, w := range ts {
+		if !filter.maybe(w.Term) {
+			continue
+		}
+		if term, ok := a.Term(w.Term); ok && want[term] {
+			hits = append(hits, hit{i, term})
 		}
 	}
 	if len(hits) == 0 {
-		return plainSnippet(text)
+		return plainSnippet(body)
 	}
 	// Slide a window of snippetTokens tokens over the hits.
 	bestStart, bestDistinct, bestCount := 0, 0, 0
@@ -63,7 +73,7 @@ func snippet(text, code string, want map[string]bool) string {
 		from = 0
 	}
 	if endTok == len(ts)-1 {
-		to = len(text)
+		to = len(body)
 	}
 	var b strings.Builder
 	if from > 0 {
@@ -75,26 +85,60 @@ func snippet(text, code string, want map[string]bool) string {
 		if tok.Start < from || tok.End > to || tok.Start < pos {
 			continue
 		}
-		b.WriteString(html.EscapeString(text[pos:tok.Start]))
+		b.WriteString(html.EscapeString(body[pos:tok.Start]))
 		b.WriteString("<mark>")
-		b.WriteString(html.EscapeString(text[tok.Start:tok.End]))
+		b.WriteString(html.EscapeString(body[tok.Start:tok.End]))
 		b.WriteString("</mark>")
 		pos = tok.End
 	}
-	b.WriteString(html.EscapeString(text[pos:to]))
-	if to < len(text) {
+	b.WriteString(html.EscapeString(body[pos:to]))
+	if to < len(body) {
 		b.WriteString(" …")
 	}
 	return strings.TrimSpace(b.String())
 }
 
-// plainSnippet is the start of text, cut at a word boundary.
-func plainSnippet(text string) string {
-	text = strings.TrimSpace(text)
-	if len(text) <= snippetPlain {
-		return html.EscapeString(text)
+// prefixes is a quick test of whether a word can analyze to one of a set of terms: the
+// lowercase ASCII first three bytes of the word against those of the terms. Words that
+// are short or start with non-ASCII letters always pass.
+type prefixes map[[3]byte]bool
+
+func prefixFilter(terms map[string]bool) prefixes {
+	p := prefixes{}
+	for t := range terms {
+		if len(t) < 3 {
+			return nil // a short term: its words may be short too; test them all
+		}
+		p[[3]byte{t[0], t[1], t[2]}] = true
 	}
-	cut := cutAt(text, snippetPlain)
+	return p
+}
+
+func (p prefixes) maybe(word string) bool {
+	if p == nil || len(word) < 3 {
+		return true
+	}
+	var k [3]byte
+	for i := 0; i < 3; i++ {
+		c := word[i]
+		if c >= utf8.RuneSelf {
+			return true
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		k[i] = c
+	}
+	return p[k]
+}
+
+// plainSnippet is the start of text, cut at a word boundary.
+func plainSnippet(body string) string {
+	body = strings.TrimSpace(body)
+	if len(body) <= snippetPlain {
+		return html.EscapeString(body)
+	}
+	cut := cutAt(body, snippetPlain)
 	if i := strings.LastIndexAny(cut, " \n\t"); i > snippetPlain/2 {
 		cut = cut[:i]
 	}

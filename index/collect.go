@@ -1,0 +1,240 @@
+package index
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/blevesearch/bleve/v2/search"
+	bq "github.com/blevesearch/bleve/v2/search/query"
+	bindex "github.com/blevesearch/bleve_index_api"
+)
+
+// This file runs searches: it drives the Bleve searcher of a query itself rather than
+// through Bleve's SearchInContext, so that everything after matching — the best n by
+// score, topic relevance, facets — reads the same index snapshot by internal document
+// number, from doc values (columns), without looking documents up by ID or loading their
+// stored fields. Only the results that are returned get their IDs.
+
+// collected is what a search found.
+type collected struct {
+	total  uint64
+	hits   []scored // best first
+	facets map[string][]FacetCount
+	// facetOver is how many of the best results the facets count (all matches when
+	// total does not exceed it).
+	facetOver int
+}
+
+// hitHeap is a min-heap of the best hits so far: the worst on top, ready to be replaced.
+type hitHeap []collectedHit
+
+type collectedHit struct {
+	iid   bindex.IndexInternalID
+	score float64
+}
+
+func (h hitHeap) Len() int { return len(h) }
+func (h hitHeap) Less(i, j int) bool {
+	if h[i].score != h[j].score {
+		return h[i].score < h[j].score
+	}
+	return bytes.Compare(h[i].iid, h[j].iid) > 0 // on a tie the later document is worse
+}
+func (h hitHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *hitHeap) Push(x any)   { *h = append(*h, x.(collectedHit)) }
+func (h *hitHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// collectOptions say what a search needs beyond the best n hits.
+type collectOptions struct {
+	n          int  // best hits wanted (their IDs are read)
+	relevance  int  // how many of the best get their topic relevance (0: none)
+	facets     bool // count facets over the best facetDepth results
+	facetDepth int
+}
+
+// collect runs q and returns its best hits.
+func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res *collected, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			// A panic inside Bleve (it has had some on error paths) is a failed search,
+			// not a crashed process.
+			res, err = nil, fmt.Errorf("index: search failed inside Bleve: %v", p)
+		}
+	}()
+	r, err := ix.reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	s, err := q.Searcher(ctx, r, ix.bi.Mapping(), search.SearcherOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	keep := o.n
+	if o.facets {
+		keep = max(keep, o.facetDepth)
+	}
+	pool := search.NewDocumentMatchPool(s.DocumentMatchPoolSize()+1, 0)
+	sctx := &search.SearchContext{DocumentMatchPool: pool, IndexReader: r}
+	best := make(hitHeap, 0, min(keep, 1024))
+	res = &collected{}
+	for {
+		if res.total&1023 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		dm, err := s.Next(sctx)
+		if err != nil {
+			return nil, err
+		}
+		if dm == nil {
+			break
+		}
+		res.total++
+		switch {
+		case keep <= 0:
+		case len(best) < keep:
+			heap.Push(&best, collectedHit{append(bindex.IndexInternalID(nil), dm.IndexInternalID...), dm.Score})
+		case dm.Score > best[0].score:
+			// Replace the worst; reuse its ID buffer.
+			best[0].iid = append(best[0].iid[:0], dm.IndexInternalID...)
+			best[0].score = dm.Score
+			heap.Fix(&best, 0)
+		}
+		pool.Put(dm)
+	}
+	ordered := make([]collectedHit, len(best))
+	for i := len(best) - 1; i >= 0; i-- {
+		ordered[i] = heap.Pop(&best).(collectedHit)
+	}
+	if o.facets {
+		res.facetOver = len(ordered)
+		if res.facets, err = facetsOf(r, byDocNumber(ordered), time.Now()); err != nil {
+			return nil, err
+		}
+	}
+	ordered = ordered[:min(len(ordered), o.n)]
+	res.hits = make([]scored, len(ordered))
+	for i, h := range ordered {
+		id, err := r.ExternalID(h.iid)
+		if err != nil {
+			return nil, fmt.Errorf("index: ID of a result: %w", err)
+		}
+		res.hits[i] = scored{id: id, text: h.score, score: h.score, relevance: -1}
+	}
+	if o.relevance > 0 {
+		if err := readRelevance(r, ordered[:min(len(ordered), o.relevance)], res.hits); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// byDocNumber returns hits sorted by internal document number: doc values are stored in
+// compressed chunks of consecutive documents, so reading them in document order
+// decompresses each chunk once, where score order would decompress one per document.
+func byDocNumber(hits []collectedHit) []collectedHit {
+	out := append([]collectedHit(nil), hits...)
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].iid, out[j].iid) < 0 })
+	return out
+}
+
+// readRelevance sets the topic relevance of hits (in the order of ordered) from the
+// relevance column.
+func readRelevance(r bindex.IndexReader, ordered []collectedHit, hits []scored) error {
+	dv, err := r.DocValueReader([]string{fieldRelevance})
+	if err != nil {
+		return fmt.Errorf("index: read relevance: %w", err)
+	}
+	at := make(map[string]int, len(ordered))
+	for i, h := range ordered {
+		at[string(h.iid)] = i
+	}
+	for _, h := range byDocNumber(ordered) {
+		i := at[string(h.iid)]
+		err := dv.VisitDocValues(h.iid, func(_ string, term []byte) {
+			if x, ok := decodeNumber(term); ok {
+				hits[i].relevance = x
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("index: read relevance: %w", err)
+		}
+	}
+	return nil
+}
+
+// facetsOf counts the site, kind, language and date of the given documents from their
+// doc values.
+func facetsOf(r bindex.IndexReader, docs []collectedHit, now time.Time) (map[string][]FacetCount, error) {
+	dv, err := r.DocValueReader([]string{fieldHost, fieldKind, fieldLang, fieldDate})
+	if err != nil {
+		return nil, fmt.Errorf("index: read facets: %w", err)
+	}
+	counts := map[string]map[string]int{FacetSite: {}, FacetType: {}, FacetLang: {}}
+	dates := make([]int, len(dateBuckets))
+	for _, d := range docs {
+		err := dv.VisitDocValues(d.iid, func(field string, term []byte) {
+			switch field {
+			case fieldHost:
+				counts[FacetSite][string(term)]++
+			case fieldKind:
+				counts[FacetType][string(term)]++
+			case fieldLang:
+				counts[FacetLang][string(term)]++
+			case fieldDate:
+				if nanos, ok := decodeInt(term); ok {
+					t := time.Unix(0, nanos)
+					last := len(dateBuckets) - 1 // "older": the documents no other bucket has
+					for i, b := range dateBuckets[:last] {
+						if t.After(now.Add(-b.age)) {
+							dates[i]++
+						}
+					}
+					if !t.After(now.Add(-dateBuckets[last-1].age)) {
+						dates[last]++
+					}
+				}
+			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("index: read facets: %w", err)
+		}
+	}
+	out := map[string][]FacetCount{}
+	prefix := map[string]string{FacetSite: "site:", FacetType: "type:", FacetLang: "lang:"}
+	for name, m := range counts {
+		fc := make([]FacetCount, 0, len(m))
+		for v, n := range m {
+			fc = append(fc, FacetCount{Value: v, Count: n, Filter: prefix[name] + quoteValue(v)})
+		}
+		sort.Slice(fc, func(i, j int) bool {
+			return fc[i].Count > fc[j].Count || fc[i].Count == fc[j].Count && fc[i].Value < fc[j].Value
+		})
+		out[name] = fc[:min(len(fc), 10)]
+	}
+	var dc []FacetCount
+	for i, b := range dateBuckets {
+		if dates[i] == 0 {
+			continue
+		}
+		f := FacetCount{Value: b.label, Count: dates[i]}
+		if b.age > 0 {
+			f.Filter = "after:" + now.Add(-b.age).UTC().Format("2006-01-02")
+		} else {
+			f.Filter = "before:" + now.Add(-dateBuckets[len(dateBuckets)-2].age).UTC().Format("2006-01-02")
+		}
+		dc = append(dc, f)
+	}
+	out[FacetDate] = dc
+	return out, nil
+}
