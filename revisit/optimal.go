@@ -175,13 +175,16 @@ func (p *optimal) learn(pg *optPage, o Observation) {
 		}
 	}
 	if !g.informative {
-		// A first visit: a Last-Modified time says the page has gone unchanged since then
-		// (likelihood e^(−λ·age)). It does not say the page changed then: Last-Modified is
-		// also a page's creation time, and counting that as a change made every new page
-		// look fast-changing (a page created 10 s before the visit "changed 10 s ago").
+		// A first visit: a Last-Modified time is the page's age since its last change. Seen
+		// at a moment unrelated to its changes, a Poisson page's age is exponential with its
+		// rate (Brewington & Cybenko estimate rates this way): likelihood λ·e^(−λ·age). Using
+		// only "unchanged for age" (e^(−λ·age)) drops one change per page and underestimated
+		// slow pages' rates by a quarter (98.2% of the oracle against 100.0% in simulation).
+		// A page created shortly before its first visit has a creation time, not a change,
+		// for Last-Modified and looks faster than it is until its unchanged time adds up.
 		if o.First && lm > 0 && prevVisit == 0 {
-			pg.ev.Unchanged(float64(now-lm) / 1e9)
-			pg.hist.Unchanged(float64(now-lm) / 1e9)
+			pg.ev.ChangedAt(float64(now-lm) / 1e9)
+			pg.hist.ChangedAt(float64(now-lm) / 1e9)
 		}
 		pg.lastMod = max(pg.lastMod, lm)
 		return

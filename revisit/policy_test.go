@@ -313,12 +313,12 @@ func TestOptimalLastModified(t *testing.T) {
 	k := key(1)
 	p.Visit(k, Observation{At: t0, First: true, LastModified: t0.Add(-10 * time.Hour)})
 	pg := p.pages[k]
-	if pg.ev.Shape != 0 || pg.ev.Rate != 36000 {
-		t.Fatalf("first visit with a 10h-old Last-Modified: evidence %+v, want 10 h unchanged (rate 36000 s)", pg.ev)
+	if pg.ev.Shape != 1 || pg.ev.Rate != 36000 || pg.hist.Exact != 1 || pg.hist.Exposure != 36000 {
+		t.Fatalf("first visit with a 10h-old Last-Modified: evidence %+v, history %+v; want an age of 10 h (λ·e^(−36000 λ))", pg.ev, pg.hist)
 	}
 	p.Visit(k, Observation{At: t0.Add(time.Hour), Changed: true, LastModified: t0.Add(30 * time.Minute)})
-	if pg.trustLM <= 0 || pg.ev.Shape != 1 || pg.ev.Rate != 36000+1800 {
-		t.Errorf("agreeing Last-Modified: trust %d, evidence %+v; want the exact update (shape 1, rate 37800)", pg.trustLM, pg.ev)
+	if pg.trustLM <= 0 || pg.ev.Shape != 2 || pg.ev.Rate != 36000+1800 || pg.hist.Exact != 2 {
+		t.Errorf("agreeing Last-Modified: trust %d, evidence %+v; want the exact update (shape 2, rate 37800)", pg.trustLM, pg.ev)
 	}
 	// The header moves but the text does not: distrust from now on.
 	p.Visit(k, Observation{At: t0.Add(2 * time.Hour), LastModified: t0.Add(2 * time.Hour)})

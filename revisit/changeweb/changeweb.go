@@ -68,9 +68,10 @@ type page struct {
 	url        string
 	rate       float64 // changes per second
 	validators bool
-	rng        *rand.Rand  // draws change times, in order
-	changes    []time.Time // change times generated so far (up to horizon)
-	horizon    time.Time   // changes are known up to here
+	rng        *rand.Rand    // draws change times, in order
+	before     time.Duration // the page's last change before Start was this long before it
+	changes    []time.Time   // change times generated so far (up to horizon)
+	horizon    time.Time     // changes are known up to here
 	served     []Serve
 }
 
@@ -126,6 +127,9 @@ func (s *Set) Extra(host string, _ *rand.Rand) []testweb.Page {
 			validators: rng.Float64() < s.cfg.Validators,
 			rng:        rand.New(rand.NewPCG(s.cfg.Seed^0xc4a7, h.Sum64()+uint64(i))),
 		}
+		// The page existed before the crawl: its last change came a random while (its
+		// age, exponential with its rate) before Start, as on the web a crawler finds.
+		p.before = time.Duration(rng.ExpFloat64() / p.rate * float64(time.Second))
 		s.mu.Lock()
 		s.pages[p.url] = p
 		s.order = append(s.order, p)
@@ -169,7 +173,7 @@ func (s *Set) handler(p *page) http.Handler {
 		s.mu.Lock()
 		s.advance(p, now)
 		v := p.version(now)
-		lastChange := s.start
+		lastChange := s.start.Add(-p.before)
 		if v > 0 {
 			lastChange = p.changes[v-1]
 		}
