@@ -39,6 +39,9 @@ func TestFocusedCrawl(t *testing.T) {
 	if err != nil || st.Judged < 100 || st.Relevant == 0 {
 		t.Fatalf("status.json judged %d relevant %d (%v)", st.Judged, st.Relevant, err)
 	}
+	if out, _, _ := run(t, nil, "status", "--data", data); !strings.Contains(out, "harvest:") {
+		t.Errorf("sonda status does not show the harvest:\n%s", out)
+	}
 	out, _, _ = run(t, nil, "export", "--data", data, "--what", "pages")
 	judged, relevant := 0, 0
 	sc := bufio.NewScanner(strings.NewReader(out))

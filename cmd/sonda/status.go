@@ -66,6 +66,9 @@ state to report the frontier exactly.`,
 			}
 			fmt.Fprintf(out, "pages:     %d fetched (%d robots.txt), %s, %.1f pages/s\n", st.Pages, st.RobotsTxt, crawl.FormatBytes(st.Bytes), st.PagesPerS)
 			fmt.Fprintf(out, "frontier:  %d queued, %d in flight, %d seen, %d hosts active\n", st.Queued, st.InFlight, st.Seen, st.Hosts)
+			if st.Judged > 0 {
+				fmt.Fprintf(out, "harvest:   %d of %d judged pages relevant (%.1f%%)\n", st.Relevant, st.Judged, 100*float64(st.Relevant)/float64(st.Judged))
+			}
 			if len(st.Statuses) > 0 {
 				fmt.Fprintf(out, "responses: %s\n", joinCounts(st.Statuses))
 			}
