@@ -305,7 +305,7 @@ func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Pr
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := c.worker(runCtx, &budget, cancel); err != nil {
+			if err := c.worker(runCtx, ctx, &budget, cancel); err != nil {
 				errs <- err
 				cancel(err)
 			}
@@ -353,8 +353,14 @@ func (c *Crawler) admitSeeds(seeds []urlnorm.URL) error {
 	return nil
 }
 
-// worker leases and processes URLs until the frontier is drained or ctx ends.
-func (c *Crawler) worker(ctx context.Context, budget *atomic.Int64, stop context.CancelCauseFunc) error {
+// worker leases and processes URLs until the frontier is drained or leases ends.
+//
+// leases ends when no more URLs should be started (max-pages, duration, drained frontier);
+// work ends only when the crawl is interrupted. So a URL already being fetched when the crawl
+// reaches its page or time limit is finished and recorded rather than thrown away and
+// fetched again next run.
+func (c *Crawler) worker(leases, work context.Context, budget *atomic.Int64, stop context.CancelCauseFunc) error {
+	ctx := leases
 	for {
 		if err := c.pacer.wait(ctx); err != nil {
 			return nil
@@ -381,8 +387,8 @@ func (c *Crawler) worker(ctx context.Context, budget *atomic.Int64, stop context
 				return nil
 			}
 		}
-		if err := c.process(ctx, l, budget, stop); err != nil {
-			if ctx.Err() != nil {
+		if err := c.process(work, l, budget, stop); err != nil {
+			if work.Err() != nil {
 				return nil
 			}
 			return err

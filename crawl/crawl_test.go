@@ -43,7 +43,7 @@ func testConfig(t testing.TB, web *testweb.Web) config.Config {
 // with every awkward feature fetches exactly what the web's ground truth says, never
 // breaks politeness, and records every bad input with the expected error.
 func TestCrawlTestWeb(t *testing.T) {
-	web := startWeb(t, testweb.Config{Seed: 7, Hosts: 60, SlowDelay: time.Second, TrapLimit: 100, Retries: config.Default().Politeness.MaxRetries})
+	web := startWeb(t, testweb.Config{Seed: 7, Hosts: 60, SlowDelay: 5 * time.Second, TrapLimit: 100, Retries: config.Default().Politeness.MaxRetries})
 	if len(web.Hosts()) < 50 {
 		t.Fatalf("test web has %d hosts, the acceptance test needs at least 50", len(web.Hosts()))
 	}
@@ -246,5 +246,38 @@ func TestSinksSeeEveryRecord(t *testing.T) {
 	}
 	if n == 0 || sink.docs == 0 {
 		t.Fatalf("%d records, %d parsed documents seen", n, sink.docs)
+	}
+}
+
+// TestMaxPagesThenResume: a crawl stopped by max-pages finishes the fetches it started, so
+// resuming fetches every remaining URL once and nothing twice.
+func TestMaxPagesThenResume(t *testing.T) {
+	web := startWeb(t, testweb.Config{Seed: 9, Hosts: 6, PagesPerHost: 10, Disable: testweb.AllFeatures &^ testweb.Robots})
+	cfg := testConfig(t, web)
+	cfg.Politeness.MinDelay = 0
+	cfg.Crawl.MaxPages = 15
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := c.Run(context.Background(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if sum.Reason != "max-pages" || sum.Pages != 15 {
+		t.Fatalf("first run: %s after %d pages, want max-pages after exactly 15", sum.Reason, sum.Pages)
+	}
+	cfg.Crawl.MaxPages = 0
+	c, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if sum, err = c.Run(context.Background(), nil, nil); err != nil || sum.Reason != "frontier empty" {
+		t.Fatalf("resume: %v, %v", sum.Reason, err)
+	}
+	for _, p := range web.CheckFetches() {
+		t.Errorf("after max-pages and resume: %s", p)
 	}
 }

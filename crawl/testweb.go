@@ -18,8 +18,11 @@ func ConfigForTestWeb(cfg config.Config, web *testweb.Web) config.Config {
 	cfg.Scope.MaxDepth = 0
 	cfg.Fetch.AllowPrivate = true
 	cfg.Fetch.Resolve = []string{web.Resolve()}
-	cfg.Fetch.FirstByteTimeout = 500 * time.Millisecond
-	cfg.Fetch.BodyTimeout = time.Second
+	// Short enough for a quick run, long enough that an ordinary page on a loaded machine
+	// never times out (a retried page would be fetched twice); test webs make their slow
+	// pages slower than this (testweb.Config.SlowDelay).
+	cfg.Fetch.FirstByteTimeout = 2 * time.Second
+	cfg.Fetch.BodyTimeout = 3 * time.Second
 	cfg.Politeness.RetryDelay = 100 * time.Millisecond
 	cfg.Robots.RetryDelay = 100 * time.Millisecond
 	cfg.Robots.MaxFailures = 2

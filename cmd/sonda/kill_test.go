@@ -47,7 +47,7 @@ func killResumeRound(t *testing.T, seed uint64) {
 	env := append(os.Environ(),
 		"SONDA_SCOPE_FOLLOW=any", "SONDA_SCOPE_MAX_QUERY_VARIANTS=100",
 		"SONDA_POLITENESS_RETRY_DELAY=50ms", "SONDA_ROBOTS_RETRY_DELAY=50ms", "SONDA_ROBOTS_MAX_FAILURES=2",
-		"SONDA_FETCH_FIRST_BYTE_TIMEOUT=1s", "SONDA_LOG_LEVEL=warn")
+		"SONDA_FETCH_FIRST_BYTE_TIMEOUT=5s", "SONDA_LOG_LEVEL=warn")
 
 	rng := rand.New(rand.NewPCG(seed, 42))
 	kills := 0
