@@ -330,6 +330,7 @@ func TestLinkWeightChoice(t *testing.T) {
 	if len(nav) < 20 || len(known) < 100 {
 		t.Fatalf("%d navigational and %d known-item queries", len(nav), len(known))
 	}
+	t.Logf("%d documents; %d navigational and %d known-item queries", len(allIDs(t, c.ix)), len(nav), len(known))
 	mrr := func(items []item) float64 {
 		sum := 0.0
 		for _, it := range items {
