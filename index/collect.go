@@ -70,6 +70,9 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 			res, err = nil, fmt.Errorf("index: search failed inside Bleve: %v", p)
 		}
 	}()
+	// Bleve's own term and phrase scorers read BM25's k1 and b from package variables.
+	bm25Mu.RLock()
+	defer bm25Mu.RUnlock()
 	r, err := ix.reader()
 	if err != nil {
 		return nil, err

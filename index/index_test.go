@@ -396,3 +396,34 @@ func TestCheckpointAndSync(t *testing.T) {
 		t.Errorf("%d documents after reopen", ix.Stats().Documents)
 	}
 }
+
+// TestConcurrentSearchAndWrites runs searches while documents are written and the
+// ranking changes (run it with -race).
+func TestConcurrentSearchAndWrites(t *testing.T) {
+	ix := openTest(t, Options{})
+	load(t, ix, corpus...)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 20; i++ {
+			d := corpus[i%len(corpus)]
+			d.Body += " extra"
+			if err := ix.Put(ctx, d); err != nil {
+				t.Error(err)
+				return
+			}
+			r := DefaultRanking()
+			r.Title = float64(1 + i%3)
+			if err := ix.SetRanking(r); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for i := 0; i < 50; i++ {
+		if _, err := ix.Search(ctx, Request{Query: "reactor OR fuel", Facets: i%2 == 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+}
