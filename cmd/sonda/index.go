@@ -59,23 +59,14 @@ func rebuildIndex(ctx context.Context, cfg config.Config, w io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	opts, err := indexOptions(cfg, log)
-	if err != nil {
-		return err
-	}
 	if err := os.RemoveAll(index.DataDir(cfg.Data)); err != nil {
 		return fmt.Errorf("remove the old index: %w", err)
 	}
-	g, err := linkgraph.Open(db, linkgraph.Options{Logger: log})
+	g, ix, err := openGraphAndIndex(cfg, db, log)
 	if err != nil {
 		return err
 	}
 	defer g.Close()
-	opts.Links = g
-	ix, err := index.Open(index.DataDir(cfg.Data), opts)
-	if err != nil {
-		return err
-	}
 	defer ix.Close()
 	ropts := index.ReplayOptions{
 		Normalizer:  urlnorm.New(crawl.NormalizerOptions(cfg)),

@@ -14,7 +14,6 @@ import (
 
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/index"
-	"github.com/sonda-search/sonda/linkgraph"
 	"github.com/sonda-search/sonda/store"
 )
 
@@ -54,25 +53,16 @@ Examples:
 				return usageError{fmt.Errorf("no search index in %s (crawl with search.index on, or run sonda index rebuild): %w", cfg.Data, err)}
 			}
 			log := newLogger(cfg)
-			opts, err := indexOptions(cfg, log)
-			if err != nil {
-				return err
-			}
 			db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{Logger: log})
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			g, err := linkgraph.Open(db, linkgraph.Options{Logger: log})
+			g, ix, err := openGraphAndIndex(cfg, db, log)
 			if err != nil {
 				return err
 			}
 			defer g.Close()
-			opts.Links = g
-			ix, err := index.Open(index.DataDir(cfg.Data), opts)
-			if err != nil {
-				return err
-			}
 			defer ix.Close()
 			res, err := ix.Search(cmd.Context(), index.Request{Query: strings.Join(args, " "), Page: page, PerPage: perPage, Kind: kind, Facets: facets, Operator: operator})
 			var qe *index.QueryError

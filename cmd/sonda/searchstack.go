@@ -33,6 +33,26 @@ func indexOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
 	}, nil
 }
 
+// openGraphAndIndex opens the link graph kept in db and, ranking with it, the search index
+// of cfg.Data (created if needed).
+func openGraphAndIndex(cfg config.Config, db *store.DB, log *slog.Logger) (*linkgraph.Graph, *index.Index, error) {
+	opts, err := indexOptions(cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := linkgraph.Open(db, linkgraph.Options{Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.Links = g
+	ix, err := index.Open(index.DataDir(cfg.Data), opts)
+	if err != nil {
+		g.Close()
+		return nil, nil, err
+	}
+	return g, ix, nil
+}
+
 // searchStack is what a crawl writes besides the store: the link graph (in the store's
 // database) and the search index, with the sinks that keep them up to date.
 type searchStack struct {
@@ -49,17 +69,9 @@ func openSearchStack(cfg config.Config, db *store.DB, log *slog.Logger) (*search
 	if !cfg.Search.Index {
 		return nil, nil
 	}
-	opts, err := indexOptions(cfg, log)
-	if err != nil {
-		return nil, err
-	}
 	s := &searchStack{log: log}
-	if s.Graph, err = linkgraph.Open(db, linkgraph.Options{Logger: log}); err != nil {
-		return nil, err
-	}
-	opts.Links = s.Graph
-	if s.Index, err = index.Open(index.DataDir(cfg.Data), opts); err != nil {
-		s.Graph.Close()
+	var err error
+	if s.Graph, s.Index, err = openGraphAndIndex(cfg, db, log); err != nil {
 		return nil, err
 	}
 	s.isink = index.NewSink(s.Index, s.Graph, index.SinkOptions{BatchSize: cfg.Search.BatchSize, Delay: cfg.Search.BatchDelay, Logger: log})
