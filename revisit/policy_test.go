@@ -372,7 +372,10 @@ func TestMaxAge(t *testing.T) {
 // BenchmarkOptimalVisit is the cost the optimal policy adds to each fetch, on a crawl of
 // 100,000 pages (re-planning included, amortized).
 func BenchmarkOptimalVisit(b *testing.B) {
-	p := mustNew(&testing.T{}, "optimal", Options{Budget: 10})
+	p, err := New("optimal", Options{Budget: 10})
+	if err != nil {
+		b.Fatal(err)
+	}
 	rng := rand.New(rand.NewPCG(1, 1))
 	const pages = 100000
 	for i := 0; i < pages; i++ {
