@@ -155,7 +155,7 @@ type Sink struct {
 	done sync.WaitGroup
 	once sync.Once
 
-	indexed, removed, refreshed, failed atomic.Int64
+	indexed, removed, refreshed, failed, dropped atomic.Int64
 }
 
 type pendingOp struct {
@@ -164,8 +164,8 @@ type pendingOp struct {
 }
 
 // maxTouched bounds the set of documents waiting for an anchor refresh; beyond it, new
-// ones are dropped (and counted in the log): `sonda index rebuild` brings every document's
-// anchors up to date.
+// ones are dropped (SinkStats.Dropped counts them): `sonda index rebuild` brings every
+// document's anchors up to date.
 const maxTouched = 1 << 20
 
 // NewSink returns a sink writing to ix, with anchor text and in-link counts from links
@@ -223,8 +223,9 @@ func (s *Sink) Touch(urls []string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, u := range urls {
+	for i, u := range urls {
 		if len(s.touched) >= maxTouched {
+			s.dropped.Add(int64(len(urls) - i))
 			return
 		}
 		s.touched[u] = struct{}{}
@@ -349,6 +350,7 @@ func (s *Sink) refresh(ctx context.Context, urls []string) error {
 // SinkStats counts what a Sink did.
 type SinkStats struct {
 	Indexed, Removed, Refreshed, Failed int64
+	Dropped                             int64 // anchor refreshes dropped (see maxTouched)
 	Queued                              int
 }
 
@@ -357,7 +359,8 @@ func (s *Sink) Stats() SinkStats {
 	s.mu.Lock()
 	q := len(s.pending)
 	s.mu.Unlock()
-	return SinkStats{Indexed: s.indexed.Load(), Removed: s.removed.Load(), Refreshed: s.refreshed.Load(), Failed: s.failed.Load(), Queued: q}
+	return SinkStats{Indexed: s.indexed.Load(), Removed: s.removed.Load(), Refreshed: s.refreshed.Load(), Failed: s.failed.Load(),
+		Dropped: s.dropped.Load(), Queued: q}
 }
 
 // Close writes what is queued, refreshes every touched document, and stops the writer.
