@@ -184,22 +184,12 @@ func LastModified(obs []LastModifiedObservation, unbiased bool) float64 {
 // posterior is written into prior, which must have len(periods) entries. A prior that
 // collapses to zero everywhere (an impossible observation) is reset to uniform.
 func ClassPosterior(prior, periods []float64, t float64, changed bool) {
-	var total float64
 	for k, p := range periods {
 		like := math.Exp(-t / p)
 		if changed {
 			like = -math.Expm1(-t / p)
 		}
 		prior[k] *= like
-		total += prior[k]
 	}
-	if total <= 0 || math.IsNaN(total) {
-		for k := range prior {
-			prior[k] = 1 / float64(len(prior))
-		}
-		return
-	}
-	for k := range prior {
-		prior[k] /= total
-	}
+	normalize(prior)
 }
