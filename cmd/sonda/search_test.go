@@ -3,9 +3,12 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sonda-search/sonda/testweb"
 )
@@ -100,4 +103,73 @@ func TestEvalRetrievalCommand(t *testing.T) {
 	if rows[1].All.MAP <= rows[0].All.MAP || rows[1].All.NDCG10 <= rows[0].All.NDCG10 {
 		t.Errorf("sonda %+v does not beat the baseline %+v", rows[1], rows[0])
 	}
+}
+
+// TestKill9IndexCatchesUp kills crawls with SIGKILL while they index, resumes them until
+// the crawl finishes, and checks that the index ends up with every page the store has:
+// what the killed processes had queued or not yet persisted is caught up from the store and
+// the WARC files when the next crawl opens the index.
+func TestKill9IndexCatchesUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills real crawl processes")
+	}
+	web, addr := serveWeb(t, testweb.Config{Seed: 9, Hosts: 12, PagesPerHost: 20, Disable: testweb.AllFeatures &^ testweb.Robots})
+	data := t.TempDir()
+	args := append(crawlArgs(web, addr, data), "--min-delay", "15ms")
+	env := append(os.Environ(), append(quickEnv, "SONDA_SEARCH_BATCH_DELAY=2s")...)
+	kills := 0
+	for attempt := 0; attempt < 40; attempt++ {
+		cmd := exec.Command(sondaBin, args...)
+		cmd.Env = env
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		wait := 400 * time.Millisecond
+		if kills >= 3 {
+			wait = time.Minute
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("crawl failed: %v\n%s", err, stderr.String())
+			}
+			if kills == 0 {
+				t.Fatal("the crawl finished before it could be killed")
+			}
+			pages := 0
+			out, _, code := run(t, nil, "export", "--data", data, "--what", "pages")
+			if code != 0 {
+				t.Fatal("export failed")
+			}
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				var p struct {
+					Status      int    `json:"status"`
+					ContentType string `json:"content_type"`
+				}
+				if json.Unmarshal([]byte(line), &p) == nil && p.Status == 200 && p.ContentType == "text/html" {
+					pages++
+				}
+			}
+			res, stderr2, code := run(t, nil, "search", "--data", data, "--json", "type:page")
+			var r struct{ Total int }
+			if code != 0 || json.Unmarshal([]byte(res), &r) != nil {
+				t.Fatalf("search: exit %d: %s", code, stderr2)
+			}
+			if r.Total != pages {
+				t.Errorf("after %d kills the index has %d documents, the store %d pages", kills, r.Total, pages)
+			}
+			return
+		case <-time.After(wait):
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			<-done
+			kills++
+		}
+	}
+	t.Fatal("the crawl did not finish")
 }
