@@ -1,8 +1,8 @@
 // Package index owns sonda's search index: a Bleve (scorch) index of documents of several
 // kinds, kept up to date as the crawl fetches and re-fetches pages, and the search over it —
-// query parsing (package query), language-aware analysis, BM25 with field weights, the blend
-// with link rank (package linkgraph) and topic relevance, snippets, facets, pagination and a
-// result cache.
+// query parsing (package query), language-aware analysis, BM25F ranking with field
+// weights, the blend with link rank (package linkgraph) and topic relevance, snippets,
+// facets, pagination and a result cache.
 //
 // # Documents
 //
@@ -18,13 +18,21 @@
 // # Analysis and fields
 //
 // Every text field exists once per language (title_en, body_pt, ...; see Languages) and a
-// document fills the copies of its own language, analyzed by that language's analyzer, so
-// field statistics stay within one language and a query word is analyzed once per language
-// present. Bleve's analysis happens here, before Bleve sees the document, which also gives
-// the exact field lengths that BM25 needs: Bleve 2.6's own BM25 estimates a field's average
-// length from the size of its term dictionary (distinct terms / documents), which is not a
-// length at all and penalizes long documents more as the vocabulary grows; this package
-// keeps the true per-field totals and hands them to Bleve at query time.
+// document fills the copies of its own language, analyzed by that language's analyzer
+// (package text), so field statistics stay within one language and a query word is
+// analyzed once per language present. Analysis happens here, before Bleve sees the
+// document, which also gives the exact field lengths BM25 needs.
+//
+// # Ranking and search
+//
+// Bleve keeps the postings; sonda scores. Plain query words are scored by sonda's BM25F
+// (bm25f.go) as one Bleve query per group of words, since Bleve 2.6's "bm25" departs from
+// BM25 in ways that cost a tenth of the retrieval quality (see bm25f.go). Phrases, filters
+// and the boolean structure are Bleve queries; disjunctions sum their clauses (sum.go)
+// without Bleve's coordination factor. A search runs the query's searcher on one index
+// snapshot and keeps the best results itself (collect.go), reading relevance and facets
+// from doc values; the best Window results are then blended with the link prior and the
+// topic relevance (see Ranking), and only the page shown is loaded, with its snippet.
 //
 // # Durability
 //
