@@ -53,25 +53,15 @@ type Registry struct {
 // OpenRegistry loads the registry of db.
 func OpenRegistry(db *store.DB) (*Registry, error) {
 	r := &Registry{db: db, sources: map[store.URLKey]*Source{}, perHost: map[string]int{}}
-	it, err := db.Pebble().NewIter(&pebble.IterOptions{LowerBound: []byte{prefixSource}, UpperBound: []byte{prefixSource + 1}})
+	err := store.EachRecord(db, prefixSource, "feed registry entry", func(k store.URLKey, s *Source) error {
+		r.sources[k] = s
+		r.perHost[hostOf(s.URL)]++
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("feeds: read registry: %w", err)
 	}
-	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
-		var k store.URLKey
-		if len(it.Key()) != 1+len(k) {
-			continue
-		}
-		copy(k[:], it.Key()[1:])
-		s := new(Source)
-		if err := json.Unmarshal(it.Value(), s); err != nil {
-			return nil, fmt.Errorf("feeds: registry entry %x is corrupt: %w", k, err)
-		}
-		r.sources[k] = s
-		r.perHost[hostOf(s.URL)]++
-	}
-	return r, it.Error()
+	return r, nil
 }
 
 // Get returns a copy of the source with key k.

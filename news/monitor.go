@@ -627,24 +627,5 @@ func (m *Monitor) Revisit(d *crawl.Document, now time.Time) (time.Time, bool) {
 
 // eachKeyed is Each with the URL key of every record.
 func eachKeyed(db *store.DB, fn func(store.URLKey, *Article) error) error {
-	it, err := db.Pebble().NewIter(&pebble.IterOptions{LowerBound: []byte{prefixArticle}, UpperBound: []byte{prefixArticle + 1}})
-	if err != nil {
-		return fmt.Errorf("news: iterate articles: %w", err)
-	}
-	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
-		var k store.URLKey
-		if len(it.Key()) != 1+len(k) {
-			continue
-		}
-		copy(k[:], it.Key()[1:])
-		a := new(Article)
-		if err := json.Unmarshal(it.Value(), a); err != nil {
-			return fmt.Errorf("news: article record %x is corrupt: %w", k, err)
-		}
-		if err := fn(k, a); err != nil {
-			return err
-		}
-	}
-	return it.Error()
+	return store.EachRecord(db, prefixArticle, "article record", fn)
 }

@@ -114,21 +114,35 @@ func (db *DB) Page(key URLKey) (p *Page, ok bool, err error) {
 // Pages calls fn for every page record, in key order (which is random with respect to
 // URLs). It stops at the first error fn returns.
 func (db *DB) Pages(fn func(*Page) error) error {
-	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixPage}, UpperBound: []byte{prefixPage + 1}})
+	return EachRecord(db, prefixPage, "page record", func(_ URLKey, p *Page) error { return fn(p) })
+}
+
+// EachRecord calls fn for every JSON record kept under prefix and a URL key (the layout of
+// page records, and of other packages' per-URL records such as articles or feed sources),
+// decoding each into a new T. what names the records in errors. Keys of another length
+// under the prefix are not records of this kind and are skipped. It stops at the first
+// error fn returns.
+func EachRecord[T any](db *DB, prefix byte, what string, fn func(URLKey, *T) error) error {
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
 	if err != nil {
-		return fmt.Errorf("store: iterate pages: %w", err)
+		return fmt.Errorf("store: iterate %ss: %w", what, err)
 	}
 	defer it.Close()
 	for it.First(); it.Valid(); it.Next() {
+		var key URLKey
+		if len(it.Key()) != 1+len(key) {
+			continue
+		}
+		copy(key[:], it.Key()[1:])
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return fmt.Errorf("store: iterate pages: %w", err)
+			return fmt.Errorf("store: iterate %ss: %w", what, err)
 		}
-		p := new(Page)
-		if err := json.Unmarshal(v, p); err != nil {
-			return fmt.Errorf("store: decode page record %x: %w", it.Key()[1:], err)
+		rec := new(T)
+		if err := json.Unmarshal(v, rec); err != nil {
+			return fmt.Errorf("store: %s %x is corrupt: %w", what, key, err)
 		}
-		if err := fn(p); err != nil {
+		if err := fn(key, rec); err != nil {
 			return err
 		}
 	}
