@@ -247,6 +247,7 @@ type Summary struct {
 	Judged      int64 // pages given a relevance verdict (a topic is set)
 	Relevant    int64 // judged pages found relevant: the harvest is Relevant / Judged
 	Frontier    frontier.Stats
+	Freshness   *float64 // the freshness the revisit plan expects (see FreshnessReporter), or nil
 }
 
 // PagesPerSecond is the fetch rate over the run.
@@ -264,6 +265,7 @@ func (c *Crawler) summary(reason string) Summary {
 		Bytes: s.bytes.Load(), Errors: copyCounts(&s.mu, s.byError), Statuses: copyCounts(&s.mu, s.byStatus),
 		Rejected: copyCounts(&s.mu, s.byRule), LinksFound: s.linksFound.Load(), LinksQueued: s.linksQueued.Load(),
 		Disallowed: s.disallowed.Load(), Judged: s.judged.Load(), Relevant: s.relevant.Load(), Frontier: c.frontier.Stats(),
+		Freshness: c.expectedFreshness(),
 	}
 }
 

@@ -82,6 +82,14 @@ type RevisitPolicy interface {
 	NextVisit(d *Document, now time.Time) time.Time
 }
 
+// FreshnessReporter is implemented by revisit policies that know the freshness their plan
+// expects: the weighted share of the pages they keep that are up to date at a random
+// moment, 0..1; ok is false while there is no plan yet. The crawl shows it in its progress
+// line, status.json and the sonda_expected_freshness metric.
+type FreshnessReporter interface {
+	ExpectedFreshness() (freshness float64, ok bool)
+}
+
 // RevisitOverride gives some URLs their own revisit schedule ahead of the RevisitPolicy:
 // the news vertical reads feeds and sitemaps on theirs while the policy keeps ordinary
 // pages. ok false leaves the document to the policy (or to the next override).
@@ -160,6 +168,11 @@ func LinkStrategies() []string {
 	sort.Strings(names)
 	return names
 }
+
+// NewLinkStrategy returns a new scorer of the strategy registered under name
+// (crawl.link-strategy): what the crawler uses when no WithLinkScorer is given. Code that
+// adds to the configured strategy (the geo vertical's producer boost) wraps what it returns.
+func NewLinkStrategy(name string) (LinkScorer, error) { return linkStrategy(name) }
 
 func linkStrategy(name string) (LinkScorer, error) {
 	mk, ok := linkStrategies[name]

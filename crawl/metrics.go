@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"math"
 	"sort"
 	"strconv"
 	"sync"
@@ -120,6 +121,14 @@ func newMetrics(c *Crawler) *metrics {
 	gauge("sonda_frontier_queued", "URLs waiting in the frontier.", func() float64 { return float64(c.frontier.Stats().Queued) })
 	gauge("sonda_frontier_hosts", "Hosts with queued or in-flight URLs.", func() float64 { return float64(c.frontier.Stats().Hosts) })
 	gauge("sonda_frontier_in_flight", "URLs being fetched.", func() float64 { return float64(c.frontier.Stats().InFlight) })
+	if _, ok := c.revisit.(FreshnessReporter); ok {
+		gauge("sonda_expected_freshness", "Share of revisited pages the revisit plan expects to be up to date (0..1; NaN before the first plan).", func() float64 {
+			if f := c.expectedFreshness(); f != nil {
+				return *f
+			}
+			return math.NaN()
+		})
+	}
 	reg.MustRegister(&labeledCounts{s: s, field: func(s *stats) map[string]int64 { return s.byError },
 		desc: prometheus.NewDesc("sonda_fetch_errors_total", "Fetches recorded with an error, by kind.", []string{"kind"}, nil)})
 	reg.MustRegister(&labeledCounts{s: s, field: func(s *stats) map[string]int64 { return s.byStatus },

@@ -25,6 +25,9 @@ type Progress struct {
 	Bytes       int64
 	Judged      int64 // pages given a relevance verdict (when a topic is set)
 	Relevant    int64 // judged pages found relevant
+	// Freshness is the freshness the revisit policy's plan expects (0..1), when the policy
+	// reports one (FreshnessReporter); nil otherwise.
+	Freshness *float64
 }
 
 // String is the one-line form shown on a terminal. With a topic it ends with the running
@@ -34,6 +37,9 @@ func (p Progress) String() string {
 		p.Elapsed.Round(time.Second), p.Pages, p.PagesPerSec, p.Queued, p.InFlight, p.Hosts, p.Errors, FormatBytes(p.Bytes))
 	if p.Judged > 0 {
 		s += fmt.Sprintf("  harvest %.1f%% (%d/%d)", 100*float64(p.Relevant)/float64(p.Judged), p.Relevant, p.Judged)
+	}
+	if p.Freshness != nil {
+		s += fmt.Sprintf("  expected freshness %.1f%%", 100**p.Freshness)
 	}
 	return s
 }
@@ -71,15 +77,33 @@ type Status struct {
 	Rejected  map[string]int64 `json:"rejected_links"`
 	Judged    int64            `json:"judged_pages,omitempty"`   // with a topic: pages judged
 	Relevant  int64            `json:"relevant_pages,omitempty"` // and found relevant
+	// ExpectedFreshness is the freshness the revisit policy's plan expects (0..1), when it
+	// reports one.
+	ExpectedFreshness *float64 `json:"expected_freshness,omitempty"`
 }
 
 func statusFinished(reason string) string { return "finished: " + reason }
+
+// expectedFreshness asks the revisit policy for the freshness its plan expects; nil when it
+// does not report one or has no plan yet.
+func (c *Crawler) expectedFreshness() *float64 {
+	r, ok := c.revisit.(FreshnessReporter)
+	if !ok {
+		return nil
+	}
+	f, ok := r.ExpectedFreshness()
+	if !ok {
+		return nil
+	}
+	return &f
+}
 
 func (c *Crawler) progress(prevPages int64, interval time.Duration) Progress {
 	s := c.stats
 	fs := c.frontier.Stats()
 	p := Progress{Elapsed: time.Since(s.started), Pages: s.pages.Load(), Queued: fs.Queued, InFlight: fs.InFlight,
-		Hosts: fs.Hosts, Errors: s.errors.Load(), Bytes: s.bytes.Load(), Judged: s.judged.Load(), Relevant: s.relevant.Load()}
+		Hosts: fs.Hosts, Errors: s.errors.Load(), Bytes: s.bytes.Load(), Judged: s.judged.Load(), Relevant: s.relevant.Load(),
+		Freshness: c.expectedFreshness()}
 	if interval > 0 {
 		p.PagesPerSec = float64(p.Pages-prevPages) / interval.Seconds()
 	}
@@ -91,7 +115,8 @@ func (c *Crawler) writeStatus(state string, sum Summary) {
 	st := Status{State: state, PID: os.Getpid(), Started: c.stats.started.UTC(), Updated: time.Now().UTC(),
 		Pages: sum.Pages, RobotsTxt: sum.RobotsTxt, Bytes: sum.Bytes, Queued: sum.Frontier.Queued, InFlight: sum.Frontier.InFlight,
 		Seen: sum.Frontier.Seen, Hosts: sum.Frontier.Hosts, PagesPerS: sum.PagesPerSecond(), Errors: sum.Errors,
-		Statuses: sum.Statuses, Rejected: sum.Rejected, Judged: sum.Judged, Relevant: sum.Relevant}
+		Statuses: sum.Statuses, Rejected: sum.Rejected, Judged: sum.Judged, Relevant: sum.Relevant,
+		ExpectedFreshness: sum.Freshness}
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return
