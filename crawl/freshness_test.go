@@ -14,7 +14,10 @@ import (
 // freshness once it has seen a page.
 type planFreshness struct{ seen atomic.Bool }
 
-func (p *planFreshness) NextVisit(*Document, time.Time) time.Time { p.seen.Store(true); return time.Time{} }
+func (p *planFreshness) NextVisit(*Document, time.Time) time.Time {
+	p.seen.Store(true)
+	return time.Time{}
+}
 
 func (p *planFreshness) ExpectedFreshness() (float64, bool) { return 0.625, p.seen.Load() }
 
