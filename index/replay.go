@@ -36,6 +36,12 @@ type ReplayOptions struct {
 	Since time.Time
 	// Progress, when set, is called now and then with the pages replayed and the total.
 	Progress func(done, total int)
+	// Analyzers run on every replayed document before the sinks, in order, as the crawl
+	// runs its analyzers: they give it the results the live crawl gave it (an article
+	// page's news.Article, which makes it kind article). Give analyzers that restore
+	// results from the records the crawl stored (news.Restorer): what an analyzer commits
+	// with Document.CommitWith is not written. An error leaves the document as it is.
+	Analyzers []crawl.Analyzer
 }
 
 // ReplayStats counts what Replay did.
@@ -97,6 +103,9 @@ func Replay(ctx context.Context, db *store.DB, warcDir string, sinks []crawl.Sin
 			for d := range docs {
 				if d.Fetch != nil && d.Fetch.UTF8 != nil {
 					parsePage(d, opts)
+				}
+				for _, a := range opts.Analyzers {
+					_ = a.Analyze(ctx, d) // like the crawl: an analyzer's failure does not drop the page
 				}
 				for _, s := range sinks {
 					if err := s.Consume(ctx, d); err != nil {
