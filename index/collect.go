@@ -179,11 +179,20 @@ func readRelevance(r bindex.IndexReader, ordered []collectedHit, hits []scored) 
 // facetsOf counts the site, kind, language and date of the given documents from their
 // doc values.
 func facetsOf(r bindex.IndexReader, docs []collectedHit, now time.Time) (map[string][]FacetCount, error) {
-	dv, err := r.DocValueReader([]string{fieldHost, fieldKind, fieldLang, fieldDate})
+	columns := []string{fieldHost, fieldKind, fieldLang, fieldDate}
+	typed := map[string]string{} // typed field → facet
+	for _, name := range datasetFacets {
+		columns = append(columns, typedPrefix+name)
+		typed[typedPrefix+name] = name
+	}
+	dv, err := r.DocValueReader(columns)
 	if err != nil {
 		return nil, fmt.Errorf("index: read facets: %w", err)
 	}
 	counts := map[string]map[string]int{FacetSite: {}, FacetType: {}, FacetLang: {}}
+	for _, name := range datasetFacets {
+		counts[name] = map[string]int{}
+	}
 	dates := make([]int, len(dateBuckets))
 	for _, d := range docs {
 		err := dv.VisitDocValues(d.iid, func(field string, term []byte) {
@@ -194,6 +203,10 @@ func facetsOf(r bindex.IndexReader, docs []collectedHit, now time.Time) (map[str
 				counts[FacetType][string(term)]++
 			case fieldLang:
 				counts[FacetLang][string(term)]++
+			default:
+				if name, ok := typed[field]; ok {
+					counts[name][string(term)]++
+				}
 			case fieldDate:
 				if nanos, ok := decodeInt(term); ok {
 					t := time.Unix(0, nanos)
@@ -215,7 +228,13 @@ func facetsOf(r bindex.IndexReader, docs []collectedHit, now time.Time) (map[str
 	}
 	out := map[string][]FacetCount{}
 	prefix := map[string]string{FacetSite: "site:", FacetType: "type:", FacetLang: "lang:"}
+	for _, name := range datasetFacets {
+		prefix[name] = name + ":"
+	}
 	for name, m := range counts {
+		if len(m) == 0 && prefix[name] == name+":" {
+			continue // no result is a dataset: no dataset facets
+		}
 		fc := make([]FacetCount, 0, len(m))
 		for v, n := range m {
 			fc = append(fc, FacetCount{Value: v, Count: n, Filter: prefix[name] + quoteValue(v)})

@@ -11,7 +11,9 @@
 // language, content type, dates, topic relevance). Kind-specific values go in Doc.Fields, a
 // typed map that is indexed without this package knowing the kind: strings and string lists
 // become exact-match keywords named f_<name> and searchable text, times become date fields,
-// numbers numeric fields, booleans boolean fields (see Doc.Fields). A time under
+// numbers numeric fields, booleans boolean fields, a BBox (a WGS84 box: geographic
+// datasets) the box the query language's bbox: filter intersects (see Doc.Fields and
+// bbox.go). A time under
 // "published" is the document's date for date filters and facets; otherwise the date is
 // when it was fetched.
 //
@@ -81,9 +83,9 @@ type Doc struct {
 	InLinks     int       `json:"inlinks"` // distinct pages linking here (when indexed)
 	Anchors     []string  `json:"anchors,omitempty"`
 	// Fields are kind-specific values: string, []string, time.Time, bool, int, int64,
-	// float32 or float64 are indexed (see the package doc); other values are only stored
-	// and come back from Document as JSON decodes them. Names are lowercase letters,
-	// digits and _.
+	// float32, float64 and BBox are indexed (see the package doc); other values are only
+	// stored and come back from Document as JSON decodes them. Names are lowercase
+	// letters, digits and _.
 	Fields map[string]any `json:"fields,omitempty"`
 }
 

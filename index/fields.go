@@ -250,6 +250,10 @@ func addTypedFields(doc *document.Document, fields map[string]any) (string, erro
 			}
 		case bool:
 			doc.AddField(document.NewBooleanFieldWithIndexingOptions(fname, nil, v, keywordOptions))
+		case BBox:
+			if err := addBBox(doc, fname, v); err != nil {
+				return "", fmt.Errorf("field %s: %w", name, err)
+			}
 		case int, int64, float32, float64:
 			x := toFloat(v)
 			if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -280,16 +284,21 @@ func toFloat(v any) float64 {
 type storedFields struct {
 	Values map[string]any `json:"v"`
 	Times  []string       `json:"t,omitempty"`
+	Boxes  []string       `json:"b,omitempty"`
 }
 
 func encodeFields(fields map[string]any) ([]byte, error) {
 	s := storedFields{Values: fields}
 	for name, v := range fields {
-		if _, ok := v.(time.Time); ok {
+		switch v.(type) {
+		case time.Time:
 			s.Times = append(s.Times, name)
+		case BBox:
+			s.Boxes = append(s.Boxes, name)
 		}
 	}
 	sort.Strings(s.Times)
+	sort.Strings(s.Boxes)
 	b, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("fields cannot be stored as JSON: %w", err)
@@ -306,6 +315,14 @@ func decodeFields(b []byte) (map[string]any, error) {
 		if str, ok := s.Values[name].(string); ok {
 			if t, err := time.Parse(time.RFC3339Nano, str); err == nil {
 				s.Values[name] = t
+			}
+		}
+	}
+	for _, name := range s.Boxes {
+		if b, err := json.Marshal(s.Values[name]); err == nil {
+			var box BBox
+			if json.Unmarshal(b, &box) == nil {
+				s.Values[name] = box
 			}
 		}
 	}

@@ -32,6 +32,11 @@ type Request struct {
 	// Operator overrides the index's implicit operator for this request: "and" or "or"
 	// ("": the index's).
 	Operator string `json:"operator,omitempty"`
+	// Ranking overrides the index's ranking for this request (nil: the index's). A field
+	// weight of 0 leaves that field out of matching: the geo vertical's "direct" search
+	// looks for place names in a dataset's own metadata and anchors but not in its
+	// producer's pages.
+	Ranking *Ranking `json:"-"`
 }
 
 // Result is one page of results.
@@ -88,7 +93,16 @@ const (
 	FacetType = "type"
 	FacetLang = "lang"
 	FacetDate = "date"
+	// Facets of geographic datasets, from their typed fields of the same names (see
+	// datasetFacets); only results that have the field count.
+	FacetFormat   = "format"
+	FacetCRS      = "crs"
+	FacetProducer = "producer"
 )
+
+// datasetFacets are the typed fields counted as facets of their own name, each with the
+// query-language filter of that name.
+var datasetFacets = []string{FacetFormat, FacetCRS, FacetProducer}
 
 const maxPerPage = 100
 
@@ -115,7 +129,20 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Result, error) {
 		op = o
 	}
 	req.Kind = strings.ToLower(strings.TrimSpace(req.Kind))
-	key := fmt.Sprintf("%q|%d|%d|%s|%t|%s", req.Query, req.Page, req.PerPage, req.Kind, req.Facets, op)
+	var ranking Ranking
+	if req.Ranking != nil {
+		ranking = req.Ranking.withDefaults()
+		if err := ranking.validate(); err != nil {
+			return nil, err
+		}
+	} else {
+		ranking = ix.Ranking()
+	}
+	override := ""
+	if req.Ranking != nil {
+		override = fmt.Sprintf("%+v", ranking)
+	}
+	key := fmt.Sprintf("%q|%d|%d|%s|%t|%s|%s", req.Query, req.Page, req.PerPage, req.Kind, req.Facets, op, override)
 	version := ix.cacheVersion()
 	if r, ok := ix.cache.get(key, version); ok {
 		c := *r
@@ -137,14 +164,14 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Result, error) {
 		return res, nil
 	}
 	res.Query = n.String()
-	if err := ix.run(ctx, n, req, res); err != nil {
+	if err := ix.run(ctx, n, req, ranking, res); err != nil {
 		return nil, err
 	}
 	if res.Total == 0 && op == query.And && relaxable(n) {
 		// No document has every word: show those with some of them, and say so.
 		if n2, err := query.Parse(req.Query, query.Options{Implicit: query.Or}); err == nil && n2 != nil {
 			res2 := &Result{Page: req.Page, PerPage: req.PerPage, Hits: []Hit{}, Query: n2.String(), Relaxed: true}
-			if err := ix.run(ctx, n2, req, res2); err != nil {
+			if err := ix.run(ctx, n2, req, ranking, res2); err != nil {
 				return nil, err
 			}
 			if res2.Total > 0 {
@@ -213,8 +240,7 @@ type ranked struct {
 
 // rank runs a parsed query and returns at least the best n results (fewer when fewer
 // match; never more than MaxResults), in final order.
-func (ix *Index) rank(ctx context.Context, n query.Node, kind string, need int, facets bool) (*ranked, error) {
-	r := ix.Ranking()
+func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string, need int, facets bool) (*ranked, error) {
 	langs := ix.languages()
 	ix.statsMu.RLock()
 	bs := ix.stats.bm25f()
@@ -246,6 +272,9 @@ func (ix *Index) rank(ctx context.Context, n query.Node, kind string, need int, 
 	// Every field a Bleve term or phrase query may touch needs BM25 statistics (keyword
 	// fields have length 1); sonda's own BM25F clauses take theirs from the translation.
 	fields = append(fields, fieldURL, fieldKind, fieldHost, fieldSite, fieldLang, fieldCType, fieldCSub, fieldTopic, fieldDate)
+	for _, name := range datasetFacets {
+		fields = append(fields, typedPrefix+name)
+	}
 	ix.statsMu.RLock()
 	stats := ix.stats.bm25Stats(fields)
 	ix.statsMu.RUnlock()
@@ -271,10 +300,10 @@ func (ix *Index) rank(ctx context.Context, n query.Node, kind string, need int, 
 }
 
 // run executes a parsed query and fills res with the requested page.
-func (ix *Index) run(ctx context.Context, n query.Node, req Request, res *Result) error {
+func (ix *Index) run(ctx context.Context, n query.Node, req Request, r Ranking, res *Result) error {
 	from := (req.Page - 1) * req.PerPage
 	need := from + req.PerPage
-	rk, err := ix.rank(ctx, n, req.Kind, need, req.Facets)
+	rk, err := ix.rank(ctx, n, r, req.Kind, need, req.Facets)
 	if err != nil {
 		return err
 	}
@@ -320,7 +349,7 @@ func (ix *Index) SearchIDs(ctx context.Context, q string, n int, op string) ([]s
 	if err != nil || node == nil {
 		return nil, 0, err
 	}
-	rk, err := ix.rank(ctx, node, "", n, false)
+	rk, err := ix.rank(ctx, node, ix.Ranking(), "", n, false)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -229,6 +229,15 @@ func filter(f *query.Filter) bq.Query {
 		d := bleve.NewDisjunctionQuery(term(fieldKind, f.Value), term(fieldCType, f.Value), term(fieldCSub, f.Value))
 		d.SetBoost(filterBoost)
 		return d
+	case "format", "crs", "producer":
+		// Dataset filters: the typed fields of that name (see datasetFacets).
+		return term(typedPrefix+f.Name, f.Value)
+	case "bbox":
+		b, err := query.ParseBBox(f.Value)
+		if err != nil {
+			return bleve.NewMatchNoneQuery() // the parser validated it; never here
+		}
+		return bboxQuery(b)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -108,6 +109,7 @@ type token struct {
 var knownFields = map[string]bool{
 	"site": true, "title": true, "inurl": true, "lang": true, "type": true, "topic": true,
 	"after": true, "before": true, "date": true,
+	"bbox": true, "format": true, "crs": true, "producer": true,
 }
 
 func knownField(name string) bool { return knownFields[name] }
@@ -217,6 +219,14 @@ func fieldExample(name string) string {
 		return name + ":2024-01-15"
 	case "date":
 		return "date:2024-01..2024-03"
+	case "bbox":
+		return "bbox:-71.2,42.2,-70.9,42.4 (west,south,east,north in degrees)"
+	case "format":
+		return "format:shapefile or format:geotiff"
+	case "crs":
+		return "crs:4326 or crs:epsg:31983"
+	case "producer":
+		return "producer:ibge.gov.br"
 	}
 	return name + ":word or " + name + `:"a phrase"`
 }
@@ -426,10 +436,28 @@ func (p *parser) field(t token) (Node, error) {
 	if value == "" {
 		return nil, &Error{Pos: v.pos, Msg: fmt.Sprintf("%s: needs a value, as in %s", t.text, fieldExample(t.text))}
 	}
-	if t.text == "site" {
+	switch t.text {
+	case "site", "producer":
 		value = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(value, "https://"), "http://"), "/")
+		if t.text == "producer" {
+			value = strings.TrimPrefix(value, "www.") // producers are sites, named without www.
+		}
 		if value == "" || strings.ContainsAny(value, "/ ") {
-			return nil, &Error{Pos: v.pos, Msg: "site: takes a host or domain name such as example.org, without a path"}
+			return nil, &Error{Pos: v.pos, Msg: t.text + ": takes a host or domain name such as example.org, without a path"}
+		}
+	case "bbox":
+		box, err := ParseBBox(value)
+		if err != nil {
+			return nil, &Error{Pos: v.pos, Msg: "bbox: " + err.Error() + "; write west,south,east,north in degrees, as in " + fieldExample("bbox")}
+		}
+		value = box.String()
+	case "crs":
+		value = strings.TrimPrefix(value, "epsg:")
+		if value == "" {
+			return nil, &Error{Pos: v.pos, Msg: "crs: needs an EPSG code, as in " + fieldExample("crs")}
+		}
+		if _, err := strconv.Atoi(value); err == nil {
+			value = "epsg:" + value
 		}
 	}
 	return &Filter{Name: t.text, Value: value, At: t.pos}, nil

@@ -20,8 +20,13 @@
 //	after:2024-01-01       dated on or after the start of that day (2024 and 2024-01 work too)
 //	before:2024-03         dated before the start of March 2024
 //	date:2024-01..2024-03  January to March 2024, inclusive; date:2024, date:..2023-12 also
+//	bbox:-71.2,42.2,-70.9,42.4
+//	                       documents whose WGS84 box intersects west,south,east,north
+//	                       (geographic datasets; west > east crosses the antimeridian)
+//	format:shapefile       datasets of a format; crs:4326 (or crs:epsg:4326) of a CRS;
+//	                       producer:ibge.gov.br published by a producer site
 //
-// Filters (site, lang, type, topic and the dates) side by side with other clauses are always
+// Filters (site, lang, type, topic, the dates and the dataset filters) side by side with other clauses are always
 // required, whatever the implicit operator: "reactor site:example.org" never means "reactor OR any page
 // of example.org". Inside an explicit OR they combine like anything else. A word like
 // "12:30" or "http://x" whose prefix is not a known field name is an ordinary word.
@@ -123,8 +128,9 @@ type Phrase struct {
 	At    int
 }
 
-// Filter restricts documents by a keyword field: Name is "site", "lang", "type" or
-// "topic"; Value is lowercased.
+// Filter restricts documents by a keyword field: Name is "site", "lang", "type", "topic",
+// "format", "crs" (Value "epsg:N" for a code), "producer" or "bbox" (Value in BBox.String
+// form); Value is lowercased.
 type Filter struct {
 	Name  string
 	Value string
@@ -160,7 +166,12 @@ func fieldPrefix(f Field) string {
 
 func (n *Word) String() string   { return fieldPrefix(n.Field) + quoteWord(n.Text) }
 func (n *Phrase) String() string { return fieldPrefix(n.Field) + `"` + n.Text + `"` }
-func (n *Filter) String() string { return n.Name + ":" + quoteWord(n.Value) }
+func (n *Filter) String() string {
+	if n.Name == "bbox" {
+		return n.Name + ":" + n.Value // numbers and commas: read back whole after the colon
+	}
+	return n.Name + ":" + quoteWord(n.Value)
+}
 
 func (n *DateRange) String() string {
 	day := func(t time.Time) string {
