@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -58,7 +59,16 @@ type Dataset struct {
 	Thumbnail  string       `json:"thumbnail,omitempty"` // path under the data directory
 	Links      []Link       `json:"links,omitempty"`     // filled by export from the link records
 	Downloads  int          `json:"downloads"`
+	// Gone says why the dataset's link was found broken (e.g. "http-404"), when a revisit
+	// or `sonda geo recheck` found it so: the thesis's broken-link check (§3.8.1) removes
+	// such files from search; the record stays, so the crawl does not fetch it as new.
+	Gone      string    `json:"gone,omitempty"`
+	CheckedAt time.Time `json:"checked_at,omitzero"` // last link check
 }
+
+// Searchable reports whether the dataset belongs in search: geographic, read without a
+// fatal error, and not gone.
+func (d *Dataset) Searchable() bool { return d.Geographic && d.Metadata != nil && d.Gone == "" }
 
 // Link is a page linking to a dataset: the thesis's anchor and extended anchor text.
 type Link struct {
@@ -83,10 +93,33 @@ type Site struct {
 }
 
 // Catalog reads and writes the records. It is safe for concurrent use.
-type Catalog struct{ db *pebble.DB }
+type Catalog struct {
+	db *pebble.DB
+
+	mu        sync.Mutex // guards listeners, and serializes read-modify-writes of datasets
+	listeners []func(datasetKey store.URLKey)
+}
 
 // New returns the catalog of an open crawl database.
 func New(db *store.DB) *Catalog { return &Catalog{db: db.Pebble()} }
+
+// OnChange registers fn to be told, after the write, of every dataset whose record or
+// links change (PutDataset, PutLink, AddDownload, MarkGone): the dataset search index
+// follows the catalog this way. fn runs on the writer's goroutine and must be quick.
+func (c *Catalog) OnChange(fn func(datasetKey store.URLKey)) {
+	c.mu.Lock()
+	c.listeners = append(c.listeners, fn)
+	c.mu.Unlock()
+}
+
+func (c *Catalog) changed(k store.URLKey) {
+	c.mu.Lock()
+	ls := c.listeners
+	c.mu.Unlock()
+	for _, fn := range ls {
+		fn(k)
+	}
+}
 
 func key(kind byte, parts ...[]byte) []byte {
 	k := []byte{Prefix, kind}
@@ -138,7 +171,57 @@ func (c *Catalog) PutDataset(urlKey store.URLKey, d *Dataset) error {
 	links := d.Links
 	d.Links = nil // links live in their own records
 	defer func() { d.Links = links }()
-	return c.put(key(kindDataset, urlKey[:]), d)
+	// A refetch makes a new record; the download count is sonda's own and carries over.
+	c.mu.Lock()
+	old := new(Dataset)
+	if ok, _ := c.get(key(kindDataset, urlKey[:]), old); ok && old.Downloads > d.Downloads {
+		d.Downloads = old.Downloads
+	}
+	err := c.put(key(kindDataset, urlKey[:]), d)
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	c.changed(urlKey)
+	return nil
+}
+
+// AddDownload counts one download of a dataset through sonda (the thesis's download
+// counter, a ranking factor) and returns the record; ok is false for an unknown dataset.
+func (c *Catalog) AddDownload(urlKey store.URLKey) (d *Dataset, ok bool, err error) {
+	return c.update(urlKey, func(d *Dataset) { d.Downloads++ })
+}
+
+// MarkGone records the outcome of a link check: why the link is broken ("" when it
+// answered), checked at t.
+func (c *Catalog) MarkGone(urlKey store.URLKey, why string, t time.Time) (d *Dataset, ok bool, err error) {
+	return c.update(urlKey, func(d *Dataset) { d.Gone, d.CheckedAt = why, t.UTC() })
+}
+
+func (c *Catalog) update(urlKey store.URLKey, fn func(d *Dataset)) (*Dataset, bool, error) {
+	c.mu.Lock()
+	d := new(Dataset)
+	ok, err := c.get(key(kindDataset, urlKey[:]), d)
+	if err == nil && ok {
+		fn(d)
+		err = c.put(key(kindDataset, urlKey[:]), d)
+	}
+	c.mu.Unlock()
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	c.changed(urlKey)
+	return d, true, nil
+}
+
+// Site reads a producer site's record.
+func (c *Catalog) Site(site string) (*Site, bool, error) {
+	s := new(Site)
+	ok, err := c.get(key(kindSite, []byte(site)), s)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	return s, true, nil
 }
 
 // Dataset reads a dataset record, with its links.
@@ -172,7 +255,11 @@ func (c *Catalog) Datasets(fn func(*Dataset) error) error {
 
 // PutLink records that a page links to a dataset.
 func (c *Catalog) PutLink(datasetKey, pageKey store.URLKey, l Link) error {
-	return c.put(key(kindLink, datasetKey[:], pageKey[:]), l)
+	if err := c.put(key(kindLink, datasetKey[:], pageKey[:]), l); err != nil {
+		return err
+	}
+	c.changed(datasetKey)
+	return nil
 }
 
 // Links returns the pages linking to a dataset.
