@@ -199,7 +199,6 @@ func (x *Indexer) Consume(_ context.Context, d *crawl.Document) error {
 	return err // MarkGone of an unknown URL is a no-op; the change queues the deletion
 }
 
-
 // Reindex writes the document of every searchable dataset in cat and deletes those of
 // the others (sonda index rebuild). It returns how many it wrote.
 func Reindex(ctx context.Context, cat *catalog.Catalog, ix Writer) (int, error) {
