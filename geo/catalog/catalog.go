@@ -92,31 +92,71 @@ type Site struct {
 	DatasetURLs []string `json:"dataset_urls,omitempty"`
 }
 
-// Catalog reads and writes the records. It is safe for concurrent use.
-type Catalog struct {
-	db *pebble.DB
-
-	mu        sync.Mutex // guards listeners, and serializes read-modify-writes of datasets
-	listeners []func(datasetKey store.URLKey)
-}
+// Catalog reads and writes the records. It is safe for concurrent use, and several
+// Catalogs of one database share their listeners.
+type Catalog struct{ db *pebble.DB }
 
 // New returns the catalog of an open crawl database.
 func New(db *store.DB) *Catalog { return &Catalog{db: db.Pebble()} }
 
+// updateMu serializes read-modify-writes of dataset records (downloads, link checks,
+// refetches) in the process.
+var updateMu sync.Mutex
+
+// listenerSet is the listeners of one database.
+type listenerSet struct {
+	mu   sync.Mutex
+	fns  map[int]func(datasetKey store.URLKey)
+	next int
+}
+
+// listeners holds each database's listeners (*pebble.DB → *listenerSet), so a listener
+// hears of changes made through any Catalog of its database. An entry lives while it has
+// listeners.
+var listeners sync.Map
+
 // OnChange registers fn to be told, after the write, of every dataset whose record or
-// links change (PutDataset, PutLink, AddDownload, MarkGone): the dataset search index
-// follows the catalog this way. fn runs on the writer's goroutine and must be quick.
-func (c *Catalog) OnChange(fn func(datasetKey store.URLKey)) {
-	c.mu.Lock()
-	c.listeners = append(c.listeners, fn)
-	c.mu.Unlock()
+// links change (PutDataset, PutLink, AddDownload, MarkGone) through any Catalog of this
+// database: the dataset search index follows the catalog this way. fn runs on the
+// writer's goroutine and must be quick. Calling the returned function unregisters it.
+func (c *Catalog) OnChange(fn func(datasetKey store.URLKey)) (cancel func()) {
+	for {
+		v, _ := listeners.LoadOrStore(c.db, &listenerSet{fns: map[int]func(store.URLKey){}})
+		ls := v.(*listenerSet)
+		ls.mu.Lock()
+		if ls.fns == nil { // emptied and being removed: start a new set
+			ls.mu.Unlock()
+			continue
+		}
+		id := ls.next
+		ls.next++
+		ls.fns[id] = fn
+		ls.mu.Unlock()
+		return func() {
+			ls.mu.Lock()
+			delete(ls.fns, id)
+			if len(ls.fns) == 0 {
+				ls.fns = nil
+				listeners.CompareAndDelete(c.db, ls)
+			}
+			ls.mu.Unlock()
+		}
+	}
 }
 
 func (c *Catalog) changed(k store.URLKey) {
-	c.mu.Lock()
-	ls := c.listeners
-	c.mu.Unlock()
-	for _, fn := range ls {
+	v, ok := listeners.Load(c.db)
+	if !ok {
+		return
+	}
+	ls := v.(*listenerSet)
+	ls.mu.Lock()
+	fns := make([]func(store.URLKey), 0, len(ls.fns))
+	for _, fn := range ls.fns {
+		fns = append(fns, fn)
+	}
+	ls.mu.Unlock()
+	for _, fn := range fns {
 		fn(k)
 	}
 }
@@ -172,13 +212,13 @@ func (c *Catalog) PutDataset(urlKey store.URLKey, d *Dataset) error {
 	d.Links = nil // links live in their own records
 	defer func() { d.Links = links }()
 	// A refetch makes a new record; the download count is sonda's own and carries over.
-	c.mu.Lock()
+	updateMu.Lock()
 	old := new(Dataset)
 	if ok, _ := c.get(key(kindDataset, urlKey[:]), old); ok && old.Downloads > d.Downloads {
 		d.Downloads = old.Downloads
 	}
 	err := c.put(key(kindDataset, urlKey[:]), d)
-	c.mu.Unlock()
+	updateMu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -199,14 +239,14 @@ func (c *Catalog) MarkGone(urlKey store.URLKey, why string, t time.Time) (d *Dat
 }
 
 func (c *Catalog) update(urlKey store.URLKey, fn func(d *Dataset)) (*Dataset, bool, error) {
-	c.mu.Lock()
+	updateMu.Lock()
 	d := new(Dataset)
 	ok, err := c.get(key(kindDataset, urlKey[:]), d)
 	if err == nil && ok {
 		fn(d)
 		err = c.put(key(kindDataset, urlKey[:]), d)
 	}
-	c.mu.Unlock()
+	updateMu.Unlock()
 	if err != nil || !ok {
 		return nil, ok, err
 	}

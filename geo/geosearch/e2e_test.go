@@ -83,9 +83,12 @@ func crawlGeoWeb(t *testing.T) *geoCrawl {
 	if err := isink.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.xr.Close(); err != nil {
+	// The indexer lives as long as the data directory is open (it also follows downloads
+	// and link checks after the crawl): flush it, close it last.
+	if err := g.xr.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { g.xr.Close() })
 	g.srch = NewSearcher(ix, cat, nil)
 	return g
 }

@@ -44,6 +44,7 @@ type Indexer struct {
 	ix   Writer
 	opts IndexerOptions
 
+	cancel  func() // stops hearing of catalog changes
 	mu      sync.Mutex
 	pending map[store.URLKey]struct{}
 	kick    chan struct{}
@@ -68,7 +69,7 @@ func NewIndexer(cat *catalog.Catalog, ix Writer, opts IndexerOptions) *Indexer {
 	}
 	x := &Indexer{cat: cat, ix: ix, opts: opts, pending: map[store.URLKey]struct{}{},
 		kick: make(chan struct{}, 1), stop: make(chan struct{})}
-	cat.OnChange(x.Queue)
+	x.cancel = cat.OnChange(x.Queue)
 	x.done.Add(1)
 	go x.loop()
 	return x
@@ -178,10 +179,12 @@ func (x *Indexer) Stats() IndexerStats {
 	return IndexerStats{Written: x.written.Load(), Deleted: x.deleted.Load(), Failed: x.failed.Load()}
 }
 
-// Close writes what is waiting and stops the indexer. The catalog keeps calling Queue,
-// which then only collects keys that a later Flush would write.
+// Close stops hearing of catalog changes, writes what is waiting and stops the indexer.
 func (x *Indexer) Close() error {
-	x.once.Do(func() { close(x.stop) })
+	x.once.Do(func() {
+		x.cancel()
+		close(x.stop)
+	})
 	x.done.Wait()
 	return x.Flush(context.Background())
 }
