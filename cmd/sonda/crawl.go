@@ -16,10 +16,10 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/sonda-search/sonda/app"
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/revisit"
-	"github.com/sonda-search/sonda/store"
 )
 
 func init() { register(newCrawlCmd) }
@@ -154,45 +154,16 @@ var crawlFlags = []settingFlag{
 // runCrawl runs one crawl with a progress display on w.
 func runCrawl(ctx context.Context, cfg config.Config, seeds []string, w io.Writer) (crawl.Summary, error) {
 	log := newLogger(cfg)
-	db, err := openCrawlDB(cfg, log)
-	if err == nil && db == nil && newsEnabled(cfg) {
-		db, err = store.Open(crawl.StateDir(cfg.Data), store.Options{Logger: log})
-	}
+	in, err := openApp(cfg, app.Options{Logger: log, Crawl: true})
 	if err != nil {
 		return crawl.Summary{}, err
 	}
-	if db != nil {
-		defer db.Close() // deferred first, so it runs after the crawler's and the index's Close
-	}
-	vopts, err := verticalOptions(cfg, db, log)
+	defer in.Close() // deferred first, so it runs after the crawler's Close
+	opts, err := in.CrawlOptions(&cfg)
 	if err != nil {
 		return crawl.Summary{}, err
 	}
-	nopts, err := newsOptions(cfg, db, log)
-	if err != nil {
-		return crawl.Summary{}, err
-	}
-	vopts = append(vopts, nopts...)
-	search, err := openSearchStack(cfg, db, log)
-	if err != nil {
-		return crawl.Summary{}, err
-	}
-	defer search.Close()
-	vopts = append(vopts, search.crawlOptions()...)
-	if db != nil {
-		vopts = append(vopts, crawl.WithStore(db))
-	}
-	fopts, err := focusOptions(&cfg, log)
-	if err != nil {
-		return crawl.Summary{}, err
-	}
-	vopts = append(vopts, fopts...)
-	ropts, err := revisitOptions(cfg)
-	if err != nil {
-		return crawl.Summary{}, err
-	}
-	vopts = append(vopts, ropts...)
-	c, err := crawl.New(cfg, append(vopts, crawl.WithLogger(log))...)
+	c, err := crawl.New(cfg, opts...)
 	if err != nil {
 		return crawl.Summary{}, err
 	}
@@ -219,7 +190,17 @@ func runCrawl(ctx context.Context, cfg config.Config, seeds []string, w io.Write
 	if err := c.Close(); err != nil {
 		return sum, err
 	}
-	return sum, search.Close()
+	return sum, in.Close()
+}
+
+// openApp opens a data directory through package app; a directory another process holds
+// is a usage error (exit status 2) that says what to do.
+func openApp(cfg config.Config, o app.Options) (*app.Instance, error) {
+	in, err := app.Open(cfg, o)
+	if errors.Is(err, app.ErrInUse) {
+		return nil, usageError{err}
+	}
+	return in, err
 }
 
 // progressPrinter redraws one line on a terminal every second, or prints a plain line
@@ -250,6 +231,9 @@ func printSummary(w io.Writer, data string, s crawl.Summary) {
 	fmt.Fprintf(w, "  frontier: %d queued, %d seen, %d hosts active\n", s.Frontier.Queued, s.Frontier.Seen, s.Frontier.Hosts)
 	if s.Judged > 0 {
 		fmt.Fprintf(w, "  harvest: %d of %d judged pages relevant (%.1f%%)\n", s.Relevant, s.Judged, 100*float64(s.Relevant)/float64(s.Judged))
+	}
+	if s.Freshness != nil {
+		fmt.Fprintf(w, "  expected freshness of the revisit plan: %.1f%%\n", 100**s.Freshness)
 	}
 	if len(s.Statuses) > 0 {
 		fmt.Fprintf(w, "  responses: %s\n", joinCounts(s.Statuses))

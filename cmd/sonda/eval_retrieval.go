@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sonda-search/sonda/app"
 	"github.com/sonda-search/sonda/index"
 	"github.com/sonda-search/sonda/index/ireval"
 )
@@ -43,7 +44,7 @@ by coordinate ascent on the odd half only, and prints what it chose.`,
 			if err != nil {
 				return usageError{err}
 			}
-			opts, err := indexOptions(cfg, newLogger(cfg))
+			opts, err := app.IndexOptions(cfg, newLogger(cfg))
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sonda-search/sonda/app"
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/geo/catalog"
 	"github.com/sonda-search/sonda/news"
@@ -48,11 +49,12 @@ changed, simhash. The crawl must not be running (its state is locked while it ru
 			if _, err := os.Stat(crawl.StateDir(cfg.Data)); err != nil {
 				return usageError{fmt.Errorf("no crawl in %s: %w", cfg.Data, err)}
 			}
-			db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{})
+			in, err := openApp(cfg, app.Options{})
 			if err != nil {
 				return err
 			}
-			defer db.Close()
+			defer in.Close()
+			db := in.DB
 			w := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 			enc := json.NewEncoder(w)
 			enc.SetEscapeHTML(false)

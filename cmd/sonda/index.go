@@ -2,18 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sonda-search/sonda/app"
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/index"
-	"github.com/sonda-search/sonda/linkgraph"
-	"github.com/sonda-search/sonda/store"
-	"github.com/sonda-search/sonda/urlnorm"
 )
 
 func init() { register(newIndexCmd) }
@@ -53,53 +52,28 @@ search.index off. The data directory must not be in use.`,
 }
 
 func rebuildIndex(ctx context.Context, cfg config.Config, w io.Writer) error {
-	log := newLogger(cfg)
-	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{Logger: log})
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if err := os.RemoveAll(index.DataDir(cfg.Data)); err != nil {
-		return fmt.Errorf("remove the old index: %w", err)
-	}
-	g, ix, err := openGraphAndIndex(cfg, db, log)
-	if err != nil {
-		return err
-	}
-	defer g.Close()
-	defer ix.Close()
-	ropts := index.ReplayOptions{
-		Normalizer:  urlnorm.New(crawl.NormalizerOptions(cfg)),
-		RobotsAgent: cfg.Robots.Agent,
-	}
-	// Two passes: the links first, so every document is written once, with the anchor text
-	// of all the links to it.
-	replay := func(name string, sink crawl.Sink) error {
-		ropts.Progress = func(done, total int) { fmt.Fprintf(w, "\r%s: %d of %d pages", name, done, total) }
-		st, err := index.Replay(ctx, db, crawl.WARCDir(cfg.Data), []crawl.Sink{sink}, ropts)
-		fmt.Fprintln(w)
-		if st.Missing > 0 {
-			fmt.Fprintf(w, "  %d captures could not be read from the WARC files; those pages are left out\n", st.Missing)
+	phase := ""
+	st, err := app.Rebuild(ctx, cfg, app.RebuildOptions{Logger: newLogger(cfg), Progress: func(p string, done, total int) {
+		if phase != "" && p != phase {
+			fmt.Fprintln(w)
 		}
-		return err
+		phase = p
+		fmt.Fprintf(w, "\r%s: %d of %d pages", p, done, total)
+	}})
+	if phase != "" {
+		fmt.Fprintln(w)
 	}
-	if err := replay("links", linkgraph.NewSink(g, nil)); err != nil {
-		return err
-	}
-	sum, err := g.ComputePageRank(ctx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "PageRank: %d pages, %d links, %d iterations, %s\n", sum.Nodes, sum.Edges, sum.Iterations, formatDuration(sum.Took))
-	is := index.NewSink(ix, g, index.SinkOptions{BatchSize: cfg.Search.BatchSize, Delay: cfg.Search.BatchDelay, Logger: log})
-	err = replay("documents", is)
-	if cerr := is.Close(); err == nil {
-		err = cerr
+	if errors.Is(err, app.ErrInUse) {
+		return usageError{err}
 	}
 	if err != nil {
 		return err
 	}
-	s := ix.Stats()
-	fmt.Fprintf(w, "index: %d documents in %s\n", s.Documents, index.DataDir(cfg.Data))
+	if st.Missing > 0 {
+		fmt.Fprintf(w, "  %d captures could not be read from the WARC files; those pages are left out\n", st.Missing)
+	}
+	r := st.PageRank
+	fmt.Fprintf(w, "PageRank: %d pages, %d links, %d iterations, %s\n", r.Nodes, r.Edges, r.Iterations, formatDuration(r.Took))
+	fmt.Fprintf(w, "index: %d documents in %s (%s)\n", st.Documents, index.DataDir(cfg.Data), formatDuration(st.Took))
 	return nil
 }

@@ -11,22 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sonda-search/sonda/config"
-	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/revisit"
 	"github.com/sonda-search/sonda/revisit/sim"
 )
 
 func init() { register(newSimCmd) }
-
-// revisitOptions installs the revisit policy of cfg's revisit section (none: no option).
-func revisitOptions(cfg config.Config) ([]crawl.Option, error) {
-	p, err := revisit.FromConfig(cfg)
-	if err != nil || p == nil {
-		return nil, err
-	}
-	return []crawl.Option{crawl.WithRevisitPolicy(p)}, nil
-}
 
 // simCommands build the subcommands of `sonda sim`.
 var simCommands = []func() *cobra.Command{newSimFreshnessCmd}

@@ -12,9 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/app"
 	"github.com/sonda-search/sonda/index"
-	"github.com/sonda-search/sonda/store"
 )
 
 func init() { register(newSearchCmd) }
@@ -52,19 +51,12 @@ Examples:
 			if _, err := os.Stat(index.DataDir(cfg.Data)); err != nil {
 				return usageError{fmt.Errorf("no search index in %s (crawl with search.index on, or run sonda index rebuild): %w", cfg.Data, err)}
 			}
-			log := newLogger(cfg)
-			db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{Logger: log})
+			in, err := openApp(cfg, app.Options{Logger: newLogger(cfg), Search: true})
 			if err != nil {
 				return err
 			}
-			defer db.Close()
-			g, ix, err := openGraphAndIndex(cfg, db, log)
-			if err != nil {
-				return err
-			}
-			defer g.Close()
-			defer ix.Close()
-			res, err := ix.Search(cmd.Context(), index.Request{Query: strings.Join(args, " "), Page: page, PerPage: perPage, Kind: kind, Facets: facets, Operator: operator})
+			defer in.Close()
+			res, err := in.Index.Search(cmd.Context(), index.Request{Query: strings.Join(args, " "), Page: page, PerPage: perPage, Kind: kind, Facets: facets, Operator: operator})
 			var qe *index.QueryError
 			if errors.As(err, &qe) {
 				q := strings.Join(args, " ")

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
-	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/web"
 	"github.com/sonda-search/sonda/web/local"
 )
@@ -76,42 +74,15 @@ var serveFlags = []settingFlag{
 	}},
 }
 
-// openData opens cfg.Data for serving, with the search settings of cfg; progress, when
-// not nil, gets the progress of the crawls the server runs.
+// openData opens cfg.Data for serving (package web/local, which assembles it with package
+// app as sonda crawl does); progress, when not nil, gets the progress of the crawls the
+// server runs.
 func openData(cfg config.Config, progress func(crawl.Progress)) (*local.Data, error) {
-	log := newLogger(cfg)
-	ixo, err := indexOptions(cfg, log)
-	if err != nil {
-		return nil, err
-	}
-	d, err := local.Open(cfg, local.Options{Logger: log, Index: ixo, Progress: progress, CrawlOptions: verticalCrawlOptions(log)})
+	d, err := local.Open(cfg, local.Options{Logger: newLogger(cfg), Progress: progress})
 	if errors.Is(err, local.ErrInUse) {
 		return nil, usageError{err}
 	}
 	return d, err
-}
-
-// verticalCrawlOptions give a crawl run by the server what `sonda crawl` gives its crawl
-// besides the search sinks (which package local adds): geo discovery, feeds and news,
-// focused crawling, the revisit policy, in runCrawl's order, so a topic's link strategy
-// wins.
-func verticalCrawlOptions(log *slog.Logger) func(*config.Config, *store.DB) ([]crawl.Option, error) {
-	return func(cfg *config.Config, db *store.DB) ([]crawl.Option, error) {
-		var opts []crawl.Option
-		for _, build := range []func() ([]crawl.Option, error){
-			func() ([]crawl.Option, error) { return verticalOptions(*cfg, db, log) },
-			func() ([]crawl.Option, error) { return newsOptions(*cfg, db, log) },
-			func() ([]crawl.Option, error) { return focusOptions(cfg, log) },
-			func() ([]crawl.Option, error) { return revisitOptions(*cfg) },
-		} {
-			o, err := build()
-			if err != nil {
-				return nil, err
-			}
-			opts = append(opts, o...)
-		}
-		return opts, nil
-	}
 }
 
 // serveData serves d's UI and API on ln until ctx ends, then shuts the server down

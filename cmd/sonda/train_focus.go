@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sonda-search/sonda/app"
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/focus"
@@ -186,7 +187,7 @@ Examples:
 // trainLinks runs the training stage and writes the network.
 func trainLinks(ctx context.Context, cfg config.Config, seeds []string, out string, w, progress io.Writer) error {
 	cfg.Crawl.LinkStrategy = "bfs" // the sampler below replaces it
-	s, err := loadFocus(&cfg)
+	s, err := app.LoadFocus(&cfg)
 	if err != nil {
 		return err
 	}

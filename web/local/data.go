@@ -3,10 +3,10 @@ package local
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 
+	"github.com/sonda-search/sonda/app"
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/index"
@@ -14,119 +14,57 @@ import (
 	"github.com/sonda-search/sonda/news"
 	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/text"
-	"github.com/sonda-search/sonda/urlnorm"
 	"github.com/sonda-search/sonda/web"
 )
 
-// Data is a data directory opened for serving: the crawl-state database, the link graph
-// kept in it, the search index, and the runner that crawls into them. Close it when done.
+// Data is a data directory opened for serving: the instance package app assembles (the
+// crawl-state database, the link graph kept in it, the search index) and the runner that
+// crawls into it with the options app builds, as `sonda crawl` does. Close it when done.
 type Data struct {
 	cfg    config.Config
 	log    *slog.Logger
-	norm   *urlnorm.Normalizer
+	app    *app.Instance
 	DB     *store.DB
 	Graph  *linkgraph.Graph
 	Index  *index.Index
 	Runner *Runner
-
-	isink *index.Sink         // nil when search.index is off
-	sinks func() []crawl.Sink // the sinks every crawl gets
 }
 
 // Options configure Open.
 type Options struct {
 	Logger *slog.Logger
-	// CrawlOptions are added to every crawl the runner starts (verticals' analyzers and
-	// sinks, a link scorer, a revisit policy; see RunnerOptions.Options); Open adds the
-	// sinks that feed the index and the link graph.
+	// CrawlOptions, when set, are added to every crawl the runner starts after the options
+	// package app builds from the configuration (a test's stand-in analyzer).
 	CrawlOptions func(cfg *config.Config, db *store.DB) ([]crawl.Option, error)
 	// Progress receives the progress of crawls every second (see RunnerOptions).
 	Progress func(crawl.Progress)
-	// Index tunes the search index (ranking, implicit operator: the search section of the
-	// configuration); Links is set by Open.
-	Index index.Options
 }
 
 // ErrInUse means another process has the data directory open.
-var ErrInUse = errors.New("the data directory is in use by another sonda process")
+var ErrInUse = app.ErrInUse
 
-// Open opens cfg.Data for serving, creating it when it does not exist. With
-// search.index on (the default), crawls run by the server index what they fetch and
-// record its links, as `sonda crawl` does.
+// Open opens cfg.Data for serving, creating it when it does not exist, through package
+// app: an index left unclean by a crash is caught up first, and with search.index on (the
+// default) crawls run by the server index what they fetch and record its links.
 func Open(cfg config.Config, o Options) (*Data, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	inUse := func(err error) error {
-		return fmt.Errorf("%w (%s: %v): stop the crawl or server using it first; sonda serve can run crawls itself (dashboard, or POST /api/crawl/start)", ErrInUse, cfg.Data, err)
-	}
-	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{Logger: o.Logger})
-	if errors.Is(err, store.ErrLocked) {
-		return nil, inUse(err)
-	}
+	in, err := app.Open(cfg, app.Options{Logger: o.Logger, Search: true, Crawl: true})
 	if err != nil {
 		return nil, err
 	}
-	d := &Data{cfg: cfg, log: o.Logger, DB: db, norm: urlnorm.New(crawl.NormalizerOptions(cfg))}
-	ok := false
-	defer func() {
-		if !ok {
-			d.Close()
-		}
-	}()
-	if d.Graph, err = linkgraph.Open(db, linkgraph.Options{Logger: o.Logger}); err != nil {
-		return nil, err
-	}
-	ixo := o.Index
-	ixo.Links, ixo.Logger = d.Graph, o.Logger
-	d.Index, err = index.Open(index.DataDir(cfg.Data), ixo)
-	if errors.Is(err, index.ErrLocked) {
-		return nil, inUse(err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if d.Index.Stats().Unclean {
-		o.Logger.Warn("the search index was not closed cleanly: pages crawled just before may be missing from it; `sonda index rebuild` restores them")
-	}
-	d.sinks = func() []crawl.Sink { return nil }
-	if cfg.Search.Index {
-		d.isink = index.NewSink(d.Index, d.Graph, index.SinkOptions{BatchSize: cfg.Search.BatchSize, Delay: cfg.Search.BatchDelay, Logger: o.Logger})
-		// The link graph first, so a page's anchors are in it when the index writes the page.
-		gsink := linkgraph.NewSink(d.Graph, d.isink.Touch)
-		d.sinks = func() []crawl.Sink { return []crawl.Sink{gsink, d.isink} }
-		d.Graph.StartRanking(cfg.Search.PageRankInterval)
-	}
-	d.Runner = NewRunner(cfg, db, RunnerOptions{Logger: o.Logger, Progress: o.Progress, AfterCrawl: d.afterCrawl, Options: func(cfg *config.Config, db *store.DB) ([]crawl.Option, error) {
-		var opts []crawl.Option
-		if o.CrawlOptions != nil {
-			extra, err := o.CrawlOptions(cfg, db)
-			if err != nil {
-				return nil, err
+	d := &Data{cfg: cfg, log: o.Logger, app: in, DB: in.DB, Graph: in.Graph, Index: in.Index}
+	d.Runner = NewRunner(cfg, in.DB, RunnerOptions{Logger: o.Logger, Progress: o.Progress, AfterCrawl: in.AfterCrawl,
+		Options: func(cfg *config.Config, _ *store.DB) ([]crawl.Option, error) {
+			opts, err := in.CrawlOptions(cfg)
+			if err != nil || o.CrawlOptions == nil {
+				return opts, err
 			}
-			opts = append(opts, extra...)
-		}
-		return append(opts, crawl.WithSinks(d.sinks()...)), nil
-	}})
-	ok = true
+			extra, err := o.CrawlOptions(cfg, in.DB)
+			return append(opts, extra...), err
+		}})
 	return d, nil
-}
-
-// afterCrawl makes what a crawl fetched searchable at once: the index sink's queue is
-// written and PageRank recomputed when links changed.
-func (d *Data) afterCrawl(ctx context.Context) error {
-	if d.isink == nil {
-		return nil
-	}
-	if err := d.isink.Flush(ctx); err != nil {
-		return err
-	}
-	if d.Graph.Changes() > 0 {
-		if _, err := d.Graph.ComputePageRank(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // WebOptions are the backends for web.New; the caller adds the token.
@@ -151,19 +89,7 @@ func (d *Data) Close() error {
 	if d.Runner != nil {
 		errs = append(errs, d.Runner.Close())
 	}
-	if d.isink != nil {
-		errs = append(errs, d.isink.Close())
-	}
-	if d.Index != nil {
-		errs = append(errs, d.Index.Close())
-	}
-	if d.Graph != nil {
-		errs = append(errs, d.Graph.Close())
-	}
-	if d.DB != nil {
-		errs = append(errs, d.DB.Close())
-	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, d.app.Close())...)
 }
 
 // backends adapts the index and the link graph to the web layer's interfaces.
@@ -225,7 +151,7 @@ const (
 // the page recorded as http://example.org/b. An address that is not a crawlable URL has
 // no relations.
 func (b backends) Relations(ctx context.Context, rawURL string, limit int) (in, out []web.Edge, err error) {
-	u, err := b.d.norm.Parse(rawURL)
+	u, err := b.d.app.Normalizer().Parse(rawURL)
 	if err != nil {
 		return nil, nil, nil
 	}

@@ -1,0 +1,229 @@
+// Package app assembles a sonda instance from its configuration: it opens a data
+// directory's store, link graph and search index, and builds the crawl options the
+// configuration asks for, in the order that makes them compose. Every command that opens a
+// data directory goes through it (sonda crawl; sonda serve and sonda demo through package
+// web/local; sonda search, index rebuild and export), so a crawl is wired the same way
+// whichever command runs it, and what a crash leaves behind is repaired the same way
+// whichever command opens the directory next.
+//
+// What is opened when (Open):
+//
+//   - The crawl database, DATA/state, always. Pebble allows one opener, so the instance
+//     owns it and shares it: crawls get it through crawl.WithStore, the link graph and the
+//     verticals keep their records in it.
+//   - The link graph (in the database) and the search index, DATA/index, when
+//     Options.Search asks for them, or when Options.Crawl does and search.index is on.
+//   - An index that was not closed cleanly (a kill, a power cut) is caught up before
+//     anything reads or writes it: the pages fetched since ten minutes before its last
+//     persisted write are replayed from the store and the WARC files into the link graph
+//     and the index (index.Replay), shaped as the live crawl shaped them (Restorers).
+//
+// The crawl options (Instance.CrawlOptions) are built fresh for every crawl, since link
+// scorers and analyzers keep per-crawl state; see that method for their order.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/index"
+	"github.com/sonda-search/sonda/linkgraph"
+	"github.com/sonda-search/sonda/query"
+	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/urlnorm"
+)
+
+// Options say what Open prepares beyond the crawl database.
+type Options struct {
+	Logger *slog.Logger
+	// Search opens the link graph and the search index even when search.index is off:
+	// for reading them (sonda search, the web UI).
+	Search bool
+	// Crawl prepares the instance to run crawls (CrawlOptions): with search.index on, the
+	// link graph and the index are opened and every crawl feeds them through its sinks.
+	Crawl bool
+}
+
+// Instance is one open data directory. Close it when done; it is safe to use from several
+// goroutines as its parts are (one crawl at a time).
+type Instance struct {
+	cfg  config.Config
+	log  *slog.Logger
+	norm *urlnorm.Normalizer
+
+	// DB is the crawl database; nil only after Close.
+	DB *store.DB
+	// Graph and Index are nil unless Open opened them (see Options).
+	Graph *linkgraph.Graph
+	Index *index.Index
+
+	crawl bool            // Options.Crawl
+	isink *index.Sink     // with Index: writes crawled pages into it
+	gsink *linkgraph.Sink // with Graph: records their links, then tells isink whose anchors changed
+}
+
+// ErrInUse means another process has the data directory open.
+var ErrInUse = errors.New("the data directory is in use by another sonda process")
+
+// catchUpMargin is how far before the index's checkpoint a catch-up starts: pages whose
+// fetch began before the checkpoint may have been written to the index after it.
+const catchUpMargin = 10 * time.Minute
+
+// Open opens cfg.Data (creating it when it does not exist) and prepares what o asks for.
+func Open(cfg config.Config, o Options) (*Instance, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	inUse := func(err error) error {
+		return fmt.Errorf("%w (%s: %v): stop the crawl or server using it first; sonda serve can run crawls itself (dashboard, or POST /api/crawl/start)", ErrInUse, cfg.Data, err)
+	}
+	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{Logger: o.Logger})
+	if errors.Is(err, store.ErrLocked) {
+		return nil, inUse(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	in := &Instance{cfg: cfg, log: o.Logger, norm: urlnorm.New(crawl.NormalizerOptions(cfg)), DB: db, crawl: o.Crawl}
+	if !o.Search && !(o.Crawl && cfg.Search.Index) {
+		return in, nil
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			in.Close()
+		}
+	}()
+	ixo, err := IndexOptions(cfg, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	if in.Graph, err = linkgraph.Open(db, linkgraph.Options{Logger: o.Logger}); err != nil {
+		return nil, err
+	}
+	ixo.Links = in.Graph
+	in.Index, err = index.Open(index.DataDir(cfg.Data), ixo)
+	if errors.Is(err, index.ErrLocked) {
+		return nil, inUse(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	in.isink = index.NewSink(in.Index, in.Graph, index.SinkOptions{BatchSize: cfg.Search.BatchSize, Delay: cfg.Search.BatchDelay, Logger: o.Logger})
+	// The link graph first, so a page's anchors are in it when the index writes the page.
+	in.gsink = linkgraph.NewSink(in.Graph, in.isink.Touch)
+	if in.Index.Stats().Unclean {
+		if err := in.catchUp(context.Background()); err != nil {
+			return nil, err
+		}
+	}
+	if o.Crawl && cfg.Search.Index {
+		in.Graph.StartRanking(cfg.Search.PageRankInterval)
+	}
+	ok = true
+	return in, nil
+}
+
+// IndexOptions are the search settings of cfg, for an index ranked with a link graph the
+// caller adds (index.Options.Links).
+func IndexOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
+	op, err := query.ParseOperator(cfg.Search.Operator)
+	if err != nil {
+		return index.Options{}, fmt.Errorf("search.operator: %w", err)
+	}
+	r := cfg.Search.Ranking
+	return index.Options{
+		Ranking: index.Ranking{
+			Title: r.Title, Body: r.Body, Headings: r.Headings, Description: r.Description, Anchors: r.Anchors,
+			Extra: r.Extra, URL: r.URL, K1: r.K1, B: r.B, Proximity: r.Proximity, Link: r.Link, Relevance: r.Relevance,
+			LinkSignal: r.LinkSignal, Window: r.Window,
+		},
+		Implicit: op, CacheEntries: cfg.Search.Cache, MaxResults: cfg.Search.MaxResults, Logger: log,
+	}, nil
+}
+
+// Config is the configuration the instance was opened with.
+func (in *Instance) Config() config.Config { return in.cfg }
+
+// Normalizer is the crawl's URL normalizer (link-graph and record keys are its URLs).
+func (in *Instance) Normalizer() *urlnorm.Normalizer { return in.norm }
+
+// catchUp replays the pages fetched since shortly before the index's checkpoint: after a
+// crash, the index may have lost its last batches (see package index on durability).
+func (in *Instance) catchUp(ctx context.Context) error {
+	since := in.Index.Checkpoint().Add(-catchUpMargin)
+	in.log.Warn("the search index was not closed cleanly; re-indexing the pages fetched since its last persisted write", "since", since.Format(time.RFC3339))
+	st, err := index.Replay(ctx, in.DB, crawl.WARCDir(in.cfg.Data), []crawl.Sink{in.gsink, in.isink}, in.replayOptions(since))
+	if err != nil {
+		return fmt.Errorf("catching the search index up (sonda index rebuild redoes it all): %w", err)
+	}
+	if err := in.isink.Flush(ctx); err != nil {
+		return err
+	}
+	in.log.Info("search index caught up", "pages", st.Replayed, "missing", st.Missing)
+	return nil
+}
+
+// replayOptions replay pages as the crawl of cfg saw them, from since (zero: all).
+func (in *Instance) replayOptions(since time.Time) index.ReplayOptions {
+	return index.ReplayOptions{Since: since, Normalizer: in.norm, RobotsAgent: in.cfg.Robots.Agent, Analyzers: Restorers(in.DB)}
+}
+
+// AfterCrawl makes what a crawl fetched searchable at once: the index sink's queue is
+// written and PageRank recomputed when links changed. Long-lived processes (sonda serve)
+// call it when each crawl ends; Close does the same.
+func (in *Instance) AfterCrawl(ctx context.Context) error {
+	if in.isink == nil {
+		return nil
+	}
+	if err := in.isink.Flush(ctx); err != nil {
+		return err
+	}
+	return in.rank(ctx)
+}
+
+// rank recomputes PageRank when the link graph changed since it was last computed.
+func (in *Instance) rank(ctx context.Context) error {
+	if in.Graph == nil || in.Graph.Changes() == 0 {
+		return nil
+	}
+	in.log.Info("ranking the link graph")
+	sum, err := in.Graph.ComputePageRank(ctx)
+	if err != nil {
+		return err
+	}
+	in.log.Info("PageRank computed", "pages", sum.Nodes, "links", sum.Edges, "iterations", sum.Iterations, "took", sum.Took)
+	return nil
+}
+
+// Close writes what the index sink has queued, ranks the link graph if a crawl changed it,
+// and closes the index, the graph and the database, in that order (each reads the next).
+// Crawls using the instance must have ended. Closing twice does nothing.
+func (in *Instance) Close() error {
+	var errs []error
+	if in.isink != nil {
+		errs = append(errs, in.isink.Close())
+		if in.crawl {
+			errs = append(errs, in.rank(context.Background()))
+		}
+		in.isink, in.gsink = nil, nil
+	}
+	if in.Index != nil {
+		errs = append(errs, in.Index.Close())
+		in.Index = nil
+	}
+	if in.Graph != nil {
+		errs = append(errs, in.Graph.Close())
+		in.Graph = nil
+	}
+	if in.DB != nil {
+		errs = append(errs, in.DB.Close())
+		in.DB = nil
+	}
+	return errors.Join(errs...)
+}

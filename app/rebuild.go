@@ -1,0 +1,89 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/index"
+	"github.com/sonda-search/sonda/linkgraph"
+)
+
+// RebuildOptions tune Rebuild.
+type RebuildOptions struct {
+	Logger *slog.Logger
+	// Progress, when set, is called now and then with the phase ("links", then
+	// "documents"), the pages replayed and the total.
+	Progress func(phase string, done, total int)
+}
+
+// RebuildStats say what Rebuild did.
+type RebuildStats struct {
+	Pages     int // page records replayed (in each phase)
+	Missing   int // records whose WARC capture could not be read: left out of the index
+	PageRank  linkgraph.RankSummary
+	Documents int64 // documents in the new index
+	Took      time.Duration
+}
+
+// Rebuild throws the search index of cfg.Data away and makes it again, with the link graph
+// and PageRank, from what the crawl recorded: every page record in the store and its
+// latest capture in the WARC files, parsed as the crawler parsed it and shaped as its
+// analyzers shaped it (Restorers). Two passes: the links first, so every document is
+// written once, with the anchor text of all the links to it. The data directory must not
+// be in use.
+func Rebuild(ctx context.Context, cfg config.Config, o RebuildOptions) (RebuildStats, error) {
+	start := time.Now()
+	if _, err := os.Stat(crawl.StateDir(cfg.Data)); err != nil {
+		return RebuildStats{}, fmt.Errorf("no crawl in %s: %w", cfg.Data, err)
+	}
+	in, err := Open(cfg, Options{Logger: o.Logger})
+	if err != nil {
+		return RebuildStats{}, err
+	}
+	defer in.Close()
+	if err := os.RemoveAll(index.DataDir(cfg.Data)); err != nil {
+		return RebuildStats{}, fmt.Errorf("remove the old index: %w", err)
+	}
+	ixo, err := IndexOptions(cfg, in.log)
+	if err != nil {
+		return RebuildStats{}, err
+	}
+	if in.Graph, err = linkgraph.Open(in.DB, linkgraph.Options{Logger: in.log}); err != nil {
+		return RebuildStats{}, err
+	}
+	ixo.Links = in.Graph
+	if in.Index, err = index.Open(index.DataDir(cfg.Data), ixo); err != nil {
+		return RebuildStats{}, err
+	}
+	var st RebuildStats
+	replay := func(phase string, sink crawl.Sink) error {
+		ro := in.replayOptions(time.Time{})
+		if o.Progress != nil {
+			ro.Progress = func(done, total int) { o.Progress(phase, done, total) }
+		}
+		rs, err := index.Replay(ctx, in.DB, crawl.WARCDir(cfg.Data), []crawl.Sink{sink}, ro)
+		st.Pages, st.Missing = rs.Replayed, rs.Missing
+		return err
+	}
+	if err := replay("links", linkgraph.NewSink(in.Graph, nil)); err != nil {
+		return st, err
+	}
+	if st.PageRank, err = in.Graph.ComputePageRank(ctx); err != nil {
+		return st, err
+	}
+	in.isink = index.NewSink(in.Index, in.Graph, index.SinkOptions{BatchSize: cfg.Search.BatchSize, Delay: cfg.Search.BatchDelay, Logger: in.log})
+	if err := replay("documents", in.isink); err != nil {
+		return st, err
+	}
+	if err := in.isink.Flush(ctx); err != nil {
+		return st, err
+	}
+	st.Documents = int64(in.Index.Stats().Documents)
+	st.Took = time.Since(start)
+	return st, in.Close()
+}
