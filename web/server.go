@@ -40,7 +40,8 @@ type Options struct {
 	Stats     StatsSource
 	Analyzer  TermAnalyzer // for highlighting in the document view (optional)
 	Crawl     CrawlControl
-	News      News // topic monitoring (optional: its pages and API answer 503 without it)
+	News      News     // topic monitoring (optional: its pages and API answer 503 without it)
+	Datasets  Datasets // dataset search, map and downloads (optional: 503 without it)
 
 	// Token authorizes write requests (crawl control): they must carry
 	// "Authorization: Bearer TOKEN". Required, at least 16 characters; there is no default.
@@ -127,6 +128,7 @@ func New(o Options) (*Server, error) {
 		{"GET", "/metrics", "metrics", false, s.metrics},
 	}
 	s.routes = append(s.routes, s.newsRoutes()...)
+	s.routes = append(s.routes, s.datasetRoutes()...)
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.method+" "+rt.path, s.instrument(rt))
 	}

@@ -31,7 +31,8 @@ func newFixture(t testing.TB) *fixture {
 			"http://www.alpha.test/p0.html": {{URL: "http://www.beta.test/p1.html", Anchor: "beta <one>"}},
 			"http://www.beta.test/p3.html":  {{URL: "http://www.beta.test/p1.html", Anchor: "again"}},
 		}}
-	srv, err := New(Options{Searcher: f.index, Documents: f.index, Relations: f.graph, Stats: f.index, Crawl: f.crawl, News: f.news, Token: testToken})
+	srv, err := New(Options{Searcher: f.index, Documents: f.index, Relations: f.graph, Stats: f.index, Crawl: f.crawl, News: f.news,
+		Datasets: newFakeDatasets(), Token: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}

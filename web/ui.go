@@ -83,7 +83,7 @@ type templates struct {
 	byName map[string]*template.Template
 }
 
-var pageNames = []string{"home", "results", "document", "relations", "dashboard", "error", "topics", "article"}
+var pageNames = []string{"home", "results", "document", "relations", "dashboard", "error", "topics", "article", "datasets"}
 
 func parseTemplates() (*templates, error) {
 	t := &templates{byName: map[string]*template.Template{}}
@@ -108,6 +108,7 @@ var templateFuncs = template.FuncMap{
 	"snippet":  SafeSnippet,
 	"short":    shorten,
 	"add":      func(a, b int) int { return a + b },
+	"divf":     func(a, b float64) float64 { return a / b },
 	"value":    formatValue,
 	"searchURL": func(q string, page int, kind string) string {
 		return searchURL(q, page, kind)
@@ -120,6 +121,7 @@ var templateFuncs = template.FuncMap{
 		return "/doc?" + v.Encode()
 	},
 	"relURL": func(u string) string { return "/relations?" + url.Values{"url": {u}}.Encode() },
+	"idURL":  func(path, id string) string { return path + "?" + url.Values{"id": {id}}.Encode() },
 }
 
 func searchURL(q string, page int, kind string) string {
@@ -318,7 +320,8 @@ type queryProblem struct {
 	HasPosition, AtEnd bool
 }
 
-var facetLabels = map[string]string{"site": "Site", "host": "Site", "type": "Type", "kind": "Kind", "lang": "Language", "date": "Date", "topic": "Topic"}
+var facetLabels = map[string]string{"site": "Site", "host": "Site", "type": "Type", "kind": "Kind", "lang": "Language", "date": "Date", "topic": "Topic",
+	"format": "Format", "crs": "CRS", "producer": "Producer"}
 
 // facetOrder puts the usual facets first; others follow by name.
 var facetOrder = map[string]int{"site": 0, "host": 0, "kind": 1, "type": 2, "lang": 3, "date": 4, "topic": 5}
