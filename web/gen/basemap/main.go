@@ -28,7 +28,7 @@ type topology struct {
 		Scale     [2]float64 `json:"scale"`
 		Translate [2]float64 `json:"translate"`
 	} `json:"transform"`
-	Arcs    [][][2]float64         `json:"arcs"`
+	Arcs    [][][2]float64        `json:"arcs"`
 	Objects map[string]geomObject `json:"objects"`
 }
 
