@@ -31,6 +31,8 @@ import (
 
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/geo/catalog"
+	"github.com/sonda-search/sonda/geo/geosearch"
 	"github.com/sonda-search/sonda/index"
 	"github.com/sonda-search/sonda/linkgraph"
 	"github.com/sonda-search/sonda/query"
@@ -65,6 +67,9 @@ type Instance struct {
 	crawl bool            // Options.Crawl
 	isink *index.Sink     // with Index: writes crawled pages into it
 	gsink *linkgraph.Sink // with Graph: records their links, then tells isink whose anchors changed
+	// geo keeps the dataset documents in the index in step with the geo catalog (with
+	// geo.enabled, search.index and Options.Crawl): datasets recorded by crawls, link checks.
+	geo *geosearch.Indexer
 }
 
 // ErrInUse means another process has the data directory open.
@@ -125,6 +130,9 @@ func Open(cfg config.Config, o Options) (*Instance, error) {
 	if o.Crawl && cfg.Search.Index {
 		in.Graph.StartRanking(cfg.Search.PageRankInterval)
 	}
+	if o.Crawl && cfg.Search.Index && cfg.Geo.Enabled {
+		in.geo = geosearch.NewIndexer(catalog.New(db), in.Index, geosearch.IndexerOptions{Delay: cfg.Search.BatchDelay, Logger: o.Logger})
+	}
 	ok = true
 	return in, nil
 }
@@ -178,6 +186,11 @@ func (in *Instance) replayOptions(since time.Time) index.ReplayOptions {
 // written and PageRank recomputed when links changed. Long-lived processes (sonda serve)
 // call it when each crawl ends; Close does the same.
 func (in *Instance) AfterCrawl(ctx context.Context) error {
+	if in.geo != nil {
+		if err := in.geo.Flush(ctx); err != nil {
+			return err
+		}
+	}
 	if in.isink == nil {
 		return nil
 	}
@@ -206,6 +219,10 @@ func (in *Instance) rank(ctx context.Context) error {
 // Crawls using the instance must have ended. Closing twice does nothing.
 func (in *Instance) Close() error {
 	var errs []error
+	if in.geo != nil {
+		errs = append(errs, in.geo.Close())
+		in.geo = nil
+	}
 	if in.isink != nil {
 		errs = append(errs, in.isink.Close())
 		if in.crawl {

@@ -102,7 +102,7 @@ func TestAssemblyComposes(t *testing.T) {
 		{"topic", func(c *config.Config) { c.Focus.Topics = []string{"nuclear"} }, []string{"relevance"}, []string{"linkgraph", "index"}, false, "focus", false},
 		{"topic, bfs", func(c *config.Config) { c.Focus.Topics = []string{"nuclear"}; c.Crawl.LinkStrategy = "bfs" },
 			[]string{"relevance"}, []string{"linkgraph", "index"}, false, "bfs", false},
-		{"geo", func(c *config.Config) { c.Geo.Enabled = true }, []string{"language", "geo"}, []string{"geo", "linkgraph", "index"}, true, "bfs", false},
+		{"geo", func(c *config.Config) { c.Geo.Enabled = true }, []string{"language", "geo"}, []string{"geo", "linkgraph", "index", "geo-index"}, true, "bfs", false},
 		{"everything", func(c *config.Config) {
 			c.Geo.Enabled, c.Feeds.Enabled, c.News.Enabled = true, true, true
 			c.Focus.Topics = []string{"geo"}
@@ -259,7 +259,7 @@ func runCrawl(t *testing.T, in *Instance, cfg config.Config) crawl.Summary {
 	return sum
 }
 
-func testConfig(t *testing.T, web *testweb.Web) config.Config {
+func testConfig(t testing.TB, web *testweb.Web) config.Config {
 	cfg := crawl.ConfigForTestWeb(config.Default(), web)
 	cfg.Data = t.TempDir()
 	cfg.Politeness.MinDelay = 0
@@ -267,7 +267,7 @@ func testConfig(t *testing.T, web *testweb.Web) config.Config {
 	return cfg
 }
 
-func startWeb(t *testing.T, c testweb.Config) *testweb.Web {
+func startWeb(t testing.TB, c testweb.Config) *testweb.Web {
 	t.Helper()
 	web := testweb.New(c)
 	if _, err := web.Start(); err != nil {

@@ -121,6 +121,10 @@ func (in *Instance) assemble(cfg *config.Config) (*assembly, error) {
 		a.add(crawl.WithSinks(in.gsink, in.isink))
 		a.sinks = append(a.sinks, in.gsink.Name(), in.isink.Name())
 	}
+	if in.geo != nil { // the geo catalog tells it of datasets; as a sink it hears of gone ones
+		a.add(crawl.WithSinks(in.geo))
+		a.sinks = append(a.sinks, in.geo.Name())
+	}
 	return a, nil
 }
 

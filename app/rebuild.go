@@ -9,6 +9,8 @@ import (
 
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/geo/catalog"
+	"github.com/sonda-search/sonda/geo/geosearch"
 	"github.com/sonda-search/sonda/index"
 	"github.com/sonda-search/sonda/linkgraph"
 )
@@ -26,6 +28,7 @@ type RebuildStats struct {
 	Pages     int // page records replayed (in each phase)
 	Missing   int // records whose WARC capture could not be read: left out of the index
 	PageRank  linkgraph.RankSummary
+	Datasets  int   // geographic datasets written (kind dataset), from the geo catalog
 	Documents int64 // documents in the new index
 	Took      time.Duration
 }
@@ -81,6 +84,9 @@ func Rebuild(ctx context.Context, cfg config.Config, o RebuildOptions) (RebuildS
 		return st, err
 	}
 	if err := in.isink.Flush(ctx); err != nil {
+		return st, err
+	}
+	if st.Datasets, err = geosearch.Reindex(ctx, catalog.New(in.DB), in.Index); err != nil {
 		return st, err
 	}
 	st.Documents = int64(in.Index.Stats().Documents)
