@@ -9,6 +9,7 @@ import (
 	"github.com/sonda-search/sonda/app"
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/geo/catalog"
 	"github.com/sonda-search/sonda/index"
 	"github.com/sonda-search/sonda/linkgraph"
 	"github.com/sonda-search/sonda/news"
@@ -71,6 +72,9 @@ func Open(cfg config.Config, o Options) (*Data, error) {
 func (d *Data) WebOptions() web.Options {
 	b := backends{d}
 	o := web.Options{Searcher: b, Documents: b, Relations: b, Stats: b, Analyzer: newTermAnalyzer(), Crawl: d.Runner, Logger: d.log}
+	if d.cfg.Geo.Enabled { // dataset search, map, downloads (see geo.go)
+		o.Datasets = GeoBackend(d.Index, catalog.New(d.DB), d.cfg.Data)
+	}
 	if d.cfg.News.Enabled { // news topics (see news.go)
 		mo := news.MonitorOptionsFromConfig(d.cfg, d.DB)
 		mo.Logger = d.log
