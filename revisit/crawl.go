@@ -32,8 +32,9 @@ type CrawlPolicy struct {
 	relevance bool // weight pages by their topical relevance
 	dates     *fingerprint.Volatile
 
-	mu sync.RWMutex
-	p  Policy
+	mu    sync.RWMutex
+	p     Policy
+	fresh *planFreshness // the plan's expected freshness (ExpectedFreshness)
 
 	// The shared budget (0: the revisit budget is fixed) and discovery's recent rate.
 	total, share float64
@@ -55,7 +56,7 @@ func NewCrawlPolicy(name string, o Options, relevance bool) (*CrawlPolicy, error
 		return nil, err
 	}
 	dates, _ := fingerprint.NewVolatile("dates", "times")
-	return &CrawlPolicy{name: name, opts: o, relevance: relevance, dates: dates, p: p}, nil
+	return &CrawlPolicy{name: name, opts: o, relevance: relevance, dates: dates, p: p, fresh: newPlanFreshness(o)}, nil
 }
 
 // FromConfig makes the policy cfg's revisit section asks for; nil (and no error) for
@@ -127,7 +128,24 @@ func (c *CrawlPolicy) Policy() Policy {
 func (c *CrawlPolicy) NextVisit(d *crawl.Document, now time.Time) time.Time {
 	o := c.Observe(d, now)
 	c.followDiscovery(o)
-	return c.Policy().Visit([16]byte(d.URL.Key()), o)
+	key := [16]byte(d.URL.Key())
+	next := c.Policy().Visit(key, o)
+	c.freshness().observe(key, o, next)
+	return next
+}
+
+// ExpectedFreshness implements crawl.FreshnessReporter: the weighted share of the pages
+// the plan keeps that are expected up to date at a random moment, under a Gamma model of
+// their change rates fitted to this crawl's visits (see planFreshness); ok is false before
+// the first page is planned.
+func (c *CrawlPolicy) ExpectedFreshness() (float64, bool) {
+	return c.freshness().expected(time.Now())
+}
+
+func (c *CrawlPolicy) freshness() *planFreshness {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.fresh
 }
 
 // followDiscovery updates the rate of first visits and, when the revisit budget it implies
@@ -282,6 +300,7 @@ func (c *CrawlPolicy) Restore(db *store.DB) error {
 			op.mu.Unlock()
 		}()
 	}
+	fresh := newPlanFreshness(c.opts)
 	err = db.Histories(func(key store.URLKey, rec *store.Page, visits []store.Visit) error {
 		host := ""
 		if u, err := url.Parse(rec.URL); err == nil {
@@ -306,7 +325,7 @@ func (c *CrawlPolicy) Restore(db *store.DB) error {
 				o.Status = Gone // robots.txt forbade the fetch: no request was made
 			}
 			o.Changed = o.Changed && o.Status == OK
-			p.Visit(key, o)
+			fresh.observe(key, o, p.Visit(key, o))
 			seen = seen || v.Fingerprint != ""
 		}
 		return nil
@@ -318,12 +337,13 @@ func (c *CrawlPolicy) Restore(db *store.DB) error {
 		bp.setBudget(c.current)
 	}
 	c.mu.Lock()
-	c.p = p
+	c.p, c.fresh = p, fresh
 	c.mu.Unlock()
 	return nil
 }
 
 var (
-	_ crawl.RevisitPolicy   = (*CrawlPolicy)(nil)
-	_ crawl.HistoryRestorer = (*CrawlPolicy)(nil)
+	_ crawl.RevisitPolicy     = (*CrawlPolicy)(nil)
+	_ crawl.HistoryRestorer   = (*CrawlPolicy)(nil)
+	_ crawl.FreshnessReporter = (*CrawlPolicy)(nil)
 )

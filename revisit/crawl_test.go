@@ -127,6 +127,11 @@ func TestCrawlIntegration(t *testing.T) {
 	if sum.Reason != "duration" {
 		t.Errorf("crawl ended by %q; with a revisit policy it must run until its duration", sum.Reason)
 	}
+	// The pages change once an hour and are revisited within seconds: the plan expects
+	// them nearly all fresh.
+	if sum.Freshness == nil || *sum.Freshness < 0.9 || *sum.Freshness > 1 {
+		t.Errorf("expected freshness of the plan %v, want above 0.9", sum.Freshness)
+	}
 	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{})
 	if err != nil {
 		t.Fatal(err)

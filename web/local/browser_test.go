@@ -213,11 +213,21 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	return v
 }
 
-// poll waits until the JavaScript predicate holds.
+// poll waits until js is true. It evaluates from the test rather than with chromedp.Poll,
+// whose in-page polling dies with the page when the condition awaits a navigation (a form
+// submitted by a key press); errors while the next page loads are retried.
 func poll(t *testing.T, ctx context.Context, what, js string, timeout time.Duration) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(timeout))); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting %v for %s: last result %v, error %v", timeout, what, ok, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
