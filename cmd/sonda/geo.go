@@ -2,10 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sonda-search/sonda/app"
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/geo"
+	"github.com/sonda-search/sonda/geo/catalog"
+	"github.com/sonda-search/sonda/geo/geosearch"
 )
 
 func init() { register(newGeoCmd) }
@@ -13,11 +21,11 @@ func init() { register(newGeoCmd) }
 func newGeoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "geo",
-		Short: "Geographic data: inspect dataset files",
+		Short: "Geographic data: inspect dataset files, re-check dataset links",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newGeoInspectCmd())
+	cmd.AddCommand(newGeoInspectCmd(), newGeoRecheckCmd())
 	return cmd
 }
 
@@ -71,5 +79,75 @@ A file that cannot be read prints {"file": ..., "error": ...} and makes the exit
 		},
 	}
 	cmd.Flags().BoolVar(&noPlaces, "no-places", false, "skip place names and covered places (no gazetteer lookups)")
+	return cmd
+}
+
+func newGeoRecheckCmd() *cobra.Command {
+	var olderThan time.Duration
+	var hosts int
+	cmd := &cobra.Command{
+		Use:   "recheck [--data DIR] [--older-than 24h]",
+		Short: "Re-check the links of found datasets; broken ones leave search",
+		Long: `recheck requests every dataset a geo crawl found again, host by host with the crawl's
+politeness (robots.txt, politeness.min-delay between requests to a host), without
+downloading the files. A link that answers 404 or 410 is marked gone and leaves search;
+its record stays (sonda export --what datasets shows "gone"), so crawls do not fetch it as
+new. A gone link that answers again comes back. Server errors and timeouts change
+nothing: the next recheck tries again. The crawl must not be running.
+
+  sonda geo recheck --data sonda-data
+  sonda geo recheck --data sonda-data --older-than 168h   # only links not checked for a week`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd, crawlFlags...)
+			if err != nil {
+				return err
+			}
+			if _, err := os.Stat(crawl.StateDir(cfg.Data)); err != nil {
+				return usageError{fmt.Errorf("no crawl in %s: %w", cfg.Data, err)}
+			}
+			// The dataset documents follow the catalog only while its indexer runs.
+			cfg.Geo.Enabled = true
+			log := newLogger(cfg)
+			in, err := openApp(cfg, app.Options{Logger: log, Crawl: true})
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			fo, err := crawl.FetchOptions(cfg)
+			if err != nil {
+				return err
+			}
+			fo.AcceptTypes = []string{"text/*"} // a dataset's headers are the answer; skip its body
+			f, err := fetch.New(fo)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			w := cmd.ErrOrStderr()
+			last := time.Now()
+			st, err := geosearch.Recheck(cmd.Context(), catalog.New(in.DB), f, geosearch.RecheckOptions{
+				Agent: cfg.Robots.Agent, Delay: cfg.Politeness.MinDelay, Hosts: hosts, OlderThan: olderThan, Logger: log,
+				Progress: func(s geosearch.RecheckStats) {
+					if time.Since(last) >= 2*time.Second {
+						last = time.Now()
+						fmt.Fprintf(w, "checked %d: %d ok, %d gone, %d without answer\n", s.Checked, s.OK, s.Gone, s.Failed)
+					}
+				},
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "checked %d dataset links: %d ok, %d newly gone, %d restored, %d without an answer (kept), %d forbidden by robots.txt, %d checked within %s\n",
+				st.Checked, st.OK, st.Gone, st.Restored, st.Failed, st.Robots, st.Recent, olderThan)
+			return in.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&olderThan, "older-than", 0, "skip links checked or fetched within this `DURATION` (0: check all)")
+	f.IntVar(&hosts, "hosts", 4, "hosts checked at once")
+	f.Bool("allow-private", false, "permit loopback, private and link-local addresses (test webs, intranets)")
+	f.Duration("min-delay", 0, "minimum pause between requests to one host, e.g. 500ms")
+	f.StringArray("resolve", nil, "dial `HOST=ADDR` for matching hosts, like curl --resolve")
 	return cmd
 }

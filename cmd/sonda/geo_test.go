@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/sonda-search/sonda/internal/shareddata"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/geo/catalog"
 	"github.com/sonda-search/sonda/geo/geoweb"
+	"github.com/sonda-search/sonda/internal/shareddata"
 	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/testweb"
 	"github.com/sonda-search/sonda/urlnorm"
@@ -122,5 +125,71 @@ func TestCrawlGeoProfile(t *testing.T) {
 		if _, ok := got[u]; ok {
 			t.Errorf("%s was downloaded", u)
 		}
+	}
+}
+
+// TestGeoRecheck: `sonda geo recheck` after a geo crawl, with one producer's file now
+// answering 404: that dataset leaves `sonda search` and is exported as gone; the others
+// stay; a second run with --older-than skips what was just checked.
+func TestGeoRecheck(t *testing.T) {
+	gw, err := geoweb.New(shareddata.Dir(t, "geo"), testweb.Config{Seed: 5, Hosts: 6, PagesPerHost: 4, Disable: testweb.AllFeatures &^ testweb.Robots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web, addr := serveWeb(t, gw.Config)
+	data := t.TempDir()
+	env := append([]string{"SONDA_GEO_ENABLED=true"}, quickEnv...)
+	if _, stderr, code := run(t, env, crawlArgs(web, addr, data)...); code != 0 {
+		t.Fatalf("crawl: exit %d: %s", code, stderr)
+	}
+	brokenURL := gw.Datasets[0].URL
+	name := path.Base(brokenURL)
+	searchFor := func() string {
+		out, stderr, code := run(t, nil, "search", "--data", data, "--kind", "dataset", "--json", strings.TrimSuffix(name, path.Ext(name)))
+		if code != 0 {
+			t.Fatalf("search: exit %d: %s", code, stderr)
+		}
+		return out
+	}
+	if !strings.Contains(searchFor(), brokenURL) {
+		t.Fatalf("%s not found by its name before the check", brokenURL)
+	}
+	// The producers' sites now answer from a server where that one file is gone.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if "http://"+r.Host+r.URL.RequestURI() == brokenURL {
+			http.NotFound(w, r)
+			return
+		}
+		web.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	args := []string{"geo", "recheck", "--data", data, "--allow-private", "--resolve", "*.test=" + strings.TrimPrefix(srv.URL, "http://")}
+	out, stderr, code := run(t, nil, args...)
+	if code != 0 || !strings.Contains(out, "1 newly gone") {
+		t.Fatalf("recheck: exit %d:\n%s\n%s", code, out, stderr)
+	}
+	if got := searchFor(); strings.Contains(got, brokenURL) {
+		t.Errorf("%s still found after the check:\n%s", brokenURL, got)
+	}
+	exp, _, _ := run(t, nil, "export", "--data", data, "--what", "datasets")
+	gone := 0
+	for _, line := range strings.Split(strings.TrimSpace(exp), "\n") {
+		var d catalog.Dataset
+		if err := json.Unmarshal([]byte(line), &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Gone != "" {
+			gone++
+			if d.URL != brokenURL || d.Gone != "http-404" {
+				t.Errorf("gone: %s (%s)", d.URL, d.Gone)
+			}
+		}
+	}
+	if gone != 1 {
+		t.Errorf("%d datasets exported as gone, want 1", gone)
+	}
+	out, _, code = run(t, nil, append(args, "--older-than", "1h")...)
+	if code != 0 || !strings.Contains(out, "checked 0 dataset links") {
+		t.Errorf("recheck --older-than 1h: exit %d: %s", code, out)
 	}
 }
