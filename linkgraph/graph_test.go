@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -326,5 +327,58 @@ func BenchmarkPageRank100k(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(s.Iterations), "iterations")
+	}
+}
+
+// TestStartRankingRecomputesInTheBackground: the loop runs PageRank only when edges
+// changed since the last run, picks up later changes, and Close stops it.
+func TestStartRankingRecomputesInTheBackground(t *testing.T) {
+	g := openMem(t, Options{})
+	waitRanks := func(nodes int) *RankSummary {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if s := g.Summary(); s != nil && s.Nodes == nodes && g.Changes() == 0 {
+				return s
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatalf("no background PageRank run over %d nodes within 10 s (summary %+v, %d changes pending)", nodes, g.Summary(), g.Changes())
+		return nil
+	}
+	g.StartRanking(10 * time.Millisecond)
+	// Nothing changed yet: no run.
+	time.Sleep(50 * time.Millisecond)
+	if s := g.Summary(); s != nil {
+		t.Fatalf("PageRank ran over an unchanged graph: %+v", s)
+	}
+	loadFixture(t, g, seed002Fixture)
+	first := waitRanks(5)
+	if r, _ := g.rank(KeyOf(u("furb"))); r <= 0 {
+		t.Errorf("furb has rank %g after the background run", r)
+	}
+	// An unchanged graph is not recomputed: the summary stays the same run.
+	time.Sleep(50 * time.Millisecond)
+	if s := g.Summary(); s != first {
+		t.Errorf("PageRank recomputed without a change: %+v then %+v", first, s)
+	}
+	// A new page is picked up by a later run.
+	if _, err := g.SetLinks(u("leaf"), []Link{{u("extra"), "extra"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitRanks(6)
+	if r, _ := g.rank(KeyOf(u("extra"))); r <= 0 {
+		t.Errorf("the new page has rank %g after the next background run", r)
+	}
+	// Close stops the loop: later changes stay pending.
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.SetLinks(u("extra"), []Link{{u("furb"), "home"}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if g.Changes() == 0 {
+		t.Error("PageRank ran after Close")
 	}
 }
