@@ -99,3 +99,29 @@ func TestPolicyReportsFreshness(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkPlanFreshness is the cost of one recomputation of the plan's expected
+// freshness at 100,000 planned pages (the progress line asks at most every
+// freshnessEvery; observations wait for it).
+func BenchmarkPlanFreshness(b *testing.B) {
+	const pages = 100000
+	f := newPlanFreshness(Options{Interval: time.Hour})
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < pages; i++ {
+		k := Key{byte(i), byte(i >> 8), byte(i >> 16)}
+		at := t0
+		for v := 0; v < 4; v++ {
+			f.observe(k, Observation{At: at, Status: OK, First: v == 0, Changed: v > 0 && (i+v)%(1+i%7) == 0}, at.Add(time.Hour))
+			at = at.Add(time.Hour)
+		}
+	}
+	now := t0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		f.changed = true
+		now = now.Add(freshnessEvery)
+		if _, ok := f.expected(now); !ok {
+			b.Fatal("no estimate")
+		}
+	}
+}
