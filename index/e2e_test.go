@@ -40,22 +40,7 @@ func crawlTestWeb(t *testing.T, wc testweb.Config) *crawled {
 	cfg.Crawl.Concurrency = 32
 	cfg.Politeness.MinDelay = 10 * time.Millisecond
 	cfg.Log.Level = "error"
-	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	g, err := linkgraph.Open(db, linkgraph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	ix, err := index.Open(index.DataDir(cfg.Data), index.Options{Links: g})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ix.Close() })
-	is := index.NewSink(ix, g, index.SinkOptions{BatchSize: 32, Delay: 50 * time.Millisecond})
+	db, g, ix, is := openSearch(t, cfg.Data, index.SinkOptions{BatchSize: 32, Delay: 50 * time.Millisecond})
 	c, err := crawl.New(cfg, crawl.WithStore(db), crawl.WithSinks(linkgraph.NewSink(g, is.Touch), is))
 	if err != nil {
 		t.Fatal(err)
@@ -82,6 +67,28 @@ func crawlTestWeb(t *testing.T, wc testweb.Config) *crawled {
 		t.Fatal(err)
 	}
 	return &crawled{web: web, cfg: cfg, db: db, graph: g, ix: ix}
+}
+
+// openSearch opens a store, its link graph and an index with its sink in the data
+// directory, as sonda does, closed when the test ends.
+func openSearch(t *testing.T, data string, so index.SinkOptions) (*store.DB, *linkgraph.Graph, *index.Index, *index.Sink) {
+	t.Helper()
+	db, err := store.Open(crawl.StateDir(data), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	g, err := linkgraph.Open(db, linkgraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	ix, err := index.Open(index.DataDir(data), index.Options{Links: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return db, g, ix, index.NewSink(ix, g, so)
 }
 
 // indexable lists the URLs whose records say they belong in the index: fetched HTML or
