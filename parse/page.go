@@ -66,6 +66,10 @@ type Block struct {
 	Text  string // whitespace collapsed, never empty
 	Tag   string // innermost block element around it: "p", "h2", "li", "td", "div", "body", ...
 	Start int    // byte offset of Text within Page.Text()
+	// Chrome says the block is the site's rather than the page's: inside <nav> or <aside>,
+	// or inside a <header> or <footer> that belongs to the page as a whole (not to an
+	// <article>, <section> or <main>: the ARIA banner and contentinfo landmarks).
+	Chrome bool
 }
 
 // Link is one followable hyperlink.
@@ -103,6 +107,29 @@ type Resource struct {
 // Text returns the page's visible text: the blocks joined with "\n".
 // Within a block, words are separated by single spaces.
 func (p *Page) Text() string { return p.text }
+
+// MainText returns the visible text of the blocks that are not chrome (Block.Chrome),
+// joined with "\n": what the page says without its site's menus, banner and footer, which
+// change with the site rather than the page. It is Text() when no block is chrome, or
+// when every block is (a page that is all chrome is its chrome).
+func (p *Page) MainText() string {
+	var b strings.Builder
+	chrome := false
+	for _, bl := range p.Blocks {
+		if bl.Chrome {
+			chrome = true
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(bl.Text)
+	}
+	if !chrome || b.Len() == 0 {
+		return p.text
+	}
+	return b.String()
+}
 
 // linkEnd and linkStart treat the page start as the end of a virtual link
 // -1 and the page end as the start of a virtual link len(Links), so that the

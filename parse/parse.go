@@ -287,7 +287,7 @@ func (p *parser) startTag(a atom.Atom, f elemFlags, selfClosing bool) {
 		if f&closesP != 0 {
 			p.closeOpenP()
 		}
-		p.tb.boundary(p.currentBlock())
+		p.boundary(p.currentBlock())
 	case f&wordBreak != 0:
 		p.tb.wordBreak()
 	}
@@ -374,7 +374,7 @@ func (p *parser) endTag(a atom.Atom, f elemFlags) {
 	case a == atom.A:
 		p.closeAnchor()
 	case a == atom.Br:
-		p.tb.boundary(p.currentBlock()) // browsers read </br> as <br>
+		p.boundary(p.currentBlock()) // browsers read </br> as <br>
 	case a == atom.Table:
 		p.closeAnchorInCell()
 		if p.tableDepth > 0 {
@@ -395,6 +395,33 @@ func (p *parser) currentBlock() atom.Atom {
 		return p.blocks[n-1]
 	}
 	return atom.Body
+}
+
+// boundary ends the current text block; the next is labelled tag, and chrome when the
+// open blocks make it so (inChrome).
+func (p *parser) boundary(tag atom.Atom) {
+	p.tb.nextChrome = p.inChrome()
+	p.tb.boundary(tag)
+}
+
+// inChrome reports whether text here belongs to the site's chrome (Block.Chrome): an open
+// <nav> or <aside>, or a <header> or <footer> with no <article>, <section> or <main>
+// around it (HTML-AAM maps only those to the banner and contentinfo landmarks).
+func (p *parser) inChrome() bool {
+	sectioned := false
+	for _, b := range p.blocks {
+		switch b {
+		case atom.Nav, atom.Aside:
+			return true
+		case atom.Article, atom.Section, atom.Main:
+			sectioned = true
+		case atom.Header, atom.Footer:
+			if !sectioned {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // closeOpenP closes a <p> that is the innermost open block.
@@ -465,7 +492,7 @@ func (p *parser) openBlock(a atom.Atom, f elemFlags) {
 	if len(p.blocks) < maxBlockStack {
 		p.blocks = append(p.blocks, a)
 	}
-	p.tb.boundary(a)
+	p.boundary(a)
 }
 
 // closeBlock pops through the innermost open a, if near the top, and
@@ -477,7 +504,7 @@ func (p *parser) closeBlock(a atom.Atom) {
 			break
 		}
 	}
-	p.tb.boundary(p.currentBlock())
+	p.boundary(p.currentBlock())
 }
 
 // --- links ---
@@ -814,7 +841,7 @@ func (p *parser) finish(doc *whatwg.Url) {
 	if len(p.tb.spans) > 0 {
 		pg.Blocks = make([]Block, len(p.tb.spans))
 		for i, s := range p.tb.spans {
-			pg.Blocks[i] = Block{Text: pg.text[s.start:s.end], Tag: s.tag.String(), Start: s.start}
+			pg.Blocks[i] = Block{Text: pg.text[s.start:s.end], Tag: s.tag.String(), Start: s.start, Chrome: s.chrome}
 		}
 	}
 	pg.Lang = primaryLang(p.htmlLang)

@@ -25,12 +25,15 @@ type textBuilder struct {
 	blockStart int       // offset of the current block's first byte
 	blockTag   atom.Atom // tag of the current block
 	nextTag    atom.Atom // tag for the block that starts with the next character
+	chrome     bool      // the current block is page chrome (Block.Chrome)
+	nextChrome bool      // the block that starts with the next character is
 	space      bool      // a space is due before the next character
 }
 
 type blockSpan struct {
 	start, end int
 	tag        atom.Atom
+	chrome     bool
 }
 
 // asciiSpace marks the bytes that separate words: HTML's ASCII whitespace
@@ -46,7 +49,7 @@ var asciiSpace = func() (t [utf8.RuneSelf]bool) {
 // boundary ends the current block; tag labels the block that follows.
 func (t *textBuilder) boundary(tag atom.Atom) {
 	if t.inBlock {
-		t.spans = append(t.spans, blockSpan{t.blockStart, len(t.buf), t.blockTag})
+		t.spans = append(t.spans, blockSpan{t.blockStart, len(t.buf), t.blockTag, t.chrome})
 		t.inBlock = false
 	}
 	t.space = false
@@ -112,7 +115,7 @@ func (t *textBuilder) sep(n int) bool {
 		if len(t.buf) > 0 {
 			t.buf = append(t.buf, '\n')
 		}
-		t.inBlock, t.blockStart, t.blockTag = true, len(t.buf), t.nextTag
+		t.inBlock, t.blockStart, t.blockTag, t.chrome = true, len(t.buf), t.nextTag, t.nextChrome
 	} else if t.space {
 		if !t.room(n + 1) {
 			return false
