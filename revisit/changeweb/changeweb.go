@@ -6,8 +6,9 @@
 //
 // Pages also carry what makes change detection hard in practice: a "generated at" time,
 // a view counter and a session id that differ on every response without the page having
-// changed, and (on a share of pages) ETag and Last-Modified validators that answer
-// conditional requests with 304.
+// changed, site navigation and a side box whose entries differ on every response too,
+// and (on a share of pages) ETag and Last-Modified validators that answer conditional
+// requests with 304.
 //
 // Two Sets built from equal Configs and started at the same instant change at the same
 // moments, so two crawlers can be compared on one change history.
@@ -209,8 +210,8 @@ var words = strings.Fields(`river water basin rain flood drought reservoir dam g
 flow season storm report bulletin forecast region valley coast harbour bridge road farm crop
 harvest market price school clinic council budget plan survey census map border trail forest`)
 
-// render writes version v of p: fixed text, one paragraph that is version v's, and the
-// fragments that change on every response without the page changing.
+// render writes version v of p: fixed text, one paragraph that is version v's, and the site
+// chrome and fragments that change on every response without the page changing.
 func render(p *page, v int, now time.Time) []byte {
 	rng := rand.New(rand.NewPCG(uint64(len(p.url))*7919+hashString(p.url), uint64(v)))
 	para := func(r *rand.Rand, n int) string {
@@ -221,11 +222,14 @@ func render(p *page, v int, now time.Time) []byte {
 		return strings.Join(w, " ")
 	}
 	fixed := rand.New(rand.NewPCG(hashString(p.url), 1))
+	site := rand.New(rand.NewPCG(uint64(now.UnixNano()), 2)) // the rest of the site, which moves on
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!doctype html><html><head><title>%s</title></head><body>\n", html.EscapeString(p.url))
+	fmt.Fprintf(&b, "<header><nav>Home · Trending: %s</nav></header>\n", para(site, 3))
 	fmt.Fprintf(&b, "<p>%s.</p>\n", para(fixed, 40))
 	fmt.Fprintf(&b, "<p>Latest: %s.</p>\n", para(rng, 30))
-	fmt.Fprintf(&b, "<p>Page generated at %s · %s views · session %016x%08x</p>\n",
+	fmt.Fprintf(&b, "<aside><p>Elsewhere on the site: %s.</p></aside>\n", para(site, 8))
+	fmt.Fprintf(&b, "<footer><p>Page generated at %s · %s views · session %016x%08x</p></footer>\n",
 		now.UTC().Format("15:04:05"), formatThousands(1000+int(now.UnixNano()/1e6%1000000)), uint64(now.UnixNano()), uint32(now.Nanosecond()))
 	b.WriteString("</body></html>\n")
 	return []byte(b.String())
