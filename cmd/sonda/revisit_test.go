@@ -12,6 +12,7 @@ import (
 
 	"github.com/sonda-search/sonda/revisit"
 	"github.com/sonda-search/sonda/revisit/sim"
+	"github.com/sonda-search/sonda/testweb"
 )
 
 func TestSimFreshnessCommand(t *testing.T) {
@@ -135,5 +136,36 @@ func TestCrawlRevisitFlags(t *testing.T) {
 	_, stderr, code = run(t, nil, "crawl", "--data", t.TempDir(), "--seed", "http://x.test/", "--revisit", "sometimes", "--budget", "5/s")
 	if code == 0 || !strings.Contains(stderr, "sometimes") {
 		t.Errorf("--revisit sometimes: exit %d, %s", code, stderr)
+	}
+}
+
+// TestCrawlRevisitCLI runs `sonda crawl --revisit optimal --budget` end to end: the flags
+// reach the policy through the configuration, the crawl keeps revisiting until its
+// duration instead of ending with the frontier, and the summary reports the plan's
+// expected freshness.
+func TestCrawlRevisitCLI(t *testing.T) {
+	web, addr := serveWeb(t, testweb.Config{Seed: 7, Hosts: 3, PagesPerHost: 5, Disable: testweb.AllFeatures &^ testweb.Robots})
+	data := t.TempDir()
+	args := append(crawlArgs(web, addr, data), "--revisit", "optimal", "--budget", "30/s", "--duration", "4s")
+	out, stderr, code := run(t, append(quickEnv, "SONDA_REVISIT_MIN_INTERVAL=200ms"), args...)
+	if code != 0 {
+		t.Fatalf("crawl: exit %d: %s\n%s", code, stderr, out)
+	}
+	if !strings.Contains(out, "crawl duration") || !strings.Contains(out, "expected freshness of the revisit plan") {
+		t.Fatalf("a revisiting crawl should run until its duration and report its plan's freshness:\n%s", out)
+	}
+	var fetched, seen int
+	for _, line := range strings.Split(out, "\n") {
+		if i := strings.Index(line, " pages fetched"); i >= 0 {
+			f := strings.Fields(line[:i])
+			fmt.Sscan(f[len(f)-1], &fetched)
+		}
+		if strings.Contains(line, "frontier:") {
+			fmt.Sscanf(line[strings.Index(line, ",")+1:], "%d seen", &seen)
+		}
+	}
+	t.Logf("%d pages fetched, %d URLs seen", fetched, seen)
+	if seen == 0 || fetched <= seen {
+		t.Errorf("%d pages fetched for %d URLs seen: nothing was revisited\n%s", fetched, seen, out)
 	}
 }
