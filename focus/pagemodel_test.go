@@ -1,7 +1,6 @@
 package focus
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -94,5 +93,4 @@ func TestPageModelErrors(t *testing.T) {
 	if _, err := LoadPageModel(path); err == nil || !strings.Contains(err.Error(), "sonda train page") {
 		t.Errorf("loading another kind of file: %v", err)
 	}
-	_ = fmt.Sprint()
 }

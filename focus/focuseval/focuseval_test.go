@@ -14,11 +14,10 @@ import (
 
 func TestMetrics(t *testing.T) {
 	tr := &Trace{Strategy: "x"}
-	for i, f := range []struct {
+	for _, f := range []struct {
 		label, crawler bool
 		score          float64
 	}{{true, true, 0.9}, {false, true, 0.5}, {true, false, 0.1}, {false, false, 0.05}} {
-		_ = i
 		tr.Fetches = append(tr.Fetches, Fetch{URL: "u", Label: f.label, Labelled: true, Relevant: f.crawler, Score: f.score, Judged: true})
 	}
 	if tr.Harvest(2, ByLabels) != 0.5 || tr.Harvest(4, ByCrawler) != 0.5 || tr.Harvest(9, ByLabels) != 0.5 || tr.Harvest(0, ByLabels) != 0 {
