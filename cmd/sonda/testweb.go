@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +43,9 @@ FILE writes its ground truth, one JSON line per page with its theme.`,
 			web := testweb.New(cfg)
 			seeds := web.Seeds()
 			if topic != "" {
+				if !slices.Contains(topical.Themes(), topic) {
+					return usageError{fmt.Errorf("--topical: %q is not a theme of the topical test web (%s)", topic, strings.Join(topical.Themes(), ", "))}
+				}
 				tw := topical.New(topical.Config{Seed: seed, Sites: hosts, MeanPages: pages})
 				if labels != "" {
 					if err := writeFile(labels, tw.WriteLabels); err != nil {
