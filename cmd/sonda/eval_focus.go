@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,8 +34,8 @@ func newEvalFocusCmd() *cobra.Command {
 		Short: "Compare focused-crawling strategies by harvest rate",
 		Long: `eval focus measures focused crawls: the harvest rate (relevant pages / fetched pages)
 after each number of fetches, cumulative and over a sliding window, the mean relevance,
-and precision at 100 (the share of the 100 pages the crawler scored highest that are
-truly relevant). A plot (PNG, SVG or PDF) compares the strategies' harvest curves.
+the crawler's own harvest and the precision of its verdicts, and precision at 500 (the
+share of the 500 pages the crawler scored highest that are truly relevant). A plot (PNG, SVG or PDF) compares the strategies' harvest curves.
 
 Without --data-dir it starts the topical test web on loopback (sites on many themes with
 topical locality and ground-truth labels; see package testweb/topical), crawls it from the
@@ -89,6 +90,9 @@ Examples:
 					traces = append(traces, t)
 				}
 			} else {
+				if !slices.Contains(topical.Themes(), topics[0].Name) {
+					return usageError{fmt.Errorf("--topic: the topical test web labels pages by theme (%s), and topic %q names none; name the topic after one, or evaluate crawls with --data-dir and --labels", strings.Join(topical.Themes(), ", "), topics[0].Name)}
+				}
 				web := topical.New(topical.Config{Seed: webSeed, Sites: sites, MeanPages: pages})
 				if _, err := web.Start(); err != nil {
 					return err

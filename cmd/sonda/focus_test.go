@@ -4,10 +4,18 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/testweb/topical"
@@ -28,12 +36,15 @@ func TestFocusedCrawl(t *testing.T) {
 	for _, s := range web.Seeds(topical.Nuclear) {
 		args = append(args, "--seed", s)
 	}
-	out, stderr, code := run(t, quickEnv, args...)
+	out, stderr, code := run(t, append(quickEnv, "SONDA_LOG_LEVEL=info"), args...)
 	if code != 0 {
 		t.Fatalf("crawl: exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(out, "harvest:") {
 		t.Fatalf("the summary does not report the harvest:\n%s", out)
+	}
+	if !strings.Contains(stderr, "link-strategy=online") {
+		t.Errorf("a crawl with a topic and no --link-strategy must use the online learner; log:\n%s", stderr)
 	}
 	st, err := crawl.ReadStatus(data)
 	if err != nil || st.Judged < 100 || st.Relevant == 0 {
@@ -44,6 +55,7 @@ func TestFocusedCrawl(t *testing.T) {
 	}
 	out, _, _ = run(t, nil, "export", "--data", data, "--what", "pages")
 	judged, relevant := 0, 0
+	exported := map[string]float64{} // relevant page → relevance
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -66,6 +78,7 @@ func TestFocusedCrawl(t *testing.T) {
 		judged++
 		if *rec.Relevant {
 			relevant++
+			exported[rec.URL] = *rec.Relevance
 			if len(rec.Topics) != 1 || rec.Topics[0] != "nuclear" {
 				t.Errorf("%s: topics %v", rec.URL, rec.Topics)
 			}
@@ -73,6 +86,28 @@ func TestFocusedCrawl(t *testing.T) {
 	}
 	if int64(judged) != st.Judged || int64(relevant) != st.Relevant {
 		t.Errorf("export has %d judged, %d relevant; status says %d, %d", judged, relevant, st.Judged, st.Relevant)
+	}
+
+	// The index holds each page's relevance and relevant flag: topic:nuclear finds exactly
+	// the pages the crawl found relevant, each with its exported relevance.
+	out, stderr, code = run(t, nil, "search", "--data", data, "--json", "--per-page", "100", "topic:nuclear")
+	var res struct {
+		Total uint64 `json:"total"`
+		Hits  []struct {
+			URL       string  `json:"url"`
+			Relevance float64 `json:"relevance"`
+		} `json:"hits"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil {
+		t.Fatalf("search topic:nuclear: exit %d (%s), %v:\n%s", code, stderr, err, out)
+	}
+	if res.Total != uint64(relevant) || len(res.Hits) != min(relevant, 100) {
+		t.Errorf("search topic:nuclear: %d results (%d shown), the crawl found %d relevant pages", res.Total, len(res.Hits), relevant)
+	}
+	for _, h := range res.Hits {
+		if want, ok := exported[h.URL]; !ok || math.Abs(h.Relevance-want) > 1e-9 {
+			t.Errorf("%s: relevance %v in the index, %v (exported: %v) in the store", h.URL, h.Relevance, want, ok)
+		}
 	}
 
 	// Two judges rate a sample of the crawl.
@@ -118,6 +153,8 @@ func TestFocusedCrawl(t *testing.T) {
 }
 
 func TestFocusFlagErrors(t *testing.T) {
+	astrology := filepath.Join(t.TempDir(), "astrology.yaml")
+	os.WriteFile(astrology, []byte("name: astrology\nkeywords: {en: {horoscope: 1}}\n"), 0o644)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -125,6 +162,8 @@ func TestFocusFlagErrors(t *testing.T) {
 		{[]string{"crawl", "--data", t.TempDir(), "--seed", "http://x.test/", "--link-strategy", "shark"}, "give a topic"},
 		{[]string{"crawl", "--data", t.TempDir(), "--seed", "http://x.test/", "--topic", "none.yaml"}, "none.yaml"},
 		{[]string{"crawl", "--data", t.TempDir(), "--seed", "http://x.test/", "--topic", "../../topics/nuclear.yaml", "--link-strategy", "mlp"}, "sonda train links"},
+		{[]string{"eval", "focus", "--topic", astrology, "--max-pages", "10"}, "names none"},
+		{[]string{"testweb", "--topical", "astrology", "--addr", "127.0.0.1:0"}, "not a theme"},
 	} {
 		_, stderr, code := run(t, quickEnv, c.args...)
 		if code == 0 || !strings.Contains(stderr, c.want) {
@@ -194,5 +233,69 @@ func TestTrainPageAndLinks(t *testing.T) {
 	out, stderr, code = run(t, quickEnv, crawlArgs...)
 	if code != 0 || !strings.Contains(out, "harvest:") {
 		t.Fatalf("crawl with the trained models: exit %d (%s):\n%s", code, stderr, out)
+	}
+}
+
+// TestTestwebTopical: `sonda testweb --topical nuclear --labels FILE` serves the topical
+// web with seeds for the topic and writes its ground truth, which agrees with what is served.
+func TestTestwebTopical(t *testing.T) {
+	labels := filepath.Join(t.TempDir(), "labels.jsonl")
+	cmd := exec.Command(sondaBin, "testweb", "--topical", "nuclear", "--labels", labels, "--addr", "127.0.0.1:0", "--hosts", "40", "--pages", "10")
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	waitFor(t, 10*time.Second, "the test web", func() bool { return strings.Contains(out.String(), "crawl it:") })
+	var addr string
+	var seeds []string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if rest, ok := strings.CutPrefix(l, "test web: "); ok {
+			_, a, _ := strings.Cut(rest, "http://")
+			addr = strings.TrimSuffix(strings.Fields(a)[0], "/")
+		}
+		if rest, ok := strings.CutPrefix(l, "seeds:"); ok {
+			seeds = strings.Fields(rest)
+		}
+	}
+	web := topical.New(topical.Config{Seed: 1, Sites: 40, MeanPages: 10})
+	if len(seeds) == 0 || !slices.Equal(seeds, web.Seeds(topical.Nuclear)) {
+		t.Fatalf("seeds %v, want the topical web's %v:\n%s", seeds, web.Seeds(topical.Nuclear), out.String())
+	}
+	b, err := os.ReadFile(labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	theme := map[string]string{}
+	for _, l := range lines {
+		var lab topical.Label
+		if err := json.Unmarshal([]byte(l), &lab); err != nil {
+			t.Fatalf("label line %q: %v", l, err)
+		}
+		theme[lab.URL] = lab.Theme
+	}
+	if len(lines) != len(web.Pages()) || theme[seeds[0]] != topical.Nuclear || web.Count(topical.Nuclear) == 0 {
+		t.Fatalf("%d label lines for %d pages; first seed labelled %q", len(lines), len(web.Pages()), theme[seeds[0]])
+	}
+	// The first seed, fetched from the running server, is the nuclear page the labels say.
+	u, err := url.Parse(seeds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", "http://"+addr+u.RequestURI(), nil)
+	req.Host = u.Host // the test web serves every host on one listener
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(strings.ToLower(string(body)), "nuclear") {
+		t.Errorf("GET %s: %d\n%.300s", seeds[0], resp.StatusCode, body)
 	}
 }
