@@ -202,6 +202,10 @@ func (x *Indexer) Consume(_ context.Context, d *crawl.Document) error {
 	return err // MarkGone of an unknown URL is a no-op; the change queues the deletion
 }
 
+// reindexBatch is how many documents a rebuild writes at once: each index batch waits for
+// its segment to be persisted, so small batches spend a rebuild waiting on the disk.
+const reindexBatch = 2048
+
 // Reindex writes the document of every searchable dataset in cat and deletes those of
 // the others (sonda index rebuild). It returns how many it wrote.
 func Reindex(ctx context.Context, cat *catalog.Catalog, ix Writer) (int, error) {
@@ -225,7 +229,7 @@ func Reindex(ctx context.Context, cat *catalog.Catalog, ix Writer) (int, error) 
 		} else {
 			dels = append(dels, DocID(d.URL))
 		}
-		if len(batch) >= 256 {
+		if len(batch) >= reindexBatch {
 			return flush()
 		}
 		return ctx.Err()

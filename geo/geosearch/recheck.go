@@ -29,7 +29,8 @@ type RecheckOptions struct {
 	OlderThan time.Duration
 	// MaxRedirects followed per check. Default 5.
 	MaxRedirects int
-	// Progress, when set, is called after each dataset with the running totals.
+	// Progress, when set, is called after each dataset with the running totals; calls do
+	// not overlap.
 	Progress func(RecheckStats)
 	Logger   *slog.Logger
 	Now      func() time.Time // default time.Now
@@ -106,11 +107,10 @@ func Recheck(ctx context.Context, cat *catalog.Catalog, f *fetch.Fetcher, o Rech
 	var firstErr error
 	count := func(fn func(*RecheckStats)) {
 		mu.Lock()
+		defer mu.Unlock()
 		fn(&stats)
-		s := stats
-		mu.Unlock()
 		if o.Progress != nil {
-			o.Progress(s)
+			o.Progress(stats) // one call at a time, though hosts are checked in parallel
 		}
 	}
 	work := make(chan string)
