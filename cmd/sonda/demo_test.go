@@ -49,6 +49,15 @@ func TestDemoServes(t *testing.T) {
 			t.Errorf("GET %s: %d", path, code)
 		}
 	}
+	if err := terminate(t, cmd, 15*time.Second); err != nil {
+		t.Fatalf("demo after SIGTERM: %v\n%s", err, out.String())
+	}
+}
+
+// terminate sends cmd SIGTERM and returns how it exited; a process still running after
+// timeout fails the test.
+func terminate(t *testing.T, cmd *exec.Cmd, timeout time.Duration) error {
+	t.Helper()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -56,10 +65,10 @@ func TestDemoServes(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("demo after SIGTERM: %v\n%s", err, out.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("the demo did not stop within 15 s of SIGTERM")
+		return err
+	case <-time.After(timeout):
+		cmd.Process.Kill()
+		t.Fatalf("%s did not stop within %v of SIGTERM", cmd.Args[1], timeout)
+		return nil
 	}
 }

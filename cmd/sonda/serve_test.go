@@ -153,18 +153,8 @@ func TestServeCommand(t *testing.T) {
 	if code, body := httpDo(t, "GET", base+"/metrics", "", ""); code != 200 || !strings.Contains(body, "sonda_http_requests_total") {
 		t.Errorf("metrics: %d", code)
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil || !strings.Contains(out.String(), "server stopped") {
-			t.Fatalf("serve after SIGTERM: %v\n%s", err, out.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop within 15s of SIGTERM")
+	if err := terminate(t, cmd, 15*time.Second); err != nil || !strings.Contains(out.String(), "server stopped") {
+		t.Fatalf("serve after SIGTERM: %v\n%s", err, out.String())
 	}
 }
 
