@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -289,7 +290,7 @@ type Rule struct {
 	Field   string // "text" (title and body), "title" or "url"
 	Action  string // "require", "exclude" or "relevant"
 	pattern *regexp.Regexp
-	terms   map[string]map[string]bool // language → analyzed terms
+	terms   map[string][][]string // language → each entry of terms, analyzed (a phrase has several)
 	min     int
 	source  string
 }
@@ -332,15 +333,16 @@ func (rf ruleFile) compile(t *Topic) (Rule, error) {
 		}
 		r.pattern, r.source = re, rf.Pattern
 	case len(rf.Terms) > 0:
-		r.terms = map[string]map[string]bool{}
+		r.terms = map[string][][]string{}
 		for _, lang := range append(text.Languages, "") {
-			set := map[string]bool{}
 			for _, w := range rf.Terms {
-				for _, term := range t.analyzer(lang).Terms(w) {
-					set[term] = true
+				if terms := t.analyzer(lang).Terms(w); len(terms) > 0 {
+					r.terms[lang] = append(r.terms[lang], terms)
 				}
 			}
-			r.terms[lang] = set
+		}
+		if len(r.terms["en"]) == 0 && len(r.terms[""]) == 0 {
+			return r, fmt.Errorf("terms: nothing left of %q after analysis (stop words?)", rf.Terms)
 		}
 		r.source = strings.Join(rf.Terms, ", ")
 		if r.min > len(rf.Terms) {
@@ -379,20 +381,30 @@ func (r Rule) matches(p *PageText, t *Topic) bool {
 	if r.terms[lang] == nil {
 		lang = ""
 	}
-	want := r.terms[lang]
 	var terms []string
 	if r.Field == "text" {
 		terms = p.terms(t.Stemmer, lang)
 	} else {
 		terms = analyzerFor(lang, t.Stemmer).Terms(s)
 	}
-	found := map[string]bool{}
-	for _, term := range terms {
-		if want[term] {
-			found[term] = true
-			if len(found) >= r.min {
+	found := 0
+	for _, entry := range r.terms[lang] {
+		if containsPhrase(terms, entry) {
+			if found++; found >= r.min {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// containsPhrase reports whether phrase occurs in terms as consecutive terms. Both went
+// through the same analyzer, so stop words are gone from both sides alike ("three mile
+// island" matches "Three Mile Island" and not a page that only says "island").
+func containsPhrase(terms, phrase []string) bool {
+	for i := 0; i+len(phrase) <= len(terms); i++ {
+		if terms[i] == phrase[0] && slices.Equal(terms[i:i+len(phrase)], phrase) {
+			return true
 		}
 	}
 	return false

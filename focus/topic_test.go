@@ -151,7 +151,7 @@ threshold: 0.2
 keywords: {en: {nuclear: 1, reactor: 1}}
 rules:
   - {pattern: "(?i)weapon", action: exclude}
-  - {terms: [fukushima, chernobyl], action: relevant}
+  - {terms: [fukushima, chernobyl, three mile island], action: relevant}
   - {field: url, pattern: "^https://", action: require}
 `)
 	j := &Judge{Topics: []*Topic{topic}}
@@ -163,6 +163,9 @@ rules:
 		{"https://a.test/", "The nuclear reactor is not a weapon.", false},
 		{"https://a.test/", "Cleanup at Chernobyl continues, say officials in a long statement about many things.", true},
 		{"http://a.test/", "The nuclear reactor restarted.", false},
+		// A phrase among the terms matches as a phrase, not word by word.
+		{"https://a.test/", "Officials studied the accident at Three Mile Island for years, in a long statement about many things.", true},
+		{"https://a.test/", "An island holiday: three beaches, a mile of sand and many other things to say.", false},
 		{"https://a.test/", "Cake recipes.", false},
 	}
 	for _, tt := range tests {
