@@ -27,15 +27,26 @@ func (s slowAnalyzer) Analyze(context.Context, *crawl.Document) error {
 // snapshot the crawler reported.
 func focusedCrawl(t *testing.T, web *topical.Web, strategy string, maxPages int64, extra ...crawl.Analyzer) (crawl.Summary, *Relevance, []crawl.Progress) {
 	t.Helper()
-	topic, err := LoadTopic("nuclear")
+	return crawlTopics(t, web, []string{"nuclear"}, strategy, maxPages, crawl.WithAnalyzers(extra...))
+}
+
+// crawlTopics is focusedCrawl for several topics, from the first one's seeds; opts come
+// before the relevance analyzer and the strategy.
+func crawlTopics(t *testing.T, web *topical.Web, names []string, strategy string, maxPages int64, opts ...crawl.Option) (crawl.Summary, *Relevance, []crawl.Progress) {
+	t.Helper()
+	var topics []*Topic
+	for _, name := range names {
+		topic, err := LoadTopic(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		topics = append(topics, topic)
+	}
+	rel, err := NewRelevance(topics, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := NewRelevance([]*Topic{topic}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := StrategyOptions{Relevance: rel, Seed: 1, BestN: BestNParams{N: 4}}
+	so := StrategyOptions{Relevance: rel, Seed: 1, BestN: BestNParams{N: 4}}
 	if strategy == "mlp" {
 		// A network that prefers on-topic anchors: the retrieval stage needs one, and
 		// training it is the training stage's business (TestLinkSamplerPairsFeaturesWithPostScore).
@@ -44,19 +55,19 @@ func focusedCrawl(t *testing.T, web *topical.Web, strategy string, maxPages int6
 			a := float64(i%5) / 4
 			samples = append(samples, LinkSample{X: LinkFeatures{a, 0, 0, 0, 0, 0, a / 2}, Target: a})
 		}
-		if opts.MLP, err = TrainLinkMLP(samples, MLPParams{Epochs: 50, Seed: 1}); err != nil {
+		if so.MLP, err = TrainLinkMLP(samples, MLPParams{Epochs: 50, Seed: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	scorer := crawl.LinkScorer(crawl.BreadthFirst{})
 	if strategy != "bfs" {
-		if scorer, err = NewStrategy(strategy, opts); err != nil {
+		if scorer, err = NewStrategy(strategy, so); err != nil {
 			t.Fatal(err)
 		}
 	}
 	cfg := crawl.ConfigForTestWeb(config.Default(), web.Web)
 	cfg.Data = t.TempDir()
-	cfg.Crawl.Seeds = web.Seeds(topical.Nuclear)
+	cfg.Crawl.Seeds = web.Seeds(names[0])
 	cfg.Crawl.MaxPages = maxPages
 	cfg.Crawl.Concurrency = 1
 	if c, ok := scorer.(Concurrent); ok { // best-n-first: N fetches in flight, on any host
@@ -64,7 +75,7 @@ func focusedCrawl(t *testing.T, web *topical.Web, strategy string, maxPages int6
 	}
 	cfg.Politeness.MinDelay, cfg.Politeness.DelayFactor = 0, 0
 	cfg.WARC.Enabled = false
-	c, err := crawl.New(cfg, crawl.WithAnalyzers(append(extra, rel)...), crawl.WithLinkScorer(scorer))
+	c, err := crawl.New(cfg, append(opts, crawl.WithAnalyzers(rel), crawl.WithLinkScorer(scorer))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,5 +158,49 @@ func TestEveryStrategyCrawls(t *testing.T) {
 		if s != "bfs" && s != "random" && h <= harvest["bfs"] {
 			t.Errorf("%s harvests %.3f, no more than breadth-first's %.3f", s, h, harvest["bfs"])
 		}
+	}
+}
+
+// topicsSink collects the topics of every page record a crawl writes.
+type topicsSink struct {
+	mu     sync.Mutex
+	judged int
+	count  map[string]int // topic → pages found relevant to it
+}
+
+func (*topicsSink) Name() string { return "topics" }
+func (s *topicsSink) Consume(_ context.Context, d *crawl.Document) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d.Record.Relevant == nil {
+		return nil
+	}
+	s.judged++
+	if *d.Record.Relevant != (len(d.Record.Topics) > 0) {
+		return fmt.Errorf("%s: relevant %v with topics %v", d.URL, *d.Record.Relevant, d.Record.Topics)
+	}
+	for _, topic := range d.Record.Topics {
+		s.count[topic]++
+	}
+	return nil
+}
+
+// TestSeveralTopicsInOneCrawl: a crawl with two topics records, on every page, which of
+// them found it relevant; from nuclear seeds, through portals and mixed sites, both are met.
+func TestSeveralTopicsInOneCrawl(t *testing.T) {
+	web := topical.New(topical.Config{Seed: 7, Sites: 80, MeanPages: 20})
+	if _, err := web.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	sink := &topicsSink{count: map[string]int{}}
+	sum, rel, _ := crawlTopics(t, web, []string{"nuclear", "geo"}, "bfs", 400, crawl.WithSinks(sink))
+	relevant, judged := rel.Harvest()
+	if sink.judged != int(judged) || judged < 390 || sum.Pages != 400 {
+		t.Fatalf("%d records judged, the analyzer judged %d, of %d pages fetched", sink.judged, judged, sum.Pages)
+	}
+	t.Logf("pages relevant per topic: %v of %d judged", sink.count, judged)
+	if sink.count["nuclear"] == 0 || sink.count["geo"] == 0 || sink.count["nuclear"]+sink.count["geo"] < int(relevant) {
+		t.Errorf("pages relevant per topic %v; %d relevant pages in all", sink.count, relevant)
 	}
 }
