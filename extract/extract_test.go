@@ -211,6 +211,55 @@ func TestCascadePrecedence(t *testing.T) {
 	}
 }
 
+// TestCascadeJSONLDGraph runs a page whose only metadata is a Yoast-style @graph (no Open
+// Graph, no meta tags) through Extract: every field comes from the graph, with the
+// author and the publisher reached through @id references and the main article chosen
+// over a second one in the graph.
+func TestCascadeJSONLDGraph(t *testing.T) {
+	page := `<html><head><title>Ponte nova é aberta ao tráfego – Jornal Exemplo</title>
+	<script type="application/ld+json">{"@context":"https://schema.org","@graph":[
+	  {"@type":"WebSite","@id":"https://jornal.example/#website","name":"Jornal Exemplo","inLanguage":"pt-BR"},
+	  {"@type":"WebPage","@id":"https://jornal.example/2024/03/ponte/#webpage","url":"https://jornal.example/2024/03/ponte/"},
+	  {"@type":"NewsArticle","@id":"https://jornal.example/outra/#article","headline":"Outra notícia","mainEntityOfPage":{"@id":"https://jornal.example/outra/"}},
+	  {"@type":["Article","NewsArticle"],"@id":"https://jornal.example/2024/03/ponte/#article",
+	   "headline":"Ponte nova é aberta ao tráfego","description":"A obra levou dois anos.",
+	   "mainEntityOfPage":{"@id":"https://jornal.example/2024/03/ponte/#webpage"},
+	   "url":"https://jornal.example/2024/03/ponte/",
+	   "datePublished":"2024-03-04T09:00:00-03:00","dateModified":"2024-03-04T11:30:00-03:00",
+	   "author":[{"@id":"https://jornal.example/#/person/1"}],"publisher":{"@id":"https://jornal.example/#org"},
+	   "articleSection":["Cidade"],"keywords":"ponte, trânsito","inLanguage":"pt-BR",
+	   "image":{"@type":"ImageObject","url":"/img/ponte.jpg"}},
+	  {"@type":"Person","@id":"https://jornal.example/#/person/1","name":"Pedro Alves"},
+	  {"@type":"Organization","@id":"https://jornal.example/#org","name":"Jornal Exemplo"}
+	]}</script></head><body><div class="content">` + prose("ponte", 8) + `</div></body></html>`
+	a := mustExtract(t, ModeSonda, page, "https://jornal.example/2024/03/ponte/")
+	want := map[string][2]string{ // field: value, source
+		"title":         {a.Title, "Ponte nova é aberta ao tráfego"},
+		"description":   {a.Description, "A obra levou dois anos."},
+		"site_name":     {a.SiteName, "Jornal Exemplo"},
+		"section":       {a.Section, "Cidade"},
+		"language":      {a.Language, "pt-BR"},
+		"image":         {a.Image, "https://jornal.example/img/ponte.jpg"},
+		"canonical_url": {a.CanonicalURL, "https://jornal.example/2024/03/ponte/"},
+		"published":     {a.Published.Format(time.RFC3339), "2024-03-04T09:00:00-03:00"},
+		"modified":      {a.Modified.Format(time.RFC3339), "2024-03-04T11:30:00-03:00"},
+	}
+	for field, gw := range want {
+		if gw[0] != gw[1] || a.Sources[field] != "jsonld" {
+			t.Errorf("%s = %q from %q, want %q from jsonld", field, gw[0], a.Sources[field], gw[1])
+		}
+	}
+	if !reflect.DeepEqual(a.Authors, []string{"Pedro Alves"}) || a.Sources["authors"] != "jsonld" {
+		t.Errorf("authors %q from %s: the @id reference must be followed", a.Authors, a.Sources["authors"])
+	}
+	if !reflect.DeepEqual(a.Tags, []string{"ponte", "trânsito"}) {
+		t.Errorf("tags %q", a.Tags)
+	}
+	if !a.IsArticle || a.WordCount < 100 {
+		t.Errorf("is_article=%v kind=%s words=%d", a.IsArticle, a.Kind, a.WordCount)
+	}
+}
+
 func TestCascadeFallbacks(t *testing.T) {
 	// No JSON-LD, no Open Graph: microdata, <time>, a byline element, a <title> with the
 	// site's name, a date in the URL for the second page.
