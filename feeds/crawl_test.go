@@ -21,8 +21,9 @@ import (
 
 // newsSite is a small news site added to the first host of a test web: a section page
 // that names its RSS feed in <link rel=alternate>, the feed (whose items grow when
-// Publish is called), articles reachable only through the feed, a gzipped news sitemap
-// and a malformed sitemap reachable only as seeds.
+// Publish is called), articles reachable only through the feed, a gzipped news sitemap,
+// a sitemap index naming one sitemap, and a malformed sitemap, the last three reachable
+// only as seeds.
 type newsSite struct {
 	host      string
 	published atomic.Int32 // articles in the feed
@@ -51,12 +52,20 @@ func (n *newsSite) extra(host string, _ *rand.Rand) []testweb.Page {
 			w.Header().Set("Content-Type", "application/x-gzip")
 			w.Write(gz(nil, `<urlset><url><loc>http://`+n.host+`/news/from-sitemap.html</loc></url></urlset>`))
 		})},
+		{Path: "/news/sitemap-index.xml", Unlinked: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/xml")
+			fmt.Fprint(w, `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>http://`+n.host+`/news/sitemap-2024.xml</loc></sitemap></sitemapindex>`)
+		})},
+		{Path: "/news/sitemap-2024.xml", Unlinked: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/xml")
+			fmt.Fprint(w, `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://`+n.host+`/news/from-index.html</loc></url></urlset>`)
+		})},
 		{Path: "/news/bad-sitemap.xml", Unlinked: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/xml")
 			fmt.Fprint(w, `<urlset><url><loc>http://`+n.host+`/news/before-error.html</loc></url><url><loc>oops</urlset>`)
 		})},
 	}
-	for _, p := range []string{"/news/a1.html", "/news/a2.html", "/news/a3.html", "/news/a4.html", "/news/from-sitemap.html", "/news/before-error.html"} {
+	for _, p := range []string{"/news/a1.html", "/news/a2.html", "/news/a3.html", "/news/a4.html", "/news/from-sitemap.html", "/news/from-index.html", "/news/before-error.html"} {
 		pages = append(pages, testweb.Page{Path: p, Unlinked: true, Handler: html(`<html><head><title>Story</title></head><body><article><p>A story.</p></article></body></html>`)})
 	}
 	return pages
@@ -109,7 +118,7 @@ func TestCrawlFollowsSitemapsAndFeeds(t *testing.T) {
 	cfg.Crawl.Concurrency = 8
 	cfg.Politeness.MinDelay, cfg.Politeness.DelayFactor = 0, 0
 	news := "http://" + site.host + "/news/"
-	cfg.Crawl.Seeds = append(cfg.Crawl.Seeds, news+"sitemap-news.xml.gz", news+"bad-sitemap.xml")
+	cfg.Crawl.Seeds = append(cfg.Crawl.Seeds, news+"sitemap-news.xml.gz", news+"sitemap-index.xml", news+"bad-sitemap.xml")
 
 	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{})
 	if err != nil {
@@ -134,9 +143,10 @@ func TestCrawlFollowsSitemapsAndFeeds(t *testing.T) {
 	}()
 
 	// Pages only sitemaps and feeds list are found: the test web's sitemap-only pages, the
-	// feed's articles, the gzipped sitemap's page and what preceded the malformed XML.
+	// feed's articles, the gzipped sitemap's page, the page of the sitemap the index names
+	// and what preceded the malformed XML.
 	want := append(web.SitemapOnly(), web.Sitemaps()...)
-	for _, p := range []string{"a1.html", "a2.html", "a3.html", "from-sitemap.html", "before-error.html", "feed.xml"} {
+	for _, p := range []string{"a1.html", "a2.html", "a3.html", "from-sitemap.html", "from-index.html", "before-error.html", "feed.xml"} {
 		want = append(want, news+p)
 	}
 	waitFor(t, "the pages listed in sitemaps and feeds", 30*time.Second, func() bool {
@@ -177,11 +187,14 @@ func TestCrawlFollowsSitemapsAndFeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	via := map[string]string{}
+	via, kind := map[string]string{}, map[string]Kind{}
 	for _, s := range reg.Sources() {
-		via[s.URL] = s.Via
+		via[s.URL], kind[s.URL] = s.Via, s.Kind
 	}
-	for u, w := range map[string]string{news + "feed.xml": "link", news + "sitemap-news.xml.gz": "content", web.Sitemaps()[0]: "robots"} {
+	if kind[news+"sitemap-index.xml"] != KindSitemapIndex || kind[news+"sitemap-2024.xml"] != KindSitemap {
+		t.Errorf("registry kinds: index %q, its sitemap %q", kind[news+"sitemap-index.xml"], kind[news+"sitemap-2024.xml"])
+	}
+	for u, w := range map[string]string{news + "feed.xml": "link", news + "sitemap-news.xml.gz": "content", news + "sitemap-index.xml": "content", news + "sitemap-2024.xml": "index", web.Sitemaps()[0]: "robots"} {
 		if via[u] != w {
 			t.Errorf("registry: %s via %q, want %q (registry: %v)", u, via[u], w, via)
 		}
