@@ -75,6 +75,8 @@ type MonitorOptions struct {
 	Providers []SearchProvider
 	// SourceInterval is how often a topic's sources are fetched again (default 24h, the
 	// thesis's daily revisit); feeds and sitemaps keep their own schedule (package feeds).
+	// A negative SourceInterval leaves the sources to the crawl's revisit policy
+	// (revisit.policy), which then schedules them adaptively like any other page.
 	SourceInterval time.Duration
 	// Normalizer must be the crawl's, so source URLs compare equal to crawled ones.
 	Normalizer *urlnorm.Normalizer
@@ -102,7 +104,7 @@ type Monitor struct {
 
 // OpenMonitor loads the topics of the crawl database db.
 func OpenMonitor(db *store.DB, opts MonitorOptions) (*Monitor, error) {
-	if opts.SourceInterval <= 0 {
+	if opts.SourceInterval == 0 {
 		opts.SourceInterval = 24 * time.Hour
 	}
 	if opts.Normalizer == nil {
@@ -610,8 +612,12 @@ func (m *Monitor) MarkRead(topicID, articleID string, read bool) error {
 
 // Revisit implements crawl.RevisitOverride: the sources the providers proposed for the
 // topics (the sites' home pages, the thesis's daily revisit) are fetched again every
-// SourceInterval. Other URLs are left to the next override or the revisit policy.
+// SourceInterval. Other URLs, and the sources too when SourceInterval is negative, are
+// left to the next override or the revisit policy.
 func (m *Monitor) Revisit(d *crawl.Document, now time.Time) (time.Time, bool) {
+	if m.opts.SourceInterval < 0 {
+		return time.Time{}, false
+	}
 	m.refresh()
 	m.mu.RLock()
 	ok := m.sources[d.URL.String()]

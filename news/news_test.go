@@ -18,6 +18,7 @@ import (
 	"github.com/sonda-search/sonda/frontier"
 	"github.com/sonda-search/sonda/index"
 	"github.com/sonda-search/sonda/parse"
+	"github.com/sonda-search/sonda/revisit"
 	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/testweb"
 	"github.com/sonda-search/sonda/urlnorm"
@@ -113,26 +114,60 @@ func (g *gazeta) feed(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprint(w, `</channel></rss>`)
 }
 
-func TestCrawlStoresArticles(t *testing.T) {
-	g := &gazeta{}
-	g.published.Store(3)
-	g.edition.Store(1)
-	web := testweb.New(testweb.Config{Seed: 5, Hosts: 3, PagesPerHost: 4, Disable: testweb.AllFeatures &^ testweb.Robots, Extra: g.extra})
+// gazetaCrawl starts a test web with g on its first host and opens a crawl database for
+// it: the crawl configuration (no politeness delays), the database and the crawl's URL
+// normalizer. Everything is closed when the test ends.
+func gazetaCrawl(t *testing.T, g *gazeta, seed int64, hosts, pages int) (*testweb.Web, config.Config, *store.DB, *urlnorm.Normalizer) {
+	t.Helper()
+	web := testweb.New(testweb.Config{Seed: seed, Hosts: hosts, PagesPerHost: pages, Disable: testweb.AllFeatures &^ testweb.Robots, Extra: g.extra})
 	if _, err := web.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer web.Close()
+	t.Cleanup(func() { web.Close() })
 	cfg := crawl.ConfigForTestWeb(config.Default(), web)
 	cfg.Data = t.TempDir()
-	cfg.Crawl.Concurrency = 4
 	cfg.Politeness.MinDelay, cfg.Politeness.DelayFactor = 0, 0
-
 	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	norm := urlnorm.New(crawl.NormalizerOptions(cfg))
+	t.Cleanup(func() { db.Close() })
+	return web, cfg, db, urlnorm.New(crawl.NormalizerOptions(cfg))
+}
+
+// startCrawl runs a crawl with opts in the background; stop ends it and reports its
+// errors (it also runs when the test ends, before the database closes).
+func startCrawl(t *testing.T, cfg config.Config, opts ...crawl.Option) (stop func()) {
+	t.Helper()
+	c, err := crawl.New(cfg, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	done := make(chan error, 1)
+	go func() { _, err := c.Run(ctx, nil, nil); done <- err }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+			if err := c.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func TestCrawlStoresArticles(t *testing.T) {
+	g := &gazeta{}
+	g.published.Store(3)
+	g.edition.Store(1)
+	_, cfg, db, norm := gazetaCrawl(t, g, 5, 3, 4)
+	cfg.Crawl.Concurrency = 4
 	fv, err := feeds.New(db, feeds.Options{Interval: 200 * time.Millisecond, MaxInterval: time.Second, Normalizer: norm})
 	if err != nil {
 		t.Fatal(err)
@@ -141,15 +176,7 @@ func TestCrawlStoresArticles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := append(fv.CrawlOptions(), an.CrawlOptions()...)
-	c, err := crawl.New(cfg, append(opts, crawl.WithStore(db))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { _, err := c.Run(ctx, nil, nil); done <- err }()
+	stop := startCrawl(t, cfg, append(append(fv.CrawlOptions(), an.CrawlOptions()...), crawl.WithStore(db))...)
 
 	key := func(slug string) store.URLKey {
 		u, err := norm.Parse("http://" + g.host + "/news/" + slug + ".html")
@@ -174,13 +201,7 @@ func TestCrawlStoresArticles(t *testing.T) {
 	wait("the first three articles", func() bool { return has("storm") && has("budget") && has("derby") })
 	g.published.Store(4) // a new story appears in the feed
 	wait("the article published later", func() bool { return has("bridge") })
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
+	stop()
 
 	got := map[string]*Article{}
 	if err := Each(db, func(a *Article) error { got[a.URL] = a; return nil }); err != nil {
@@ -302,5 +323,66 @@ func TestIndexedAsArticle(t *testing.T) {
 	an.Analyze(context.Background(), d)
 	if doc, _ := index.DocFromCrawl(d); doc.Kind != index.KindPage {
 		t.Errorf("a non-article indexed as %q", doc.Kind)
+	}
+}
+
+// TestSourceRevisitSchedules crawls with a revisit policy (Nutch's adaptive schedule,
+// starting at 300 ms, at least 100 ms) and a topic whose source is the news front page. By default the
+// monitor keeps the source to its own daily schedule, ahead of the policy; with a negative
+// SourceInterval the policy schedules the source like every other page.
+func TestSourceRevisitSchedules(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		interval time.Duration
+		refetch  bool
+	}{{"daily", 0, false}, {"revisit policy", -1, true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &gazeta{}
+			g.published.Store(1)
+			web, cfg, db, norm := gazetaCrawl(t, g, 7, 2, 3)
+			cfg.Crawl.Concurrency = 2
+			front := "http://" + g.host + "/news/"
+			cfg.Crawl.Seeds = append(cfg.Crawl.Seeds, front)
+			mon, err := OpenMonitor(db, MonitorOptions{Normalizer: norm, SourceInterval: tt.interval})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := mon.AddTopic(context.Background(), TopicRequest{Name: "storm", Sites: []string{front}}); err != nil {
+				t.Fatal(err)
+			}
+			an, err := NewAnalyzer(db, Options{Monitor: mon})
+			if err != nil {
+				t.Fatal(err)
+			}
+			policy, err := revisit.NewCrawlPolicy("adaptive", revisit.Options{Interval: 300 * time.Millisecond, Adaptive: revisit.AdaptiveOptions{Min: 100 * time.Millisecond}}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop := startCrawl(t, cfg, append(an.CrawlOptions(), crawl.WithRevisitPolicy(policy), crawl.WithStore(db))...)
+			// Wait until the policy has brought an ordinary page back three times.
+			counts := func() (source, other int) {
+				m := map[string]int{}
+				for _, r := range web.Requests() {
+					m[r.URL]++
+				}
+				for u, n := range m {
+					if u != front && !strings.HasSuffix(u, "/robots.txt") {
+						other = max(other, n)
+					}
+				}
+				return m[front], other
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for source, other := counts(); other < 3 || (tt.refetch && source < 2); source, other = counts() {
+				if time.Now().After(deadline) {
+					t.Fatalf("timed out: the most fetched page %d times, the source %d times", other, source)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			stop()
+			if n, _ := counts(); !tt.refetch && n != 1 {
+				t.Errorf("the topic's source was fetched %d times; the monitor's daily schedule must win over the policy", n)
+			}
+		})
 	}
 }
