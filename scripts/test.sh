@@ -19,4 +19,9 @@ if [ ! -d "$warcio/node_modules/warcio" ]; then
 fi
 [ -d "$warcio/node_modules/warcio" ] && export SONDA_WARCIO_DIR="$warcio"
 
+# The extraction evaluation's acceptance test skips itself under the race detector (it would
+# take minutes there): run it once without, unless the caller chose the tests.
+if [ $# -eq 0 ]; then
+  go test -run '^TestAcceptance$' ./extract/exteval
+fi
 exec go test -race -timeout 20m "$@" ./...

@@ -128,7 +128,7 @@ func TestAcceptance(t *testing.T) {
 		t.Skip("-short: the full evaluation takes seconds")
 	}
 	if raceEnabled {
-		t.Skip("the race detector makes the full evaluation take minutes; run without -race")
+		t.Skip("the race detector makes the full evaluation take minutes; scripts/test.sh runs it without -race")
 	}
 	cases, err := Load(dir)
 	if err != nil {
