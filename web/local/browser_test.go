@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ import (
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/testweb"
 	"github.com/sonda-search/sonda/web"
 )
 
@@ -241,12 +244,27 @@ func count(s string) int64 {
 	return n
 }
 
+// brokenLinksWeb is a small test web whose every host has a page with two links to pages
+// that do not exist (404s: errors for the dashboard to show).
+func brokenLinksWeb(t *testing.T, hosts int) *testweb.Web {
+	t.Helper()
+	w := testweb.New(testweb.Config{Seed: 5, Hosts: hosts, PagesPerHost: 6, Disable: testweb.AllFeatures &^ testweb.Robots,
+		Extra: func(string, *rand.Rand) []testweb.Page {
+			return []testweb.Page{{Path: "/links.html", Title: "Links", Text: []string{"Old links."}, Links: []string{"/gone-1.html", "/gone-2.html"}}}
+		}})
+	if _, err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
 // TestBrowserDashboard: the crawl is started from the dashboard's form, and the figures
-// and charts update while it runs, without a reload.
+// and charts update while it runs, without a reload; the errors by kind are the crawl's.
 func TestBrowserDashboard(t *testing.T) {
-	w := smallWeb(t, 5)
+	w := brokenLinksWeb(t, 5)
 	cfg := crawlConfig(t, w, 250*time.Millisecond) // a crawl of a few seconds, to watch
-	_, base := serve(t, cfg)
+	d, base := serve(t, cfg)
 	ctx := tab(t)
 
 	do(t, ctx, chromedp.Navigate(base+"/dashboard"), chromedp.WaitVisible(chromedp.CSS("#crawl-control")))
@@ -275,6 +293,20 @@ func TestBrowserDashboard(t *testing.T) {
 	}
 	if h := figure(t, ctx, "harvest_rate"); h != "no topic" {
 		t.Errorf("harvest rate without a topic: %q", h)
+	}
+	// Each host's two broken links are 404s; the figure and the bars are the crawl's errors.
+	errs := d.Runner.Status().Errors
+	if errs["http-404"] != 10 {
+		t.Fatalf("the crawl counted errors %v; want 10 http-404", errs)
+	}
+	var total int64
+	for _, n := range errs {
+		total += n
+	}
+	poll(t, ctx, "the error count", `document.querySelector('[data-figure="errors"]').textContent === '`+strconv.FormatInt(total, 10)+`'`, 5*time.Second)
+	kinds := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#chart-errors text.label')).map(e => e.textContent)`)
+	if len(kinds) != len(errs) || !slices.Contains(kinds, "http-404") || eval[int](t, ctx, `document.querySelectorAll('#chart-errors rect.bar').length`) != len(errs) {
+		t.Errorf("errors-by-kind chart labels %q; want a bar for each kind of %v", kinds, errs)
 	}
 }
 
