@@ -1,20 +1,24 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/index"
 	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/testweb"
+	"github.com/sonda-search/sonda/web/local"
 )
 
 // demoMarker marks a data directory as the demo's, so the demo may wipe it on the next run
@@ -75,6 +79,9 @@ Afterwards, explore the result:
 			printSummary(out, data, sum)
 			if sum.Reason == "frontier empty" {
 				if err := demoReport(out, d.DB, web, cfg); err != nil {
+					return err
+				}
+				if err := demoSearch(cmd.Context(), out, d, cfg); err != nil {
 					return err
 				}
 			}
@@ -141,4 +148,30 @@ func demoReport(out io.Writer, db *store.DB, web *testweb.Web, cfg config.Config
 		fmt.Fprintf(out, "  %-3d %-22s %-55s %q\n", p.Status, kind, p.URL, title)
 		return nil
 	})
+}
+
+// demoSearch shows the index the crawl fed: a query made of two words of the title of the
+// first page fetched, answered from the index as sonda search answers it.
+func demoSearch(ctx context.Context, out io.Writer, d *local.Data, cfg config.Config) error {
+	if d.Index == nil {
+		return nil
+	}
+	var words []string
+	err := d.DB.Pages(func(p *store.Page) error {
+		if f := strings.Fields(p.Title); p.Status == 200 && len(f) >= 2 && len(words) == 0 {
+			words = f[:2]
+		}
+		return nil
+	})
+	if err != nil || len(words) == 0 {
+		return err
+	}
+	q := strings.ToLower(strings.Join(words, " "))
+	res, err := d.Index.Search(ctx, index.Request{Query: q, PerPage: 3})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nsearch (sonda search --data %s %s):\n", cfg.Data, q)
+	printResults(out, res, false)
+	return nil
 }

@@ -167,7 +167,7 @@ func TestDemoNoServe(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"crawl frontier empty", "0 problems; politeness: 0 violations", "a few records"} {
+	for _, want := range []string{"crawl frontier empty", "0 problems; politeness: 0 violations", "a few records", "search (sonda search", "1. "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
