@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -247,8 +246,10 @@ func TestTestwebTopical(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
+		if cmd.ProcessState == nil { // a failed check left it running
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
 	}()
 	waitFor(t, 10*time.Second, "the test web", func() bool { return strings.Contains(out.String(), "crawl it:") })
 	var addr string
@@ -297,5 +298,8 @@ func TestTestwebTopical(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(strings.ToLower(string(body)), "nuclear") {
 		t.Errorf("GET %s: %d\n%.300s", seeds[0], resp.StatusCode, body)
+	}
+	if err := terminate(t, cmd, 10*time.Second); err != nil || !strings.Contains(out.String(), "served ") {
+		t.Errorf("testweb after SIGTERM: %v\n%s", err, out.String())
 	}
 }
