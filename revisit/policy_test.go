@@ -7,6 +7,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/fetch"
+	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/urlnorm"
 )
 
 var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -386,5 +391,50 @@ func BenchmarkOptimalVisit(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		now = now.Add(100 * time.Millisecond)
 		p.Visit(key(rng.IntN(pages)), Observation{At: now, Changed: rng.IntN(4) == 0})
+	}
+}
+
+// TestOptimalWeights: pages that matter more (revisit.weight: relevance) get more of the
+// budget than pages with the same history that matter less, and the crawl adapter takes
+// the weight from the record's relevance only when asked to.
+func TestOptimalWeights(t *testing.T) {
+	p := mustNew(t, "optimal", Options{Budget: 40.0 / 86400})
+	weight := func(i int) float64 { return 1 + 3*float64(i%2) } // odd pages weigh 4
+	for i := 0; i < 40; i++ {
+		p.Visit(key(i), Observation{At: t0, First: true, Weight: weight(i)})
+	}
+	next := map[int]float64{} // hours
+	for round := 1; round <= 3; round++ {
+		at := t0.Add(time.Duration(round) * day)
+		for i := 0; i < 40; i++ {
+			next[i] = math.Inf(1) // never
+			if n := p.Visit(key(i), Observation{At: at, Changed: i%4 < 2, Weight: weight(i)}); !n.IsZero() {
+				next[i] = n.Sub(at).Hours()
+			}
+		}
+	}
+	// Pages 0 and 1 (and 2 and 3) have the same history; 1 and 3 weigh four times more.
+	// (A light page that changes at every visit may be given up: +Inf.)
+	if !(next[1] < next[0]) || !(next[3] < next[2]) {
+		t.Errorf("intervals in hours, light/heavy: changing %.1f/%.1f, unchanging %.1f/%.1f; want the heavier page visited more often", next[0], next[1], next[2], next[3])
+	}
+
+	u, err := urlnorm.New(urlnorm.Options{}).Parse("http://example.test/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := 0.8
+	d := &crawl.Document{URL: u, Record: &store.Page{Status: 200, Fingerprint: "f", FetchedAt: t0, Relevance: &rel}, Fetch: &fetch.Result{}}
+	for _, tc := range []struct {
+		relevance bool
+		want      float64
+	}{{true, 0.8}, {false, 0}} {
+		cp, err := NewCrawlPolicy("optimal", Options{Budget: 1}, tc.relevance)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := cp.Observe(d, t0); o.Weight != tc.want || o.Status != OK || !o.First {
+			t.Errorf("relevance weighting %v: observation %+v, want weight %v", tc.relevance, o, tc.want)
+		}
 	}
 }
