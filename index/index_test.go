@@ -427,3 +427,42 @@ func TestConcurrentSearchAndWrites(t *testing.T) {
 	}
 	<-done
 }
+
+// TestFacetsMatchTheirFilters: the type, language and site facets count the results by
+// kind, language and host, and each value's filter, added to the query, finds exactly the
+// results it counted.
+func TestFacetsMatchTheirFilters(t *testing.T) {
+	ix := openTest(t, Options{})
+	load(t, ix, corpus...)
+	const q = "reactor OR nuclear OR solar OR usinas"
+	r, err := ix.Search(ctx, Request{Query: q, Facets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Total != uint64(len(corpus)) {
+		t.Fatalf("%q finds %d documents, want all %d", q, r.Total, len(corpus))
+	}
+	want := map[string][]FacetCount{
+		FacetType: {{Value: "page", Count: 5, Filter: "type:page"}, {Value: "article", Count: 1, Filter: "type:article"}},
+		FacetLang: {{Value: "en", Count: 4, Filter: "lang:en"}, {Value: "pt", Count: 1, Filter: "lang:pt"}},
+	}
+	for name, w := range want {
+		if !reflect.DeepEqual(r.Facets[name], w) {
+			t.Errorf("%s facet %+v, want %+v", name, r.Facets[name], w)
+		}
+	}
+	for _, name := range []string{FacetType, FacetLang, FacetSite} {
+		if len(r.Facets[name]) == 0 {
+			t.Errorf("no %s facet", name)
+		}
+		for _, f := range r.Facets[name] {
+			fr, err := ix.Search(ctx, Request{Query: "(" + q + ") " + f.Filter, PerPage: 50})
+			if err != nil {
+				t.Fatalf("%s facet %q: %v", name, f.Filter, err)
+			}
+			if int(fr.Total) != f.Count {
+				t.Errorf("%s facet %s counts %d, its filter finds %d", name, f.Value, f.Count, fr.Total)
+			}
+		}
+	}
+}
