@@ -181,6 +181,7 @@ type profileValues struct {
 	AcceptTypes []string
 	Geo         bool // the geographic-data vertical is on
 	News        bool // feeds, sitemaps and article records are on
+	Topics      []string
 }
 
 func profile(name string) (profileValues, error) {
@@ -191,13 +192,16 @@ func profile(name string) (profileValues, error) {
 		return profileValues{Profile: "default", Follow: "domain", MaxDepth: 0, AcceptTypes: html}, nil
 	case "topic":
 		// A topical crawl wanders across sites; depth keeps it near its seeds.
-		return profileValues{Profile: "topic", Follow: "any", MaxDepth: 5, AcceptTypes: html}, nil
+		// Its topic is the built-in example, to be replaced by the user's own.
+		return profileValues{Profile: "topic", Follow: "any", MaxDepth: 5, AcceptTypes: html, Topics: []string{"nuclear"}}, nil
 	case "news":
 		// News sources are crawled site by site.
 		return profileValues{Profile: "news", Follow: "domain", MaxDepth: 0, News: true, AcceptTypes: append(html, "application/rss+xml", "application/atom+xml", "application/xml", "text/xml")}, nil
 	case "geo":
 		// Geographic data producers publish archives and geo files next to their pages.
-		return profileValues{Profile: "geo", Follow: "domain", MaxDepth: 0, Geo: true, AcceptTypes: append(html,
+		// The geo topic (the GeoDiscover lexicon) judges pages, so links from pages about
+		// geographic data are followed first, as the thesis's crawler did.
+		return profileValues{Profile: "geo", Follow: "domain", MaxDepth: 0, Geo: true, Topics: []string{"geo"}, AcceptTypes: append(html,
 			"application/zip", "application/geo+json", "application/vnd.google-earth.kml+xml",
 			"application/vnd.google-earth.kmz", "application/gpx+xml", "application/geopackage+sqlite3", "image/tiff")}, nil
 	}

@@ -27,6 +27,13 @@ func TestTemplateIsTheDefault(t *testing.T) {
 			t.Fatalf("profile %s: template has no comments", p)
 		}
 	}
+	for p, want := range map[string][]string{"": nil, "topic": {"nuclear"}, "geo": {"geo"}, "news": nil} {
+		b, _ := Template(p)
+		c, _ := parse(b)
+		if !reflect.DeepEqual(c.Focus.Topics, want) && (len(want) > 0 || len(c.Focus.Topics) > 0) {
+			t.Errorf("profile %q: focus.topics %v, want %v", p, c.Focus.Topics, want)
+		}
+	}
 	d := Default()
 	if d.Politeness.PerHost != 1 || d.Politeness.MinDelay != time.Second || d.Fetch.MaxBody != 10<<20 || d.Robots.CacheTTL != 24*time.Hour {
 		t.Fatalf("defaults: %+v", d)

@@ -91,20 +91,28 @@ func TestExportDatasets(t *testing.T) {
 	}
 }
 
-// TestCrawlGeoProfile runs `sonda crawl` with geo.enabled on the geo test web and exports
-// what it found: every dataset of the web's ground truth, none of the forbidden archives.
+// TestCrawlGeoProfile runs `sonda crawl` with the file `sonda init --profile geo` writes
+// (geo.enabled, the geo topic, the geo media types) on the geo test web and exports what
+// it found: every dataset of the web's ground truth, none of the forbidden archives.
 func TestCrawlGeoProfile(t *testing.T) {
 	gw, err := geoweb.New(shareddata.Dir(t, "geo"), testweb.Config{Seed: 5, Hosts: 6, PagesPerHost: 4, Disable: testweb.AllFeatures &^ testweb.Robots})
 	if err != nil {
 		t.Fatal(err)
 	}
 	web, addr := serveWeb(t, gw.Config)
-	data := t.TempDir()
-	env := append([]string{"SONDA_GEO_ENABLED=true"}, quickEnv...)
-	if _, stderr, code := run(t, env, crawlArgs(web, addr, data)...); code != 0 {
+	dir := t.TempDir()
+	if _, stderr, code := run(t, nil, "init", "--profile", "geo", dir); code != 0 {
+		t.Fatalf("init: exit %d: %s", code, stderr)
+	}
+	data := filepath.Join(dir, "data")
+	out, stderr, code := run(t, quickEnv, append(crawlArgs(web, addr, data), "-c", filepath.Join(dir, "sonda.yaml"))...)
+	if code != 0 {
 		t.Fatalf("crawl: exit %d: %s", code, stderr)
 	}
-	out, stderr, code := run(t, nil, "export", "--data", data, "--what", "datasets")
+	if !strings.Contains(out, "harvest") && !strings.Contains(stderr, "harvest") {
+		t.Errorf("a crawl with the geo profile's topic reports no harvest rate:\n%s\n%s", out, stderr)
+	}
+	out, stderr, code = run(t, nil, "export", "--data", data, "--what", "datasets")
 	if code != 0 {
 		t.Fatalf("export: exit %d: %s", code, stderr)
 	}
