@@ -260,6 +260,45 @@ func TestCascadeJSONLDGraph(t *testing.T) {
 	}
 }
 
+// TestCascadeTwitterAndMeta: a page without JSON-LD or Open Graph, described by a Twitter
+// card and the <meta name=…> conventions of Dublin Core, Parse.ly and Google News.
+func TestCascadeTwitterAndMeta(t *testing.T) {
+	page := `<html><head><title>Tram line reopens after repairs - City Herald</title>
+	<meta name="twitter:card" content="summary_large_image">
+	<meta name="twitter:title" content="Tram line reopens after repairs">
+	<meta name="twitter:description" content="Service resumes on Monday.">
+	<meta name="twitter:image" content="/img/tram.jpg">
+	<meta name="application-name" content="City Herald">
+	<meta name="DC.creator" content="Hanna Berg; Tom Reed">
+	<meta name="parsely-pub-date" content="2023-09-08T06:15:00+02:00">
+	<meta name="dcterms.modified" content="2023-09-08T10:00:00+02:00">
+	<meta name="parsely-section" content="Transport">
+	<meta name="news_keywords" content="tram, repairs, transport">
+	<meta name="DC.language" content="en_GB">
+	</head><body><div>` + prose("tram", 8) + `</div></body></html>`
+	a := mustExtract(t, ModeSonda, page, "https://herald.example/transport/tram")
+	for field, gw := range map[string][3]string{ // got, want, source
+		"title":       {a.Title, "Tram line reopens after repairs", "twitter"},
+		"description": {a.Description, "Service resumes on Monday.", "twitter"},
+		"image":       {a.Image, "https://herald.example/img/tram.jpg", "twitter"},
+		"site_name":   {a.SiteName, "City Herald", "meta"},
+		"published":   {a.Published.Format(time.RFC3339), "2023-09-08T06:15:00+02:00", "meta"},
+		"modified":    {a.Modified.Format(time.RFC3339), "2023-09-08T10:00:00+02:00", "meta"},
+		"section":     {a.Section, "Transport", "meta"},
+		"language":    {a.Language, "en-GB", "meta"},
+	} {
+		if gw[0] != gw[1] || a.Sources[field] != gw[2] {
+			t.Errorf("%s = %q from %q, want %q from %s", field, gw[0], a.Sources[field], gw[1], gw[2])
+		}
+	}
+	if !reflect.DeepEqual(a.Authors, []string{"Hanna Berg", "Tom Reed"}) || a.Sources["authors"] != "meta" {
+		t.Errorf("authors %q from %s", a.Authors, a.Sources["authors"])
+	}
+	if !reflect.DeepEqual(a.Tags, []string{"tram", "repairs", "transport"}) || a.Sources["tags"] != "meta" {
+		t.Errorf("tags %q from %s", a.Tags, a.Sources["tags"])
+	}
+}
+
 func TestCascadeFallbacks(t *testing.T) {
 	// No JSON-LD, no Open Graph: microdata, <time>, a byline element, a <title> with the
 	// site's name, a date in the URL for the second page.
