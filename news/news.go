@@ -206,15 +206,18 @@ func deleteArticle(w store.Writer, key store.URLKey) error {
 
 // MonitorOptionsFromConfig is the topic-monitoring part of cfg for the crawl database db:
 // the sites provider, the known feeds and sitemaps when feeds.enabled, and the results-page
-// providers of news.search.
+// providers of news.search, which fetch with the crawl's HTTP settings (with a malformed
+// fetch.resolve, which the crawl itself refuses, they may lack some of its mappings).
 func MonitorOptionsFromConfig(cfg config.Config, db *store.DB) MonitorOptions {
 	o := MonitorOptions{SourceInterval: cfg.News.SourceInterval, Normalizer: urlnorm.New(crawl.NormalizerOptions(cfg))}
 	o.Providers = []SearchProvider{SitesProvider{}}
 	if cfg.Feeds.Enabled {
 		o.Providers = append(o.Providers, FeedsProvider{DB: db})
 	}
+	fo, _ := crawl.FetchOptions(cfg)
 	for _, p := range cfg.News.Search {
-		o.Providers = append(o.Providers, &TemplateProvider{Label: p.Name, URLTemplate: p.URL, LinkSelector: p.Links, Pages: p.Pages, Agent: cfg.Robots.Agent})
+		o.Providers = append(o.Providers, &TemplateProvider{Label: p.Name, URLTemplate: p.URL, LinkSelector: p.Links, Pages: p.Pages,
+			Agent: cfg.Robots.Agent, FetchOptions: fo})
 	}
 	return o
 }

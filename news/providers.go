@@ -96,7 +96,11 @@ type TemplateProvider struct {
 	LinkSelector string // e.g. "article h3 a"
 	Pages        int
 	Agent        string         // robots.txt product token (default "sonda")
-	Fetcher      *fetch.Fetcher // default: fetch.New with its defaults
+	Fetcher      *fetch.Fetcher // default: one made from FetchOptions for each call
+	// FetchOptions are the HTTP settings of the fetcher made when Fetcher is nil: the
+	// crawl's (crawl.FetchOptions), so the results page is asked with the crawl's user
+	// agent, timeouts and address rules.
+	FetchOptions fetch.Options
 }
 
 // Name implements SearchProvider.
@@ -118,7 +122,7 @@ func (p *TemplateProvider) Sources(ctx context.Context, t Topic) ([]Source, erro
 	}
 	f := p.Fetcher
 	if f == nil {
-		if f, err = fetch.New(fetch.Options{}); err != nil {
+		if f, err = fetch.New(p.FetchOptions); err != nil {
 			return nil, err
 		}
 		defer f.Close()

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/extract"
 	"github.com/sonda-search/sonda/feeds"
@@ -294,5 +297,48 @@ func TestFeedsProvider(t *testing.T) {
 	}
 	if all, _ := p.Sources(context.Background(), Topic{Name: "x"}); len(all) != 3 {
 		t.Errorf("a topic without sites gets every known feed: %+v", all)
+	}
+}
+
+// TestSearchProvidersFromConfig: news.search in the configuration becomes a results-page
+// provider that a new topic asks, with the crawl's HTTP settings (its user agent, and its
+// address rules: the results page here is on loopback, which only fetch.allow-private
+// permits); the topic's own site comes first.
+func TestSearchProvidersFromConfig(t *testing.T) {
+	var agents []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		agents = append(agents, r.UserAgent())
+		mu.Unlock()
+		if r.URL.Path == "/search" {
+			fmt.Fprintf(w, `<html><body><a class="hit" href="/story-%s">Story</a><a href="/about">About</a></body></html>`, url.QueryEscape(r.URL.Query().Get("q")))
+		}
+	}))
+	defer srv.Close()
+	cfg := config.Default()
+	cfg.Fetch.AllowPrivate = true
+	cfg.Fetch.UserAgent = "sonda-test/1.0"
+	cfg.News.Search = []config.SearchProvider{{Name: "local-search", URL: srv.URL + "/search?q={query}", Links: "a.hit", Pages: 1}}
+	db, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	mon, err := OpenMonitor(db, MonitorOptionsFromConfig(cfg, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sources, err := mon.AddTopic(context.Background(), TopicRequest{Name: "greve", Sites: []string{"https://a.example/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sources) != 2 || sources[0].Provider != "sites" || sources[1].Provider != "local-search" || sources[1].URL != srv.URL+"/story-greve" {
+		t.Fatalf("sources %+v", sources)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(agents) != 2 || agents[0] != "sonda-test/1.0" || agents[1] != "sonda-test/1.0" {
+		t.Errorf("requests (robots.txt, results page) with user agents %q, want the configured one", agents)
 	}
 }
