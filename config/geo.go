@@ -1,6 +1,9 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Geo configures the geographic-data vertical (package geo/discover reads it).
 type Geo struct {
@@ -8,6 +11,9 @@ type Geo struct {
 	MaxDatasetBytes ByteSize `yaml:"max-dataset-bytes"`
 	MinPageHits     int      `yaml:"min-page-hits"`
 	WindowWords     int      `yaml:"window-words"`
+	// RecheckEvery is how old a dataset's last link check may grow before sonda serve
+	// checks it again (0: never; sonda geo recheck does it on demand).
+	RecheckEvery time.Duration `yaml:"recheck-every"`
 }
 
 func (c *Config) validateGeo(errs *[]string) {
@@ -20,5 +26,8 @@ func (c *Config) validateGeo(errs *[]string) {
 	}
 	if g.WindowWords < 0 {
 		*errs = append(*errs, "geo.window-words: must not be negative")
+	}
+	if g.RecheckEvery < 0 {
+		*errs = append(*errs, "geo.recheck-every: must not be negative (0 turns the check off)")
 	}
 }

@@ -29,6 +29,9 @@ type Data struct {
 	Graph  *linkgraph.Graph
 	Index  *index.Index
 	Runner *Runner
+
+	stopRecheck func()        // ends recheckLoop (nil when it does not run)
+	recheckDone chan struct{} // closed when recheckLoop has returned
 }
 
 // Options configure Open.
@@ -65,6 +68,11 @@ func Open(cfg config.Config, o Options) (*Data, error) {
 			extra, err := o.CrawlOptions(cfg, in.DB)
 			return append(opts, extra...), err
 		}})
+	if cfg.Geo.Enabled && cfg.Geo.RecheckEvery > 0 {
+		ctx, cancel := context.WithCancel(context.Background())
+		d.stopRecheck, d.recheckDone = cancel, make(chan struct{})
+		go d.recheckLoop(ctx, d.recheckDone)
+	}
 	return d, nil
 }
 
@@ -90,6 +98,10 @@ func (d *Data) WebOptions() web.Options {
 // Close stops a running crawl, then closes the index, the link graph and the database.
 func (d *Data) Close() error {
 	var errs []error
+	if d.stopRecheck != nil {
+		d.stopRecheck()
+		<-d.recheckDone
+	}
 	if d.Runner != nil {
 		errs = append(errs, d.Runner.Close())
 	}
