@@ -115,9 +115,9 @@ func TestLinkBlend(t *testing.T) {
 	}
 	ix := openTest(t, Options{Links: g})
 	load(t, ix,
-		Doc{ID: page("popular"), URL: page("popular"), Host: "www.popular.test", Lang: "en", Title: "Reactor notes", Body: "Notes about a reactor and other things."},
-		Doc{ID: page("obscure"), URL: page("obscure"), Host: "www.obscure.test", Lang: "en", Title: "Reactor notes", Body: "Notes about a reactor and other stuff."},
-		Doc{ID: page("expert"), URL: page("expert"), Host: "www.expert.test", Lang: "en", Title: "Reactor reactor design", Body: "Reactor cores, reactor fuel, reactor safety: a reactor handbook."},
+		Doc{ID: page("popular"), URL: page("popular"), Host: "www.popular.test", Lang: "en", Title: "Reactor notes", Body: "Notes about a reactor and other things.", Relevance: -1},
+		Doc{ID: page("obscure"), URL: page("obscure"), Host: "www.obscure.test", Lang: "en", Title: "Reactor notes", Body: "Notes about a reactor and other stuff.", Relevance: -1},
+		Doc{ID: page("expert"), URL: page("expert"), Host: "www.expert.test", Lang: "en", Title: "Reactor reactor design", Body: "Reactor cores, reactor fuel, reactor safety: a reactor handbook.", Relevance: -1},
 	)
 	r := find(t, ix, "reactor")
 	if got := ids(r); len(got) != 3 || got[0] != page("expert") || got[1] != page("popular") {
@@ -125,6 +125,18 @@ func TestLinkBlend(t *testing.T) {
 	}
 	if r.Hits[1].InLinks != 6 {
 		t.Errorf("popular shows %d in-links", r.Hits[1].InLinks)
+	}
+	// No document has a topic relevance: the relevance weight changes nothing.
+	noTopic := DefaultRanking()
+	noTopic.Relevance = 0
+	if err := ix.SetRanking(noTopic); err != nil {
+		t.Fatal(err)
+	}
+	r2 := find(t, ix, "reactor")
+	for i := range r.Hits {
+		if r2.Hits[i].ID != r.Hits[i].ID || math.Abs(r2.Hits[i].Score-r.Hits[i].Score) > 1e-12 {
+			t.Errorf("hit %d: %s %g with relevance weight %g, %s %g without", i+1, r.Hits[i].ID, r.Hits[i].Score, DefaultRanking().Relevance, r2.Hits[i].ID, r2.Hits[i].Score)
+		}
 	}
 }
 

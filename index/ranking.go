@@ -52,9 +52,10 @@ func DefaultRanking() Ranking { return Ranking{}.withDefaults() }
 // text are short descriptions of a page, like a title but noisier; a URL's words are
 // noisier still. The link weight was chosen on a crawled test web (TestLinkWeightChoice):
 // weights up to 0.3 neither helped nor hurt there and 0.5 hurt, so it is small, a
-// tie-breaker among close text scores;
-// the relevance weight is a judgment too: enough to lift on-topic pages among similar
-// text matches, too little to override the text.
+// tie-breaker among close text scores. The relevance weight was chosen on two crawled
+// topical test webs with ground-truth labels (TestRelevanceWeightChoice): 0.4 gave the
+// best mean of on-topic precision for words the topic shares with other themes and of
+// known-item MRR; up to 0.3 known items lose almost nothing, from 0.5 they lose a fifth.
 const (
 	defaultTitle       = 3.0
 	defaultBody        = 1.0
@@ -67,7 +68,7 @@ const (
 	defaultB           = 0.75
 	defaultProximity   = 0.5
 	defaultLink        = 0.1
-	defaultRelevance   = 0.2
+	defaultRelevance   = 0.4
 	defaultWindow      = 200
 )
 

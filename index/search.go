@@ -292,7 +292,13 @@ func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string,
 	}
 	out := &ranked{total: c.total, facets: c.facets, facetOver: c.facetOver, tr: tr, hits: c.hits}
 	if blend {
-		if out.signals, err = ix.blend(r, out.hits, tr.text == 0); err != nil {
+		br := r
+		if !useRelevance {
+			// No document has a topic relevance: its weight goes back to the text, so that
+			// the balance of text and links is the same whatever the relevance weight.
+			br.Relevance = 0
+		}
+		if out.signals, err = ix.blend(br, out.hits, tr.text == 0); err != nil {
 			return nil, err
 		}
 	}
