@@ -164,3 +164,26 @@ func TestRelevanceBlend(t *testing.T) {
 		t.Errorf("with equal relevance the better text match is not first: %v", score)
 	}
 }
+
+// TestResultCacheFollowsPageRank: a PageRank run changes link priors, so results cached
+// before it are not served after it.
+func TestResultCacheFollowsPageRank(t *testing.T) {
+	g := memGraph(t)
+	ix := openTest(t, Options{Links: g})
+	load(t, ix, corpus...)
+	if r := find(t, ix, "reactor"); r.Cached {
+		t.Fatal("the first search came from the cache")
+	}
+	if r := find(t, ix, "reactor"); !r.Cached {
+		t.Fatal("the second search did not come from the cache")
+	}
+	if _, err := g.SetLinks(page("fan"), []linkgraph.Link{{URL: "http://www.reactor.test/fuel"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.ComputePageRank(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if r := find(t, ix, "reactor"); r.Cached {
+		t.Error("a result cached before a PageRank run was served after it")
+	}
+}
