@@ -52,6 +52,10 @@ func crawlGeoWeb(t *testing.T) *geoCrawl {
 	cfg.Politeness.MinDelay = 0
 	cfg.Politeness.DelayFactor = 0
 	cfg.Log.Level = "warn"
+	// The geo web has no slow pages; generous timeouts keep a loaded machine (CI runs
+	// packages in parallel under -race) from turning a dataset download into a miss.
+	cfg.Fetch.FirstByteTimeout = 20 * time.Second
+	cfg.Fetch.BodyTimeout = 30 * time.Second
 	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +76,7 @@ func crawlGeoWeb(t *testing.T) *geoCrawl {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if _, err := c.Run(ctx, nil, nil); err != nil {
 		t.Fatal(err)

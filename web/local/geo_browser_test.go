@@ -34,6 +34,7 @@ func geoServer(t *testing.T) (*Data, string, *geoweb.Web) {
 	t.Cleanup(func() { w.Close() })
 	cfg := crawlConfig(t, w, 0)
 	cfg.Geo.Enabled = true
+	cfg.Fetch.FirstByteTimeout, cfg.Fetch.BodyTimeout = 20*time.Second, 30*time.Second // no slow pages; a loaded CI machine
 	cfg.Politeness.DelayFactor = 0
 	d, base := serve(t, cfg)
 	if err := d.Runner.Start(context.Background(), web.CrawlRequest{}); err != nil {

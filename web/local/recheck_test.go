@@ -39,6 +39,7 @@ func TestServeRechecksDatasets(t *testing.T) {
 	cfg := crawlConfig(t, w, 0)
 	cfg.Fetch.Resolve = []string{"*.test=" + strings.TrimPrefix(srv.URL, "http://")}
 	cfg.Geo.Enabled = true
+	cfg.Fetch.FirstByteTimeout, cfg.Fetch.BodyTimeout = 20*time.Second, 30*time.Second // no slow pages; a loaded CI machine
 	cfg.Geo.RecheckEvery = 2 * time.Second
 	cfg.Politeness.DelayFactor = 0
 	d, _ := serve(t, cfg)
