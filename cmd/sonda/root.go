@@ -21,10 +21,13 @@ func newRootCmd() *cobra.Command {
 pulls structured records out of it and serves ranked search over it.
 
 Start here:
-  sonda demo                      crawl the built-in test web offline and print a summary
+  sonda demo                      crawl the built-in test web offline, search it, serve the UI
   sonda init mycrawl              write a commented mycrawl/sonda.yaml to edit
+                                  (--profile topic, news or geo for a focused, news or geo crawl)
   sonda crawl -c mycrawl/sonda.yaml --seed https://example.org/
   sonda status --data mycrawl/sonda-data
+  sonda search --data mycrawl/sonda-data 'reactor "fuel rods" site:example.org'
+  sonda serve --data mycrawl/sonda-data   web UI, JSON API and /metrics; crawls run inside it
   sonda export --data mycrawl/sonda-data --what pages > pages.jsonl
 
 Settings come from sonda.yaml, then SONDA_* environment variables, then flags.`,
