@@ -155,32 +155,17 @@ func (c *Crawler) fetchRobots(ctx context.Context, origin string) *fetch.Result 
 // crawl-delay, politeness.min-delay and delay-factor × the response time, the last two
 // capped by politeness.max-delay. A robots.txt crawl-delay is honoured in full.
 func (c *Crawler) delay(slot *robotsSlot, res *fetch.Result) time.Duration {
-	p := c.cfg.Politeness
-	d := p.MinDelay
-	if res != nil && p.DelayFactor > 0 {
-		d = max(d, time.Duration(p.DelayFactor*float64(res.Timing.Total)))
-	}
-	d = min(d, p.MaxDelay)
+	var group robots.Group
 	if slot != nil {
-		if cd, ok := slot.group.CrawlDelay(); ok {
-			d = max(d, cd)
-		}
+		group = slot.group
 	}
-	return d
+	return HostDelay(c.cfg.Politeness, group, res)
 }
 
 // retryAfter is when a failed fetch is tried again: retry-delay doubled per earlier
 // attempt, or the server's Retry-After when longer. ok is false when attempts are used up.
 func (c *Crawler) retryAfter(it frontier.Item, res *fetch.Result) (time.Duration, bool) {
-	p := c.cfg.Politeness
-	if it.Attempts >= p.MaxRetries {
-		return 0, false
-	}
-	wait := p.RetryDelay << it.Attempts
-	if res != nil && res.RetryAfter > wait {
-		wait = min(res.RetryAfter, 24*time.Hour)
-	}
-	return wait, true
+	return RetryWait(c.cfg.Politeness, it.Attempts, res)
 }
 
 func (c *Crawler) newRecord(it frontier.Item) *store.Page {
@@ -256,8 +241,8 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 		if wait, ok := c.retryAfter(it, res); ok {
 			out.Retry = now.Add(wait)
 		}
-		if res.RetryAfter > 0 {
-			out.NotBefore = now.Add(min(res.RetryAfter, c.cfg.Politeness.MaxDelay*10))
+		if hold := RetryAfterHold(c.cfg.Politeness, res); hold > 0 {
+			out.NotBefore = now.Add(hold)
 		}
 	case res.Status >= 400:
 		errKind = "http-" + strconv.Itoa(res.Status)
