@@ -207,7 +207,8 @@ func deleteArticle(w store.Writer, key store.URLKey) error {
 // MonitorOptionsFromConfig is the topic-monitoring part of cfg for the crawl database db:
 // the sites provider, the known feeds and sitemaps when feeds.enabled, and the results-page
 // providers of news.search, which fetch with the crawl's HTTP settings (with a malformed
-// fetch.resolve, which the crawl itself refuses, they may lack some of its mappings).
+// fetch.resolve, which the crawl itself refuses, they may lack some of its mappings) and
+// are paced by its politeness settings (SharedPacer).
 func MonitorOptionsFromConfig(cfg config.Config, db *store.DB) MonitorOptions {
 	o := MonitorOptions{SourceInterval: cfg.News.SourceInterval, Normalizer: urlnorm.New(crawl.NormalizerOptions(cfg))}
 	o.Providers = []SearchProvider{SitesProvider{}}
@@ -217,7 +218,7 @@ func MonitorOptionsFromConfig(cfg config.Config, db *store.DB) MonitorOptions {
 	fo, _ := crawl.FetchOptions(cfg)
 	for _, p := range cfg.News.Search {
 		o.Providers = append(o.Providers, &TemplateProvider{Label: p.Name, URLTemplate: p.URL, LinkSelector: p.Links, Pages: p.Pages,
-			Agent: cfg.Robots.Agent, FetchOptions: fo})
+			Agent: cfg.Robots.Agent, FetchOptions: fo, Pacer: SharedPacer(cfg.Politeness)})
 	}
 	return o
 }

@@ -89,7 +89,9 @@ func (p FeedsProvider) Sources(_ context.Context, t Topic) ([]Source, error) {
 // pages named by URLTemplate ({query} is the topic's words, properly query-escaped; {page}
 // the page number from 1) and takes the links that LinkSelector (CSS) picks. It is opt-in,
 // it obeys the search site's robots.txt (the thesis turned robots.txt off to scrape Google),
-// and it reads at most Pages results pages (default 1, as the thesis did).
+// it reads at most Pages results pages (default 1, as the thesis did), and it is paced like
+// the crawl (Pacer): one request at a time to the site, the crawl's rest between two, and a
+// 429 or 5xx retried as the crawl retries it, after Retry-After when the site sends one.
 type TemplateProvider struct {
 	Label        string // name of the provider, e.g. "bing-news"
 	URLTemplate  string // e.g. "https://search.example/news?q={query}&page={page}"
@@ -101,6 +103,9 @@ type TemplateProvider struct {
 	// crawl's (crawl.FetchOptions), so the results page is asked with the crawl's user
 	// agent, timeouts and address rules.
 	FetchOptions fetch.Options
+	// Pacer spaces the requests under the crawl's politeness settings (default: one shared
+	// pacer under the default settings). Give every provider of a process the same one.
+	Pacer *HostPacer
 }
 
 // Name implements SearchProvider.
@@ -135,9 +140,15 @@ func (p *TemplateProvider) Sources(ctx context.Context, t Topic) ([]Source, erro
 	if strings.TrimSpace(query) == "" {
 		query = t.Name
 	}
+	pacer := p.Pacer
+	if pacer == nil {
+		pacer = defaultPacer()
+	}
 	var out []Source
 	seen := map[string]bool{}
 	var rules *robots.Robots
+	var group robots.Group // rules' group for agent: its Crawl-delay paces the host
+	rulesGroup := func(*fetch.Result) robots.Group { return group }
 	for page := 1; page <= max(p.Pages, 1); page++ {
 		target := strings.NewReplacer("{query}", url.QueryEscape(query), "{page}", strconv.Itoa(page)).Replace(p.URLTemplate)
 		u, err := url.Parse(target)
@@ -145,18 +156,37 @@ func (p *TemplateProvider) Sources(ctx context.Context, t Topic) ([]Source, erro
 			return out, fmt.Errorf("news: provider %s: %q is not an absolute URL", p.Name(), target)
 		}
 		if rules == nil {
-			res := f.Fetch(ctx, fetch.Request{URL: u.Scheme + "://" + u.Host + "/robots.txt", AnyType: true, MaxBodyBytes: robots.MaxSize + 1})
-			rules = robots.FromFetch(robots.Response{Status: res.Status, Body: res.Body, Err: res.Err}, time.Now(), nil, robots.Policy{}).Rules()
+			req := fetch.Request{URL: u.Scheme + "://" + u.Host + "/robots.txt", AnyType: true, MaxBodyBytes: robots.MaxSize + 1}
+			_, err := pacer.fetch(ctx, f, u.Host, req, func(res *fetch.Result) robots.Group {
+				rules = robots.FromFetch(robots.Response{Status: res.Status, Body: res.Body, Err: res.Err}, time.Now(), nil, robots.Policy{}).Rules()
+				group = rules.Group(agent)
+				return group // the rest after robots.txt already honours its Crawl-delay
+			})
+			if err != nil {
+				return out, fmt.Errorf("news: provider %s: robots.txt: %w", p.Name(), err)
+			}
 		}
 		if !rules.Allowed(agent, robots.PathQuery(u)) {
 			return out, fmt.Errorf("news: provider %s: robots.txt of %s disallows %s for %s", p.Name(), u.Host, u.RequestURI(), agent)
 		}
-		res := f.Fetch(ctx, fetch.Request{URL: target})
+		var res *fetch.Result
+		for attempt := 0; ; attempt++ {
+			if res, err = pacer.fetch(ctx, f, u.Host, fetch.Request{URL: target}, rulesGroup); err != nil {
+				return out, fmt.Errorf("news: provider %s: %w", p.Name(), err)
+			}
+			wait, retry := pacer.retryWait(attempt, res)
+			if !retry || ctx.Err() != nil {
+				break
+			}
+			if err := sleep(ctx, wait, u.Host); err != nil {
+				return out, fmt.Errorf("news: provider %s: %s answered %s; not retried: %w", p.Name(), target, answer(res), err)
+			}
+		}
 		if res.Err != nil {
 			return out, fmt.Errorf("news: provider %s: %w", p.Name(), res.Err)
 		}
 		if res.Status != 200 {
-			return out, fmt.Errorf("news: provider %s: %s answered %d", p.Name(), target, res.Status)
+			return out, fmt.Errorf("news: provider %s: %s answered %s", p.Name(), target, answer(res))
 		}
 		doc, err := goquery.NewDocumentFromReader(bytes.NewReader(res.UTF8))
 		if err != nil {
@@ -180,4 +210,15 @@ func (p *TemplateProvider) Sources(ctx context.Context, t Topic) ([]Source, erro
 		})
 	}
 	return out, nil
+}
+
+// answer describes a response for an error message: its status, and the Retry-After it set.
+func answer(res *fetch.Result) string {
+	if res.Err != nil {
+		return res.Err.Error()
+	}
+	if res.RetryAfter > 0 {
+		return fmt.Sprintf("%d (Retry-After %s)", res.Status, res.RetryAfter)
+	}
+	return strconv.Itoa(res.Status)
 }

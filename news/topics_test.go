@@ -213,7 +213,8 @@ func TestTemplateProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	p := &TemplateProvider{Label: "test-search", URLTemplate: srv.URL + "/news?q={query}&page={page}", LinkSelector: ".result h3 a", Pages: 2, Fetcher: f}
+	p := &TemplateProvider{Label: "test-search", URLTemplate: srv.URL + "/news?q={query}&page={page}", LinkSelector: ".result h3 a", Pages: 2, Fetcher: f,
+		Pacer: NewHostPacer(testPoliteness(10 * time.Millisecond))}
 	got, err := p.Sources(context.Background(), Topic{Name: "incêndio prédio"})
 	if err != nil {
 		t.Fatal(err)
@@ -303,13 +304,15 @@ func TestFeedsProvider(t *testing.T) {
 // TestSearchProvidersFromConfig: news.search in the configuration becomes a results-page
 // provider that a new topic asks, with the crawl's HTTP settings (its user agent, and its
 // address rules: the results page here is on loopback, which only fetch.allow-private
-// permits); the topic's own site comes first.
+// permits, and its politeness.min-delay between requests); the topic's own site comes first.
 func TestSearchProvidersFromConfig(t *testing.T) {
 	var agents []string
+	var arrivals []time.Time
 	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		agents = append(agents, r.UserAgent())
+		arrivals = append(arrivals, time.Now())
 		mu.Unlock()
 		if r.URL.Path == "/search" {
 			fmt.Fprintf(w, `<html><body><a class="hit" href="/story-%s">Story</a><a href="/about">About</a></body></html>`, url.QueryEscape(r.URL.Query().Get("q")))
@@ -319,6 +322,7 @@ func TestSearchProvidersFromConfig(t *testing.T) {
 	cfg := config.Default()
 	cfg.Fetch.AllowPrivate = true
 	cfg.Fetch.UserAgent = "sonda-test/1.0"
+	cfg.Politeness.MinDelay, cfg.Politeness.DelayFactor = 300*time.Millisecond, 0
 	cfg.News.Search = []config.SearchProvider{{Name: "local-search", URL: srv.URL + "/search?q={query}", Links: "a.hit", Pages: 1}}
 	db, err := store.Open(t.TempDir(), store.Options{})
 	if err != nil {
@@ -340,5 +344,8 @@ func TestSearchProvidersFromConfig(t *testing.T) {
 	defer mu.Unlock()
 	if len(agents) != 2 || agents[0] != "sonda-test/1.0" || agents[1] != "sonda-test/1.0" {
 		t.Errorf("requests (robots.txt, results page) with user agents %q, want the configured one", agents)
+	}
+	if len(arrivals) == 2 && arrivals[1].Sub(arrivals[0]) < cfg.Politeness.MinDelay {
+		t.Errorf("the results page came %v after robots.txt, within politeness.min-delay", arrivals[1].Sub(arrivals[0]))
 	}
 }
