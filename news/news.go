@@ -106,9 +106,17 @@ type Options struct {
 	Monitor *Monitor
 }
 
-// OptionsFromConfig is the news section of cfg.
+// OptionsFromConfig is the news section of cfg, for a crawl. It refuses a negative
+// news.source-interval without a revisit policy: the topic sources would silently never be
+// fetched again. That check is here, at crawl start, rather than in config.Validate, because
+// the configuration is validated before command-line flags such as --revisit are applied.
 func OptionsFromConfig(cfg config.Config) (Options, error) {
 	o := Options{Extract: extract.Options{Mode: extract.Mode(cfg.News.Mode)}}
+	if p := cfg.Revisit.Policy; cfg.News.SourceInterval < 0 && (p == "" || p == "none") {
+		return o, fmt.Errorf("news.source-interval: %s (negative) leaves topic sources to revisit.policy, "+
+			"but revisit.policy is none, so they would never be fetched again; set news.source-interval to a "+
+			"positive interval (24h is the default) or choose a revisit.policy (e.g. adaptive, or --revisit adaptive)", cfg.News.SourceInterval)
+	}
 	if z := cfg.News.Zone; z != "" {
 		loc, err := time.LoadLocation(z)
 		if err != nil {

@@ -386,3 +386,28 @@ func TestSourceRevisitSchedules(t *testing.T) {
 		})
 	}
 }
+
+// TestOptionsFromConfigNeedsARevisitPolicy: a negative news.source-interval hands topic
+// sources to revisit.policy; without a policy the crawl is refused, naming both settings.
+func TestOptionsFromConfigNeedsARevisitPolicy(t *testing.T) {
+	for _, c := range []struct {
+		interval time.Duration
+		policy   string
+		ok       bool
+	}{
+		{24 * time.Hour, "none", true},
+		{-time.Second, "", false},
+		{-time.Second, "none", false},
+		{-time.Second, "adaptive", true},
+	} {
+		cfg := config.Default()
+		cfg.News.Enabled, cfg.News.SourceInterval, cfg.Revisit.Policy = true, c.interval, c.policy
+		_, err := OptionsFromConfig(cfg)
+		if c.ok != (err == nil) {
+			t.Errorf("interval %v, policy %q: %v", c.interval, c.policy, err)
+		}
+		if err != nil && !(strings.Contains(err.Error(), "news.source-interval") && strings.Contains(err.Error(), "revisit.policy")) {
+			t.Errorf("the error must name both settings: %v", err)
+		}
+	}
+}
