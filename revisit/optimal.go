@@ -3,6 +3,7 @@ package revisit
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,6 +53,12 @@ const (
 )
 
 // optimal allocates the budget to maximize expected freshness (see package alloc).
+//
+// A re-plan (EM over every page's history and the allocation solve) takes about a second
+// at 100,000 pages. It copies what it needs under mu and solves without it, so crawl
+// workers keep getting their pages rescheduled from the last plan meanwhile; the visit that
+// started it waits for it. Then it installs the new plan under mu and reschedules the pages
+// visited meanwhile from their evidence, which the solve did not see (replan).
 type optimal struct {
 	o     Options
 	opt   OptimalOptions
@@ -61,7 +68,7 @@ type optimal struct {
 	hosts map[string]int
 	grid  *estimate.Grid // the grid model's prior; nil for the gamma model
 	prior estimate.Gamma // the gamma model's prior
-	post  []float64      // scratch for grid posteriors
+	post  []float64      // scratch for grid posteriors (under mu)
 	prob  alloc.Problem
 	sol   alloc.Solution
 	// planned is when the allocation was last solved: the number of pages then and the
@@ -71,10 +78,15 @@ type optimal struct {
 	solved                    bool
 	fitted                    bool // the prior comes from empirical Bayes
 	holdReplan                bool // while restoring from history
+	// replanning says a re-plan is solving outside mu (one at a time); epoch counts the
+	// re-plans started, so the pages visited since the last one's snapshot are known.
+	replanning bool
+	epoch      uint64
 }
 
 type optPage struct {
-	idx      int
+	idx      int               // in list; -1 once removed
+	epoch    uint64            // the policy's epoch at the page's last visit
 	last     int64             // last content visit (Unix ns)
 	lastMod  int64             // last Last-Modified seen (Unix ns; 0 none)
 	trustLM  int               // > 0 after Last-Modified agreed with the content; < 0 after it did not
@@ -129,7 +141,7 @@ const (
 
 func (p *optimal) Visit(key Key, o Observation) time.Time {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.mu.Unlock() // replan releases mu while it solves and holds it again on return
 	pg := p.pages[key]
 	if o.Status == Gone {
 		if pg != nil {
@@ -143,6 +155,7 @@ func (p *optimal) Visit(key Key, o Observation) time.Time {
 		p.list = append(p.list, pg)
 		p.startPrior()
 	}
+	pg.epoch = p.epoch
 	pg.weight = o.Weight
 	if pg.weight <= 0 {
 		pg.weight = 1
@@ -155,8 +168,11 @@ func (p *optimal) Visit(key Key, o Observation) time.Time {
 		p.learn(pg, o)
 		p.sinceReplan++
 	}
-	if p.replanDue() {
+	if p.replanDue() && !p.replanning {
 		p.replan()
+		if pg.idx < 0 {
+			return time.Time{} // found gone by a concurrent visit meanwhile
+		}
 	}
 	p.setInterval(pg, p.sol.Interval(p.prob, p.item(pg)))
 	return after(o.At, pg.interval)
@@ -226,15 +242,15 @@ func (p *optimal) item(pg *optPage) alloc.Item {
 		return it
 	}
 	p.grid.Posterior(&pg.hist, p.post)
-	return p.discreteItem(it)
+	return discreteItem(p.grid, p.post, it)
 }
 
-// discreteItem fills it with the grid posterior in p.post, without the rates it rules out
+// discreteItem fills it with the grid posterior post, without the rates it rules out
 // (they would cost time in every evaluation of the allocation).
-func (p *optimal) discreteItem(it alloc.Item) alloc.Item {
-	for i, w := range p.post {
+func discreteItem(g *estimate.Grid, post []float64, it alloc.Item) alloc.Item {
+	for i, w := range post {
 		if w >= 1e-7 {
-			it.Rates = append(it.Rates, p.grid.Rates[i])
+			it.Rates = append(it.Rates, g.Rates[i])
 			it.Probs = append(it.Probs, w)
 		}
 	}
@@ -273,6 +289,7 @@ func (p *optimal) remove(key Key, pg *optPage) {
 	p.list[pg.idx] = last
 	last.idx = pg.idx
 	p.list = p.list[:len(p.list)-1]
+	pg.idx = -1
 	delete(p.pages, key)
 }
 
@@ -304,91 +321,191 @@ func (p *optimal) startPrior() {
 	if p.fitted {
 		return
 	}
-	uniform := float64(max(len(p.list), 1)) / p.o.Budget
 	if p.grid != nil {
-		p.grid.SetLogNormal(1/uniform, gridSpread)
+		startGrid(p.grid, len(p.list), p.o.Budget)
 		return
 	}
-	if p.opt.Prior.Valid() {
-		p.prior = p.opt.Prior
-		return
+	p.prior = startGamma(p.opt, len(p.list), p.o.Budget)
+}
+
+// startGrid sets the grid model's starting prior for a crawl of pages pages.
+func startGrid(g *estimate.Grid, pages int, budget float64) {
+	uniform := float64(max(pages, 1)) / budget
+	g.SetLogNormal(1/uniform, gridSpread)
+}
+
+// startGamma is the gamma model's starting prior for a crawl of pages pages.
+func startGamma(opt OptimalOptions, pages int, budget float64) estimate.Gamma {
+	if opt.Prior.Valid() {
+		return opt.Prior
 	}
-	p.prior = estimate.Gamma{Shape: defaultShape, Rate: defaultShape * uniform}
+	uniform := float64(max(pages, 1)) / budget
+	return estimate.Gamma{Shape: defaultShape, Rate: defaultShape * uniform}
 }
 
 // minPriorPages is how many pages must have been revisited before the prior is estimated
 // from them.
 const minPriorPages = 20
 
-// fitPrior re-estimates the prior from every page's evidence (empirical Bayes) once
-// enough pages have been revisited. Callers hold mu.
-func (p *optimal) fitPrior() {
-	if p.grid != nil {
-		return // see replan: the grid is fitted with the likelihoods the items reuse
-	}
-	evs := make([]estimate.Evidence, 0, len(p.list))
-	for _, pg := range p.list {
-		if pg.ev.Rate > 0 {
-			evs = append(evs, pg.ev)
-		}
-	}
-	if len(evs) >= minPriorPages {
-		if g, ok := estimate.FitPrior(evs, minPriorShape, maxPriorShape); ok {
-			p.prior, p.fitted = g, true
-		}
-	}
+// replanInput is what a re-plan needs, copied under mu so that it can be solved without.
+type replanInput struct {
+	opt         OptimalOptions
+	prob        alloc.Problem
+	pages       []*optPage          // the pages planned, in item order
+	items       []alloc.Item        // their weights and hosts; the solve adds the rates
+	hists       []estimate.History  // grid model: the pages' histories
+	evs         []estimate.Evidence // gamma model: the pages' evidence
+	warm        alloc.Solution      // the pages' last intervals and the last multiplier
+	grid        *estimate.Grid      // a copy of the grid prior (nil: gamma model)
+	prior       estimate.Gamma
+	fitted      bool
+	epoch       uint64 // pages visited after the snapshot carry this epoch
+	sinceReplan int    // visits counted when the snapshot was taken
 }
 
-// replan re-estimates the prior (unless fixed) and solves the allocation. Callers hold mu.
+// replanOutput is a solved plan and the prior it was solved under.
+type replanOutput struct {
+	sol    alloc.Solution
+	grid   *estimate.Grid
+	prior  estimate.Gamma
+	fitted bool
+}
+
+// replan re-estimates the prior (unless fixed) and solves the allocation. Callers hold mu;
+// replan releases it while it solves (see optimal) and holds it again when it returns.
 func (p *optimal) replan() {
-	if !p.opt.FixedPrior {
-		p.fitPrior()
+	in := p.snapshot()
+	p.replanning = true
+	p.epoch++
+	in.epoch = p.epoch
+	p.mu.Unlock()
+	var out replanOutput
+	var err error
+	func() {
+		defer func() {
+			p.mu.Lock()
+			p.replanning = false
+		}()
+		out, err = in.solve()
+	}()
+	if err != nil {
+		return // only an invalid problem fails, which newOptimal ruled out
 	}
-	p.startPrior()
-	items := make([]alloc.Item, len(p.list))
-	warm := alloc.Solution{Intervals: make([]float64, len(p.list)), Mu: p.sol.Mu}
-	var logL []float64
+	p.install(in, out)
+}
+
+// snapshot copies what a re-plan needs. Callers hold mu.
+func (p *optimal) snapshot() *replanInput {
+	n := len(p.list)
+	in := &replanInput{
+		opt: p.opt, prob: p.prob, pages: slices.Clone(p.list), items: make([]alloc.Item, n),
+		warm:   alloc.Solution{Intervals: make([]float64, n), Mu: p.sol.Mu},
+		prior:  p.prior,
+		fitted: p.fitted, sinceReplan: p.sinceReplan,
+	}
+	in.prob.HostCaps = slices.Clone(p.prob.HostCaps)
+	for i, pg := range p.list {
+		in.items[i] = alloc.Item{Weight: pg.weight, Host: pg.host}
+		in.warm.Intervals[i] = pg.interval
+	}
 	if p.grid != nil {
-		hs := make([]*estimate.History, len(p.list))
-		revisited := 0
+		in.grid = p.grid.Clone()
+		hs := make([]*estimate.History, n)
 		for i, pg := range p.list {
 			hs[i] = &pg.hist
-			if !pg.hist.Empty() {
+		}
+		in.hists = estimate.CopyHistories(hs)
+	} else {
+		in.evs = make([]estimate.Evidence, n)
+		for i, pg := range p.list {
+			in.evs[i] = pg.ev
+		}
+	}
+	return in
+}
+
+// solve fits the prior and solves the allocation from the snapshot alone.
+func (in *replanInput) solve() (replanOutput, error) {
+	out := replanOutput{grid: in.grid, prior: in.prior, fitted: in.fitted}
+	n := len(in.items)
+	if in.grid == nil {
+		if !in.opt.FixedPrior {
+			// Empirical Bayes: the prior from every revisited page's evidence.
+			evs := make([]estimate.Evidence, 0, n)
+			for _, ev := range in.evs {
+				if ev.Rate > 0 {
+					evs = append(evs, ev)
+				}
+			}
+			if len(evs) >= minPriorPages {
+				if g, ok := estimate.FitPrior(evs, minPriorShape, maxPriorShape); ok {
+					out.prior, out.fitted = g, true
+				}
+			}
+		}
+		if !out.fitted {
+			out.prior = startGamma(in.opt, n, in.prob.Budget)
+		}
+		for i := range in.items {
+			in.items[i].Rate = in.evs[i].Posterior(out.prior)
+		}
+	} else {
+		if !out.fitted {
+			startGrid(out.grid, n, in.prob.Budget)
+		}
+		hs := make([]*estimate.History, n)
+		revisited := 0
+		for i := range in.hists {
+			hs[i] = &in.hists[i]
+			if !hs[i].Empty() {
 				revisited++
 			}
 		}
-		logL = p.grid.Likelihoods(hs)
-		if !p.opt.FixedPrior && revisited >= minPriorPages {
+		logL := out.grid.Likelihoods(hs)
+		if !in.opt.FixedPrior && revisited >= minPriorPages {
 			// Expectation maximization from the last prior: a few rounds per re-plan
 			// converge over the crawl; the first fit takes more. One pseudo-page keeps every
 			// rate possible.
 			rounds := 3
-			if !p.fitted {
+			if !out.fitted {
 				rounds = 50
 			}
-			p.fitted = p.grid.FitLikelihoods(logL, hs, rounds, 1) || p.fitted
+			out.fitted = out.grid.FitLikelihoods(logL, hs, rounds, 1) || out.fitted
+		}
+		post := make([]float64, gridPoints)
+		for i := range in.items {
+			out.grid.PosteriorFrom(logL[i*gridPoints:(i+1)*gridPoints], post)
+			in.items[i] = discreteItem(out.grid, post, in.items[i])
 		}
 	}
-	for i, pg := range p.list {
-		if p.grid != nil {
-			p.grid.PosteriorFrom(logL[i*gridPoints:(i+1)*gridPoints], p.post)
-			items[i] = p.discreteItem(alloc.Item{Weight: pg.weight, Host: pg.host})
-		} else {
-			items[i] = p.item(pg)
+	sol, err := alloc.Solve(in.prob, in.items, &in.warm)
+	out.sol = sol
+	return out, err
+}
+
+// install makes a solved plan the policy's. The pages visited while it was solved (and
+// pages new since) have evidence it did not see: they are rescheduled from the new prior
+// and multipliers, as their visit would have been after the re-plan. Callers hold mu.
+func (p *optimal) install(in *replanInput, out replanOutput) {
+	p.sol = out.sol
+	if p.grid != nil {
+		p.grid = out.grid
+	}
+	p.prior, p.fitted = out.prior, out.fitted
+	for i, pg := range in.pages {
+		if pg.idx >= 0 {
+			pg.interval = out.sol.Intervals[i]
 		}
-		warm.Intervals[i] = pg.interval
 	}
-	sol, err := alloc.Solve(p.prob, items, &warm)
-	if err != nil {
-		return // only an invalid problem fails, which newOptimal ruled out
-	}
-	p.sol = sol
 	p.planned = 0
-	for i, pg := range p.list {
-		pg.interval = sol.Intervals[i]
+	for _, pg := range p.list {
+		if pg.epoch == in.epoch {
+			pg.interval = p.sol.Interval(p.prob, p.item(pg))
+		}
 		p.planned += rateOf(pg.interval)
 	}
-	p.solved = true
-	p.plannedPages = len(p.list)
-	p.sinceReplan = 0
+	// A budget changed meanwhile asks for another plan.
+	p.solved = p.prob.Budget == in.prob.Budget
+	p.plannedPages = len(in.pages)
+	p.sinceReplan -= in.sinceReplan
 }

@@ -1,6 +1,9 @@
 package estimate
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // History is what a crawler's visits have shown about one page, kept as the sufficient
 // statistics of the Poisson likelihood (so any prior can be applied later):
@@ -59,6 +62,23 @@ func (h *History) Changed(t float64) {
 		}
 	}
 	h.bins = append(h.bins, uint32(b)<<24|1)
+}
+
+// CopyHistories copies histories into one block of memory: a snapshot that later updates
+// of the originals do not touch (a re-plan reads it without holding the owner's lock).
+func CopyHistories(hs []*History) []History {
+	bins := 0
+	for _, h := range hs {
+		bins += len(h.bins)
+	}
+	arena := make([]uint32, 0, bins)
+	out := make([]History, len(hs))
+	for i, h := range hs {
+		start := len(arena)
+		arena = append(arena, h.bins...)
+		out[i] = History{Exposure: h.Exposure, Exact: h.Exact, bins: arena[start:len(arena):len(arena)]}
+	}
+	return out
 }
 
 // Changes is the number of changed intervals recorded (with and without known times).
@@ -122,6 +142,13 @@ func NewGrid(lo, hi float64, n int, center, spread float64) *Grid {
 	}
 	g.SetLogNormal(center, spread)
 	return g
+}
+
+// Clone is an independent copy of g: fitting it leaves g as it was.
+func (g *Grid) Clone() *Grid {
+	g.prepare()
+	return &Grid{Rates: slices.Clone(g.Rates), Weights: slices.Clone(g.Weights),
+		logRates: slices.Clone(g.logRates), logWeights: slices.Clone(g.logWeights)}
 }
 
 // prepare makes the cached logarithms when the grid was built as a literal.

@@ -102,3 +102,65 @@ func TestGridRecoversMixture(t *testing.T) {
 		t.Error("fit on one page accepted")
 	}
 }
+
+// TestSnapshots: copies of histories and grids (what a re-plan reads without the policy's
+// lock) give the same likelihoods and posteriors, and later updates of the originals, or
+// fitting the copy, leave the other side as it was.
+func TestSnapshots(t *testing.T) {
+	hs := []*History{{}, {}, {}}
+	hs[0].Unchanged(10)
+	hs[1].Changed(3)
+	hs[1].Changed(100)
+	hs[2].ChangedAt(5)
+	hs[2].Changed(0.5)
+	copies := CopyHistories(hs)
+	rates := []float64{1e-3, 0.1, 2}
+	want := make([][]float64, len(hs))
+	for i, h := range hs {
+		for _, r := range rates {
+			want[i] = append(want[i], h.LogLikelihood(r))
+		}
+	}
+	// The originals go on: a bin's count grows in place, a new bin is appended.
+	hs[1].Changed(3.2)
+	hs[2].Changed(1000)
+	hs[0].Unchanged(5)
+	for i := range copies {
+		for j, r := range rates {
+			if got := copies[i].LogLikelihood(r); got != want[i][j] {
+				t.Errorf("copy %d at rate %v: log-likelihood %v, want %v as when copied", i, r, got, want[i][j])
+			}
+		}
+	}
+	// Updating a copy does not reach its neighbour in the shared block, nor the original.
+	copies[0].Changed(7)
+	if copies[1].Changes() != 2 || hs[0].Changes() != 0 {
+		t.Errorf("after updating copy 0: copy 1 has %d changes (want 2), original 0 has %d (want 0)", copies[1].Changes(), hs[0].Changes())
+	}
+
+	g := NewGrid(1e-4, 10, 20, 0.01, 1)
+	before := append([]float64{}, g.Weights...)
+	c := g.Clone()
+	post, cpost := make([]float64, 20), make([]float64, 20)
+	g.Posterior(hs[1], post)
+	c.Posterior(hs[1], cpost)
+	for i := range post {
+		if post[i] != cpost[i] {
+			t.Fatalf("clone's posterior %v differs from the grid's %v", cpost, post)
+		}
+	}
+	if !c.Fit([]History{*hs[0], *hs[1], *hs[2]}, 5, 1) {
+		t.Fatal("the clone did not fit three histories")
+	}
+	for i := range before {
+		if g.Weights[i] != before[i] {
+			t.Fatalf("fitting the clone changed the grid's weights: %v, was %v", g.Weights, before)
+		}
+	}
+	g.Posterior(hs[1], cpost)
+	for i := range post {
+		if post[i] != cpost[i] {
+			t.Fatalf("fitting the clone changed the grid's posterior: %v, was %v", cpost, post)
+		}
+	}
+}
