@@ -97,6 +97,14 @@ func decode(b []byte, g *Geometry, depth int) (int, error) {
 		}
 		return pts, nil
 	}
+	// sequence reads a counted run of points: a line string or a polygon ring.
+	sequence := func() ([]geom.Point, error) {
+		n, err := count()
+		if err != nil {
+			return nil, err
+		}
+		return points(n)
+	}
 	switch t {
 	case 1:
 		pts, err := points(1)
@@ -107,11 +115,7 @@ func decode(b []byte, g *Geometry, depth int) (int, error) {
 			g.add(geom.KindPoint, pts)
 		}
 	case 2:
-		n, err := count()
-		if err != nil {
-			return 0, err
-		}
-		pts, err := points(n)
+		pts, err := sequence()
 		if err != nil {
 			return 0, err
 		}
@@ -122,11 +126,7 @@ func decode(b []byte, g *Geometry, depth int) (int, error) {
 			return 0, err
 		}
 		for i := 0; i < rings; i++ {
-			n, err := count()
-			if err != nil {
-				return 0, err
-			}
-			pts, err := points(n)
+			pts, err := sequence()
 			if err != nil {
 				return 0, err
 			}
