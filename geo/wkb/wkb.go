@@ -181,11 +181,11 @@ func DecodeGeoPackage(b []byte) (GeoPackage, error) {
 	}
 	gp.SRSID = int32(o.Uint32(b[4:]))
 	gp.Empty = flags&0x10 != 0
-	envDoubles := map[byte]int{0: 0, 1: 4, 2: 6, 3: 6, 4: 8}[(flags>>1)&7]
 	envType := (flags >> 1) & 7
 	if envType > 4 {
 		return gp, fmt.Errorf("wkb: GeoPackage envelope type %d", envType)
 	}
+	envDoubles := [...]int{0, 4, 6, 6, 8}[envType] // none, XY, XYZ, XYM, XYZM
 	at := 8 + 8*envDoubles
 	if len(b) < at {
 		return gp, errors.New("wkb: GeoPackage header longer than the blob")
