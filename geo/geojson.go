@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/sonda-search/sonda/geo/crs"
 	"github.com/sonda-search/sonda/geo/geom"
@@ -70,11 +71,7 @@ func readGeoJSON(data []byte, name string) (*Layer, error) {
 			}
 		}
 		var row []string
-		props := map[string]string{}
-		for k := range f.Properties {
-			props[k] = ""
-		}
-		for _, k := range sortedKeys(props) { // JSON objects are unordered: keep output stable
+		for _, k := range slices.Sorted(maps.Keys(f.Properties)) { // JSON objects are unordered: keep output stable
 			if _, seen := fieldTypes[k]; !seen {
 				fieldTypes[k] = jsonType(f.Properties[k])
 				fieldOrder = append(fieldOrder, k)
@@ -205,14 +202,4 @@ func points(ps [][]float64) ([]geom.Point, error) {
 		out = append(out, geom.Point{X: p[0], Y: p[1]})
 	}
 	return out, nil
-}
-
-// sortedKeys is used where map order would make output unstable.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
