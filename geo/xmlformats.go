@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,15 +74,6 @@ func attr(attrs []xml.Attr, name string) string {
 		}
 	}
 	return ""
-}
-
-func contains(path []string, name string) bool {
-	for _, p := range path {
-		if p == name {
-			return true
-		}
-	}
-	return false
 }
 
 // parseTuples reads "x,y[,z] x,y[,z] ..." (KML, GML 2 coordinates).
@@ -170,9 +162,9 @@ func readKML(data []byte, name, format string) ([]*Layer, error) {
 				}
 				kind := geom.KindLine
 				switch {
-				case contains(path, "Point"):
+				case slices.Contains(path, "Point"):
 					kind = geom.KindPoint
-				case contains(path, "Polygon"):
+				case slices.Contains(path, "Polygon"):
 					kind = geom.KindPolygon
 				}
 				s := geom.Shape{Kind: kind, Parts: [][]geom.Point{pts}}
@@ -392,7 +384,7 @@ func readGML(data []byte, name string) (*Layer, error) {
 				shapes = append(shapes, geom.Shape{Kind: kind, Parts: [][]geom.Point{pts}})
 				return
 			}
-			if featureDepth > 0 && len(path) == featureDepth+1 && !contains(path[featureDepth:], "boundedBy") {
+			if featureDepth > 0 && len(path) == featureDepth+1 && !slices.Contains(path[featureDepth:], "boundedBy") {
 				if _, isGeom := gmlTypes[el]; !isGeom && strings.TrimSpace(text) != "" {
 					i, ok := fieldIndex[el]
 					if !ok {
