@@ -113,27 +113,39 @@ type backends struct{ d *Data }
 
 func (b backends) Search(ctx context.Context, req web.SearchRequest) (*web.SearchResult, error) {
 	res, err := b.d.Index.Search(ctx, index.Request{Query: req.Query, Page: req.Page, PerPage: req.PerPage, Kind: req.Kind, Facets: req.Facets})
-	var qe *index.QueryError
-	if errors.As(err, &qe) {
-		return nil, &web.QueryError{Pos: qe.Pos, Msg: qe.Msg}
-	}
 	if err != nil {
-		return nil, err
+		return nil, webSearchError(err)
 	}
 	out := &web.SearchResult{Total: res.Total, Took: res.Took, Query: res.Query, Relaxed: res.Relaxed, Hits: make([]web.Hit, 0, len(res.Hits)),
-		Facets: make(map[string][]web.FacetCount, len(res.Facets))}
+		Facets: webFacets(res.Facets)}
 	for _, h := range res.Hits {
 		out.Hits = append(out.Hits, web.Hit{ID: h.ID, Kind: h.Kind, URL: h.URL, Title: h.Title, Snippet: h.Snippet,
 			Score: h.Score, Fetched: h.Fetched, Host: h.Host, InLinks: h.InLinks, Fields: h.Fields})
 	}
-	for name, values := range res.Facets {
+	return out, nil
+}
+
+// webSearchError gives the web layer a malformed query as its *web.QueryError (answered
+// 400 with the position) and any other search error as it is.
+func webSearchError(err error) error {
+	var qe *index.QueryError
+	if errors.As(err, &qe) {
+		return &web.QueryError{Pos: qe.Pos, Msg: qe.Msg}
+	}
+	return err
+}
+
+// webFacets converts the index's facet counts to the web layer's (never nil).
+func webFacets(facets map[string][]index.FacetCount) map[string][]web.FacetCount {
+	out := make(map[string][]web.FacetCount, len(facets))
+	for name, values := range facets {
 		fs := make([]web.FacetCount, 0, len(values))
 		for _, v := range values {
 			fs = append(fs, web.FacetCount{Value: v.Value, Count: v.Count, Filter: v.Filter})
 		}
-		out.Facets[name] = fs
+		out[name] = fs
 	}
-	return out, nil
+	return out
 }
 
 func (b backends) Document(ctx context.Context, id string) (web.Document, bool, error) {

@@ -41,16 +41,12 @@ func (b geoBackend) SearchDatasets(ctx context.Context, req web.DatasetRequest) 
 		gr.BBox = &index.BBox{West: req.BBox[0], South: req.BBox[1], East: req.BBox[2], North: req.BBox[3]}
 	}
 	res, err := b.s.Search(ctx, gr)
-	var qe *index.QueryError
-	if errors.As(err, &qe) {
-		return nil, &web.QueryError{Pos: qe.Pos, Msg: qe.Msg}
-	}
 	if err != nil {
-		return nil, err
+		return nil, webSearchError(err)
 	}
 	out := &web.DatasetResult{Total: res.Total, TookMS: float64(res.Took.Microseconds()) / 1000, Query: res.Query, Mode: string(res.Mode),
 		Order: string(res.Order), Page: res.Page, Pages: res.Pages, Relaxed: res.Relaxed, Hits: make([]web.DatasetHit, 0, len(res.Hits)),
-		Places: make([]web.DatasetPlace, 0, len(res.Places)), Facets: map[string][]web.FacetCount{}}
+		Places: make([]web.DatasetPlace, 0, len(res.Places)), Facets: webFacets(res.Facets)}
 	for _, p := range res.Places {
 		out.Places = append(out.Places, web.DatasetPlace{Words: p.Words, Name: p.Name, Kind: p.Kind, Country: p.Country, Lon: p.Lon, Lat: p.Lat})
 	}
@@ -63,13 +59,6 @@ func (b geoBackend) SearchDatasets(ctx context.Context, req web.DatasetRequest) 
 			wh.BBox = &[4]float64{h.BBox.West, h.BBox.South, h.BBox.East, h.BBox.North}
 		}
 		out.Hits = append(out.Hits, wh)
-	}
-	for name, values := range res.Facets {
-		fs := make([]web.FacetCount, 0, len(values))
-		for _, v := range values {
-			fs = append(fs, web.FacetCount{Value: v.Value, Count: v.Count, Filter: v.Filter})
-		}
-		out.Facets[name] = fs
 	}
 	return out, nil
 }
