@@ -39,7 +39,11 @@ type featureSource struct {
 	rel    *Relevance
 	topics []*Topic
 	mode   ContextMode
-	gaps   gapCache
+	gaps   *memo[gapKey, *gapTerms] // the pages whose links are being scored
+}
+
+func newFeatureSource(rel *Relevance, topics []*Topic, mode ContextMode) featureSource {
+	return featureSource{rel: rel, topics: topics, mode: mode, gaps: newMemo[gapKey, *gapTerms](64)}
 }
 
 // pageInfo is what scorers need to know about the page a link was found on.
@@ -96,7 +100,7 @@ func (f *featureSource) features(l crawl.Link, info pageInfo) LinkFeatures {
 		// Every block between two links is the context of several links: analyze each
 		// once per page (gapTerms) and combine the two sides per link.
 		for _, t := range f.topics {
-			g := f.gaps.of(p, t, info.lang)
+			g := f.gapsOf(p, t, info.lang)
 			for d := 1; d <= 5; d++ {
 				x[d] = max(x[d], g.cosine(l.Index, d))
 			}
@@ -125,40 +129,19 @@ type gapTerms struct {
 	gaps  [][]termCount
 }
 
-// gapCache keeps the gap terms of the pages whose links are being scored.
-type gapCache struct {
-	mu   sync.Mutex
-	m    map[gapKey]*gapTerms
-	ring []gapKey
-	next int
-}
-
 type gapKey struct {
 	page  *parse.Page
 	topic *Topic
 }
 
-// of returns the gap terms of p for topic t, analyzing the page on first use.
-func (c *gapCache) of(p *parse.Page, t *Topic, lang string) *gapTerms {
+// gapsOf returns the gap terms of p for topic t, analyzing the page on first use.
+func (f *featureSource) gapsOf(p *parse.Page, t *Topic, lang string) *gapTerms {
 	k := gapKey{p, t}
-	c.mu.Lock()
-	if g, ok := c.m[k]; ok {
-		c.mu.Unlock()
+	if g, ok := f.gaps.get(k); ok {
 		return g
 	}
-	c.mu.Unlock()
 	g := newGapTerms(p, t, lang)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m, c.ring = map[gapKey]*gapTerms{}, make([]gapKey, 64)
-	}
-	if old := c.ring[c.next]; old.page != nil {
-		delete(c.m, old)
-	}
-	c.ring[c.next] = k
-	c.next = (c.next + 1) % len(c.ring)
-	c.m[k] = g
+	f.gaps.put(k, g)
 	return g
 }
 
@@ -270,27 +253,28 @@ func keyOf(d *crawl.Document) urlnorm.Key {
 	return d.Item.Key
 }
 
-// memo is a bounded map from URL keys to per-link state (features, inherited scores,
-// Fish/Shark depths). When full it forgets the oldest entries: a link discovered that long
-// ago and still not fetched is unlikely to be fetched soon, and memory must not grow with
-// the frontier, which lives on disk.
-type memo[V any] struct {
+// memo is a bounded map from keys (mostly URL keys) to per-link state (features, inherited
+// scores, Fish/Shark depths), to recent judgments and to analyzed pages. When full it
+// forgets the oldest entries: a link discovered that long ago and still not fetched is
+// unlikely to be fetched soon, and memory must not grow with the frontier, which lives on
+// disk.
+type memo[K comparable, V any] struct {
 	mu   sync.Mutex
-	m    map[urlnorm.Key]V
-	ring []urlnorm.Key
+	m    map[K]V
+	ring []K
 	next int
 	full bool
 }
 
-func newMemo[V any](size int) *memo[V] {
+func newMemo[K comparable, V any](size int) *memo[K, V] {
 	if size <= 0 {
 		size = 1 << 20
 	}
-	return &memo[V]{m: make(map[urlnorm.Key]V), ring: make([]urlnorm.Key, size)}
+	return &memo[K, V]{m: make(map[K]V), ring: make([]K, size)}
 }
 
 // put stores v for k unless k is present (a URL's state is set at its first discovery).
-func (m *memo[V]) put(k urlnorm.Key, v V) {
+func (m *memo[K, V]) put(k K, v V) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.m[k]; ok {
@@ -307,14 +291,14 @@ func (m *memo[V]) put(k urlnorm.Key, v V) {
 	m.m[k] = v
 }
 
-func (m *memo[V]) get(k urlnorm.Key) (V, bool) {
+func (m *memo[K, V]) get(k K) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	v, ok := m.m[k]
 	return v, ok
 }
 
-func (m *memo[V]) len() int {
+func (m *memo[K, V]) len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.m)

@@ -2,6 +2,7 @@ package focus
 
 import (
 	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/urlnorm"
 )
 
 // FishParams configure Fish-search. The zero value takes the defaults.
@@ -37,13 +38,13 @@ func (p *FishParams) defaults() {
 type Fish struct {
 	rel    *Relevance
 	p      FishParams
-	depths *memo[int8]
+	depths *memo[urlnorm.Key, int8]
 }
 
 // NewFish returns Fish-search; memo bounds the per-link depths kept (0: the default).
 func NewFish(rel *Relevance, p FishParams, memoSize int) *Fish {
 	p.defaults()
-	return &Fish{rel: rel, p: p, depths: newMemo[int8](memoSize)}
+	return &Fish{rel: rel, p: p, depths: newMemo[urlnorm.Key, int8](memoSize)}
 }
 
 // Score implements crawl.LinkScorer.
@@ -138,13 +139,13 @@ type Shark struct {
 	rel    *Relevance
 	f      featureSource
 	p      SharkParams
-	states *memo[sharkState]
+	states *memo[urlnorm.Key, sharkState]
 }
 
 // NewShark returns Shark-search.
 func NewShark(rel *Relevance, topics []*Topic, p SharkParams, memoSize int) *Shark {
 	p.defaults()
-	return &Shark{rel: rel, f: featureSource{rel: rel, topics: topics}, p: p, states: newMemo[sharkState](memoSize)}
+	return &Shark{rel: rel, f: newFeatureSource(rel, topics, ContextDisjoint), p: p, states: newMemo[urlnorm.Key, sharkState](memoSize)}
 }
 
 // Score implements crawl.LinkScorer.

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/urlnorm"
 )
 
 // MLP is seed 001's link network: a feed-forward perceptron with one hidden layer of
@@ -216,7 +217,7 @@ type MLPScorer struct {
 
 // NewMLPScorer returns the retrieval-stage strategy for a trained network.
 func NewMLPScorer(rel *Relevance, topics []*Topic, net *MLP, mode ContextMode) *MLPScorer {
-	return &MLPScorer{rel: rel, f: featureSource{rel: rel, topics: topics, mode: mode}, net: net, h: make([]float64, len(net.Hidden))}
+	return &MLPScorer{rel: rel, f: newFeatureSource(rel, topics, mode), net: net, h: make([]float64, len(net.Hidden))}
 }
 
 // Score implements crawl.LinkScorer.
@@ -240,7 +241,7 @@ func (s *MLPScorer) Score(l crawl.Link) float64 {
 type LinkSampler struct {
 	inner crawl.LinkScorer
 	f     featureSource
-	feats *memo[LinkFeatures]
+	feats *memo[urlnorm.Key, LinkFeatures]
 
 	mu      sync.Mutex
 	samples []LinkSample
@@ -252,7 +253,7 @@ func NewLinkSampler(rel *Relevance, topics []*Topic, inner crawl.LinkScorer, mod
 	if len(topics) == 0 {
 		topics = rel.judge.Topics
 	}
-	return &LinkSampler{inner: inner, f: featureSource{rel: rel, topics: topics, mode: mode}, feats: newMemo[LinkFeatures](memoSize)}
+	return &LinkSampler{inner: inner, f: newFeatureSource(rel, topics, mode), feats: newMemo[urlnorm.Key, LinkFeatures](memoSize)}
 }
 
 // Score implements crawl.LinkScorer.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/text"
+	"github.com/sonda-search/sonda/urlnorm"
 )
 
 // OnlineParams configure the online link learner. The zero value takes the defaults.
@@ -81,7 +82,7 @@ type Online struct {
 	f   featureSource
 	p   OnlineParams
 
-	links *memo[onlineLink] // features of discovered links, until their page is judged
+	links *memo[urlnorm.Key, onlineLink] // features of discovered links, until their page is judged
 
 	mu    sync.Mutex
 	w     []float64 // weights
@@ -126,7 +127,7 @@ func NewOnline(rel *Relevance, topics []*Topic, p OnlineParams, seed uint64, mem
 		memoSize = 1 << 18
 	}
 	n := 1 << p.Bits
-	o := &Online{rel: rel, f: featureSource{rel: rel, topics: topics}, p: p, links: newMemo[onlineLink](memoSize),
+	o := &Online{rel: rel, f: newFeatureSource(rel, topics, ContextDisjoint), p: p, links: newMemo[urlnorm.Key, onlineLink](memoSize),
 		w: make([]float64, n), g2: make([]float64, n), hosts: map[string]*hostStats{}, rng: rand.New(rand.NewPCG(seed, 0x011e))}
 	// The prior: best-first with anchor evidence. A page as relevant as the threshold with
 	// an on-topic anchor starts near 0.7; an off-topic page with a bare anchor near 0.1.

@@ -202,8 +202,11 @@ func (j *Judge) Judge(p *PageText) Judgment {
 // the markup which language the page is in. Link scorers read the judgment of a page
 // they score links from through JudgmentOf.
 type Relevance struct {
-	judge  *Judge
-	recent recentJudgments
+	judge *Judge
+	// recent holds the judgments of the last documents analyzed: links are scored right
+	// after their page is analyzed, on the same worker, so a window a few times the
+	// crawl's concurrency always holds the page being scored.
+	recent *memo[*crawl.Document, Judgment]
 
 	judged, relevant atomic.Int64
 	observers        []Observer
@@ -221,9 +224,7 @@ func NewRelevance(topics []*Topic, model *PageModel) (*Relevance, error) {
 	if len(topics) == 0 && model == nil {
 		return nil, fmt.Errorf("focus: relevance needs a topic (--topic FILE) or a page model (--page-model FILE)")
 	}
-	r := &Relevance{judge: &Judge{Topics: topics, Model: model}}
-	r.recent.init(1024)
-	return r, nil
+	return &Relevance{judge: &Judge{Topics: topics, Model: model}, recent: newMemo[*crawl.Document, Judgment](1024)}, nil
 }
 
 // AddObserver registers an observer of every judged page.
@@ -270,39 +271,6 @@ func (r *Relevance) Harvest() (relevant, judged int64) { return r.relevant.Load(
 // JudgmentOf returns the judgment of a recently analyzed document, for link scorers that
 // score its links; ok is false when it is unknown (then read d.Record).
 func (r *Relevance) JudgmentOf(d *crawl.Document) (Judgment, bool) { return r.recent.get(d) }
-
-// recentJudgments keeps the judgments of the last documents analyzed: links are scored
-// right after their page is analyzed, on the same worker, so a window a few times the
-// crawl's concurrency always holds the page being scored.
-type recentJudgments struct {
-	mu   sync.Mutex
-	m    map[*crawl.Document]Judgment
-	ring []*crawl.Document
-	next int
-}
-
-func (r *recentJudgments) init(n int) {
-	r.m = make(map[*crawl.Document]Judgment, n)
-	r.ring = make([]*crawl.Document, n)
-}
-
-func (r *recentJudgments) put(d *crawl.Document, j Judgment) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if old := r.ring[r.next]; old != nil {
-		delete(r.m, old)
-	}
-	r.ring[r.next] = d
-	r.next = (r.next + 1) % len(r.ring)
-	r.m[d] = j
-}
-
-func (r *recentJudgments) get(d *crawl.Document) (Judgment, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	j, ok := r.m[d]
-	return j, ok
-}
 
 // topicNames lists topic names for messages.
 func topicNames(ts []*Topic) string {
