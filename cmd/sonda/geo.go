@@ -10,7 +10,6 @@ import (
 
 	"github.com/sonda-search/sonda/app"
 	"github.com/sonda-search/sonda/crawl"
-	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/geo"
 	"github.com/sonda-search/sonda/geo/catalog"
 	"github.com/sonda-search/sonda/geo/geosearch"
@@ -114,27 +113,22 @@ nothing: the next recheck tries again. The crawl must not be running.
 				return err
 			}
 			defer in.Close()
-			fo, err := crawl.FetchOptions(cfg)
-			if err != nil {
-				return err
-			}
-			fo.AcceptTypes = []string{"text/*"} // a dataset's headers are the answer; skip its body
-			f, err := fetch.New(fo)
+			f, err := geosearch.NewRecheckFetcher(cfg)
 			if err != nil {
 				return err
 			}
 			defer f.Close()
 			w := cmd.ErrOrStderr()
 			last := time.Now()
-			st, err := geosearch.Recheck(cmd.Context(), catalog.New(in.DB), f, geosearch.RecheckOptions{
-				Agent: cfg.Robots.Agent, Delay: cfg.Politeness.MinDelay, Hosts: hosts, OlderThan: olderThan, Logger: log,
-				Progress: func(s geosearch.RecheckStats) {
-					if time.Since(last) >= 2*time.Second {
-						last = time.Now()
-						fmt.Fprintf(w, "checked %d: %d ok, %d gone, %d without answer\n", s.Checked, s.OK, s.Gone, s.Failed)
-					}
-				},
-			})
+			ro := geosearch.RecheckOptionsFrom(cfg, olderThan, log)
+			ro.Hosts = hosts
+			ro.Progress = func(s geosearch.RecheckStats) {
+				if time.Since(last) >= 2*time.Second {
+					last = time.Now()
+					fmt.Fprintf(w, "checked %d: %d ok, %d gone, %d without answer\n", s.Checked, s.OK, s.Gone, s.Failed)
+				}
+			}
+			st, err := geosearch.Recheck(cmd.Context(), catalog.New(in.DB), f, ro)
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/geo/catalog"
 	"github.com/sonda-search/sonda/robots"
@@ -47,6 +49,24 @@ type RecheckStats struct {
 	Recent   int `json:"recent"`   // skipped: checked within OlderThan
 }
 
+// NewRecheckFetcher is the fetcher a link check uses: the crawl's HTTP settings in cfg
+// (timeouts, user agent, allow-private, resolve), taking only text bodies, so that a
+// dataset's answer is its headers and its file is not downloaded.
+func NewRecheckFetcher(cfg config.Config) (*fetch.Fetcher, error) {
+	fo, err := crawl.FetchOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	fo.AcceptTypes = []string{"text/*"}
+	return fetch.New(fo)
+}
+
+// RecheckOptionsFrom are the link check's settings in cfg: the crawl's robots.txt agent and
+// per-host delay, checking links older than olderThan.
+func RecheckOptionsFrom(cfg config.Config, olderThan time.Duration, log *slog.Logger) RecheckOptions {
+	return RecheckOptions{Agent: cfg.Robots.Agent, Delay: cfg.Politeness.MinDelay, OlderThan: olderThan, Logger: log}
+}
+
 // Recheck is the thesis's broken-link check (seed 000 §3.8.1): every dataset link in cat
 // is requested again, host by host under the same politeness as a crawl (robots.txt, a
 // rest between requests to a host), and one that answers 404 or 410 — after redirects —
@@ -56,7 +76,7 @@ type RecheckStats struct {
 // no verdict: a producer's bad hour must not delete its data from search.
 //
 // The request is a GET that does not download the file: f should accept only text types
-// (fetch.Options.AcceptTypes), so a dataset's body is skipped after its headers. HEAD is
+// (NewRecheckFetcher), so a dataset's body is skipped after its headers. HEAD is
 // not used because many servers answer it differently from GET (405, or 200 for files that
 // are gone).
 func Recheck(ctx context.Context, cat *catalog.Catalog, f *fetch.Fetcher, o RecheckOptions) (RecheckStats, error) {
@@ -122,7 +142,9 @@ func Recheck(ctx context.Context, cat *catalog.Catalog, f *fetch.Fetcher, o Rech
 			for origin := range work {
 				if err := recheckHost(ctx, cat, f, o, origin, byHost[origin], count); err != nil {
 					mu.Lock()
-					firstErr = cmpErr(firstErr, err)
+					if firstErr == nil {
+						firstErr = err
+					}
 					mu.Unlock()
 				}
 			}
@@ -142,13 +164,6 @@ feed:
 		firstErr = ctx.Err()
 	}
 	return stats, firstErr
-}
-
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
 }
 
 // recheckHost checks one host's datasets in order, resting o.Delay between requests.
@@ -219,18 +234,14 @@ func recheckHost(ctx context.Context, cat *catalog.Catalog, f *fetch.Fetcher, o 
 	return nil
 }
 
-// hostRobots fetches origin's robots.txt as the crawler reads it: 4xx allows everything,
-// a body is parsed; nil when the server gives no answer to go by (5xx, no connection),
-// in which case the crawler too would not fetch.
+// hostRobots fetches origin's robots.txt and decides on it as the crawler does
+// (robots.FromFetch); nil when the server gives no answer to go by (5xx, 429, no
+// connection), in which case the crawler too would not fetch.
 func hostRobots(ctx context.Context, f *fetch.Fetcher, origin string) *robots.Robots {
-	res := f.Fetch(ctx, fetch.Request{URL: origin + "/robots.txt", MaxRedirects: 5, AnyType: true, MaxBodyBytes: 500 << 10})
-	switch {
-	case res.Err != nil:
+	res := f.Fetch(ctx, fetch.Request{URL: origin + "/robots.txt", MaxRedirects: 5, AnyType: true, MaxBodyBytes: robots.MaxSize})
+	e := robots.FromFetch(robots.Response{Status: res.Status, Body: res.Body, CacheControl: res.Header.Get("Cache-Control"), Err: res.Err}, time.Now(), nil, robots.Policy{})
+	if e.Outcome == robots.Unreachable {
 		return nil
-	case res.Status >= 200 && res.Status < 300:
-		return robots.Parse(res.Body)
-	case res.Status >= 400 && res.Status < 500:
-		return robots.AllowAll()
 	}
-	return nil
+	return e.Rules()
 }

@@ -9,9 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/sonda-search/sonda/crawl"
-	"github.com/sonda-search/sonda/fetch"
 )
 
 // TestRecheck: after a crawl of the geo test web, the broken-link check finds the links
@@ -64,17 +61,9 @@ func TestRecheck(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	fo, err := crawl.FetchOptions(g.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := fetch.ParseMapping("*.test=" + strings.TrimPrefix(srv.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fo.Resolve = []fetch.Mapping{m}
-	fo.AcceptTypes = []string{"text/*"}
-	f, err := fetch.New(fo)
+	cfg := g.cfg
+	cfg.Fetch.Resolve = []string{"*.test=" + strings.TrimPrefix(srv.URL, "http://")}
+	f, err := NewRecheckFetcher(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

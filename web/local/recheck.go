@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/sonda-search/sonda/crawl"
-	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/geo/catalog"
 	"github.com/sonda-search/sonda/geo/geosearch"
 )
@@ -14,18 +12,12 @@ import (
 // than geo.recheck-every (all of them when it is 0), as sonda geo recheck does: a link that
 // answers 404 or 410 leaves search.
 func (d *Data) RecheckDatasets(ctx context.Context) (geosearch.RecheckStats, error) {
-	fo, err := crawl.FetchOptions(d.cfg)
-	if err != nil {
-		return geosearch.RecheckStats{}, err
-	}
-	fo.AcceptTypes = []string{"text/*"} // the headers are the answer; a dataset's body is skipped
-	f, err := fetch.New(fo)
+	f, err := geosearch.NewRecheckFetcher(d.cfg)
 	if err != nil {
 		return geosearch.RecheckStats{}, err
 	}
 	defer f.Close()
-	return geosearch.Recheck(ctx, catalog.New(d.DB), f, geosearch.RecheckOptions{
-		Agent: d.cfg.Robots.Agent, Delay: d.cfg.Politeness.MinDelay, OlderThan: d.cfg.Geo.RecheckEvery, Logger: d.log})
+	return geosearch.Recheck(ctx, catalog.New(d.DB), f, geosearch.RecheckOptionsFrom(d.cfg, d.cfg.Geo.RecheckEvery, d.log))
 }
 
 // recheckLoop keeps the dataset links checked while the server runs: it looks for links
