@@ -383,6 +383,9 @@ func inspectZip(ctx context.Context, ds *Dataset, path string, opts Options) err
 		}
 	}
 	for _, l := range ds.Layers {
+		if ds.Metadata != "" {
+			break // the first shapefile's sidecar text is kept: read no more
+		}
 		if l.Format == FormatShapefile || l.Format == FormatDBF {
 			var base string
 			for _, f := range files {
@@ -391,9 +394,7 @@ func inspectZip(ctx context.Context, ds *Dataset, path string, opts Options) err
 				}
 			}
 			if base != "" {
-				if t := sidecarText(base, sidecarFiles); t != "" && ds.Metadata == "" {
-					ds.Metadata = t
-				}
+				ds.Metadata = sidecarText(base, sidecarFiles)
 			}
 		}
 	}
