@@ -290,7 +290,7 @@ func (m *PageModel) Topic() *Topic {
 	for _, l := range append([]string{"en"}, text.Languages...) {
 		t.vectors[l] = v
 	}
-	t.langs = primaryFirst(nil, t.vectors)
+	t.langs = primaryFirst(t.vectors)
 	m.topic = t
 	return t
 }

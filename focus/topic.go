@@ -148,13 +148,13 @@ func ParseTopic(b []byte, dir string) (*Topic, error) {
 		}
 		t.Rules = append(t.Rules, r)
 	}
-	t.langs = primaryFirst(f.Keywords, t.vectors)
+	t.langs = primaryFirst(t.vectors)
 	return t, nil
 }
 
 // primaryFirst orders the languages with vectors: English first when present (the
 // thesis vocabulary is English and most topic files will lead with it), then by code.
-func primaryFirst(_ map[string]map[string]float64, vectors map[string]text.Vector) []string {
+func primaryFirst(vectors map[string]text.Vector) []string {
 	langs := make([]string, 0, len(vectors))
 	for l := range vectors {
 		langs = append(langs, l)
@@ -222,14 +222,7 @@ func topVector(v text.Vector, n int) text.Vector {
 	return out
 }
 
-func isStemmed(lang string) bool {
-	for _, l := range text.Languages {
-		if l == lang {
-			return true
-		}
-	}
-	return false
-}
+func isStemmed(lang string) bool { return slices.Contains(text.Languages, lang) }
 
 // Languages are the languages the topic has a vector for, the primary one first.
 func (t *Topic) Languages() []string { return t.langs }
