@@ -15,7 +15,6 @@
 package geo
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -26,6 +25,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/sonda-search/sonda/geo/archive"
 	"github.com/sonda-search/sonda/geo/crs"
@@ -470,27 +470,22 @@ func sidecarText(shpPath string, candidates []archive.File) string {
 // plainText strips XML/HTML tags and collapses white space.
 func plainText(b []byte) string {
 	var out strings.Builder
-	in := false
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	sc.Split(bufio.ScanRunes)
-	space := false
-	for sc.Scan() {
-		r := sc.Text()
+	in, space := false, false
+	for _, r := range string(b) { // invalid UTF-8 reads as U+FFFD
 		switch {
-		case r == "<":
+		case r == '<':
 			in = true
-		case r == ">":
+		case r == '>':
 			in, space = false, true
 		case in:
-		case strings.TrimSpace(r) == "":
+		case unicode.IsSpace(r):
 			space = true
 		default:
 			if space && out.Len() > 0 {
 				out.WriteByte(' ')
 			}
 			space = false
-			out.WriteString(r)
+			out.WriteRune(r)
 		}
 	}
 	return strings.TrimSpace(out.String())
