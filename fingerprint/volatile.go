@@ -2,6 +2,7 @@ package fingerprint
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -42,11 +43,7 @@ func NewVolatile(kinds ...string) (*Volatile, error) {
 	v := &Volatile{on: map[string]bool{}}
 	for _, k := range kinds {
 		k = strings.ToLower(strings.TrimSpace(k))
-		known := false
-		for _, name := range VolatileKinds {
-			known = known || name == k
-		}
-		if !known {
+		if !slices.Contains(VolatileKinds, k) {
 			return nil, fmt.Errorf("fingerprint: unknown volatile fragment kind %q (choose from %s)", k, strings.Join(VolatileKinds, ", "))
 		}
 		if !v.on[k] {
