@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -87,21 +88,12 @@ func ReadLabels(r io.Reader, topic string) (LabelMap, error) {
 		case l.Theme != nil:
 			m[l.URL] = *l.Theme == topic
 		case l.Topics != nil:
-			m[l.URL] = contains(l.Topics, topic)
+			m[l.URL] = slices.Contains(l.Topics, topic)
 		default:
 			return nil, fmt.Errorf("labels line %d: give relevant, theme or topics for %s", line, l.URL)
 		}
 	}
 	return m, sc.Err()
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Recorder is a crawl.Sink that appends every fetched document to a trace, in the order
@@ -137,7 +129,7 @@ func (r *Recorder) fetch(url string, rec *store.Page) Fetch {
 	if rec.Relevant != nil {
 		f.Relevant = *rec.Relevant
 		if r.Topic != "" {
-			f.Relevant = contains(rec.Topics, r.Topic)
+			f.Relevant = slices.Contains(rec.Topics, r.Topic)
 		}
 	}
 	if r.Labels != nil {
