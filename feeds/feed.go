@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/mmcdole/gofeed"
-
-	"github.com/sonda-search/sonda/parse"
 )
 
 // parseFeed reads an RSS, Atom or JSON feed with gofeed. An item's URL is its link (or
@@ -60,24 +58,6 @@ func itemURL(it *gofeed.Item, base string) string {
 		return resolve(base, it.GUID)
 	}
 	return ""
-}
-
-// Discover returns the feeds an HTML page announces with <link rel=alternate> (RSS, Atom
-// and JSON Feed types), resolved, without duplicates.
-func Discover(p *parse.Page) []string {
-	if p == nil {
-		return nil
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, f := range p.Feeds {
-		if f.URL == "" || seen[f.URL] {
-			continue
-		}
-		seen[f.URL] = true
-		out = append(out, f.URL)
-	}
-	return out
 }
 
 // newest is the latest publication or modification time among entries (zero if none).
