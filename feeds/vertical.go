@@ -187,6 +187,7 @@ func (v *Vertical) Analyze(_ context.Context, d *crawl.Document) error {
 		return nil // a text file that happens to start with a URL, where no sitemap was expected
 	}
 	doc, err := Parse(res.Body, res.MediaType, d.URL.String(), v.opts.Limits)
+	var urls []string
 	if doc != nil {
 		if doc.Kind == KindSitemapIndex {
 			for _, s := range doc.Sitemaps {
@@ -195,7 +196,7 @@ func (v *Vertical) Analyze(_ context.Context, d *crawl.Document) error {
 				}
 			}
 		}
-		urls := doc.URLs()
+		urls = doc.URLs()
 		d.Discovered = append(d.Discovered, urls...)
 		v.Stats.Listed.Add(int64(len(urls)))
 		if doc.Kind == KindFeed {
@@ -213,7 +214,7 @@ func (v *Vertical) Analyze(_ context.Context, d *crawl.Document) error {
 	}
 	d.CommitWith(v.reg.update(key, d.URL.String(), func(s *Source) {
 		if doc != nil {
-			digest := digestOf(doc.URLs())
+			digest := digestOf(urls)
 			s.Changed = s.Reads == 0 || digest != s.Digest
 			s.Kind, s.Entries, s.Digest, s.Truncated = doc.Kind, len(doc.Entries)+len(doc.Sitemaps), digest, doc.Truncated
 			if t := newest(doc.Entries); !t.IsZero() {
