@@ -157,14 +157,16 @@ func demoSearch(ctx context.Context, out io.Writer, d *local.Data, cfg config.Co
 		return nil
 	}
 	var words []string
+	found := errors.New("found")
 	err := d.DB.Pages(func(p *store.Page) error {
-		if f := strings.Fields(p.Title); p.Status == 200 && len(f) >= 2 && len(words) == 0 {
+		if f := strings.Fields(p.Title); p.Status == 200 && len(f) >= 2 {
 			words = f[:2]
+			return found // stop the scan
 		}
 		return nil
 	})
-	if err != nil || len(words) == 0 {
-		return err
+	if !errors.Is(err, found) {
+		return err // nil when no page has a two-word title
 	}
 	q := strings.ToLower(strings.Join(words, " "))
 	res, err := d.Index.Search(ctx, index.Request{Query: q, PerPage: 3})
