@@ -26,19 +26,7 @@ func (t *Trace) Len() int { return len(t.Fetches) }
 
 // Harvest is the cumulative harvest rate after the first n fetches: relevant pages /
 // fetched pages (n beyond the trace means all of it; 0 for an empty trace).
-func (t *Trace) Harvest(n int, j Judge) float64 {
-	n = min(n, len(t.Fetches))
-	if n <= 0 {
-		return 0
-	}
-	rel := 0
-	for _, f := range t.Fetches[:n] {
-		if f.relevant(j) {
-			rel++
-		}
-	}
-	return float64(rel) / float64(n)
-}
+func (t *Trace) Harvest(n int, j Judge) float64 { return t.Windowed(n, n, j) }
 
 // Windowed is the harvest rate of the w fetches ending at fetch n.
 func (t *Trace) Windowed(n, w int, j Judge) float64 {
