@@ -180,11 +180,12 @@ func (an *Analyzer) Analyze(_ context.Context, d *crawl.Document) error {
 		return nil
 	}
 	rec := &Article{Article: *a, FinalURL: d.Record.FinalURL, FetchedAt: d.Record.FetchedAt}
-	rec.SimHash = fmt.Sprintf("%016x", fingerprint.Of(a.Text()).SimHash)
+	body := a.Text()
+	rec.SimHash = fmt.Sprintf("%016x", fingerprint.Of(body).SimHash)
 	rec.FirstSeen, rec.Changed = rec.FetchedAt, rec.FetchedAt
 	if hadPrev {
 		rec.FirstSeen = prev.FirstSeen
-		if prev.SimHash == rec.SimHash && prev.Text() == a.Text() {
+		if prev.SimHash == rec.SimHash && prev.Text() == body {
 			rec.Changed = prev.Changed
 		}
 	}
