@@ -347,13 +347,3 @@ func (g *ldGraph) people(v any) (persons, orgs []string) {
 func looksLikeURL(s string) bool {
 	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "//") || strings.HasPrefix(s, "www.")
 }
-
-// firstOfType returns the first node with one of the given types.
-func (g *ldGraph) firstOfType(set map[string]bool) ldObject {
-	for _, o := range g.nodes {
-		if hasType(ldTypes(o), set) {
-			return o
-		}
-	}
-	return nil
-}
