@@ -2,7 +2,6 @@ package geo
 
 import (
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/sonda-search/sonda/geo/gazetteer"
@@ -231,6 +230,3 @@ func ClassOf(name string) string {
 	}
 	return ""
 }
-
-// sortPlaces orders places by name (stable output).
-func sortPlaces(p []Place) { sort.SliceStable(p, func(i, j int) bool { return p[i].Name < p[j].Name }) }
