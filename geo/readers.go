@@ -199,7 +199,6 @@ func readGeoTIFF(path, name string) (*Layer, error) {
 	return l, nil
 }
 
-// readGeoPackage reads every layer of a GeoPackage.
 // finite replaces NaN and infinities (a broken file's numbers) with 0, so records encode.
 func finite(v float64) float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -208,6 +207,7 @@ func finite(v float64) float64 {
 	return v
 }
 
+// readGeoPackage reads every layer of a GeoPackage.
 func readGeoPackage(ctx context.Context, path string) ([]*Layer, error) {
 	gl, err := gpkg.Read(ctx, path)
 	if err != nil && len(gl) == 0 {
@@ -232,16 +232,14 @@ func readGeoPackage(ctx context.Context, path string) ([]*Layer, error) {
 		if g.BadGeometries > 0 {
 			l.Error = fmt.Sprintf("%d geometries could not be decoded", g.BadGeometries)
 		}
-		// Every vertex is transformed for the WGS84 box, as for the other vector formats.
-		if l.CRS.CanTransform() && len(l.sketch.Shapes) > 0 && l.sketch.Vertices() < 4*geom.DefaultSketchVertices {
+		// Every vertex is transformed for the WGS84 box, as for the other vector formats,
+		// when the sketch holds them all; a thinned sketch (or none) gives way to the edges.
+		if l.CRS.CanTransform() && len(l.sketch.Shapes) > 0 && l.sketch.Vertices() < geom.DefaultSketchVertices {
 			b := newBoxer(l.CRS)
 			for _, s := range l.sketch.Shapes {
 				b.shape(s)
 			}
 			l.BBoxWGS84 = b.wgs84()
-			if g.Sketch.Vertices() >= geom.DefaultSketchVertices { // thinned: use the edges
-				l.BBoxWGS84 = edgesToWGS84(l.CRS, l.BBox)
-			}
 		} else {
 			l.BBoxWGS84 = edgesToWGS84(l.CRS, l.BBox)
 		}
