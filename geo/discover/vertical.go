@@ -464,23 +464,16 @@ func (v *Vertical) shapefilePart(ctx context.Context, d *crawl.Document, rec *ca
 		_ = json.Unmarshal(b, &expected)
 	}
 	complete := true
-	hasShp, hasDBF := false, false
 	for _, e := range append(expected, u) {
 		p := filepath.Join(dir, safeName(base)+strings.ToLower(path.Ext(e)))
 		if _, err := os.Stat(p); err != nil {
 			complete = false
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, safeName(base)+".shp")); err == nil {
-		hasShp = true
+	_, err := os.Stat(filepath.Join(dir, safeName(base)+".shp"))
+	if !complete || err != nil {
+		return nil // not every part linked has arrived, or the .shp has not
 	}
-	if _, err := os.Stat(filepath.Join(dir, safeName(base)+".dbf")); err == nil {
-		hasDBF = true
-	}
-	if !complete || !hasShp {
-		return nil
-	}
-	_ = hasDBF
 	shpURL := group + ".shp"
 	for _, e := range expected {
 		if strings.EqualFold(path.Ext(e), ".shp") {
