@@ -3,6 +3,7 @@ package revisit
 import (
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/sonda-search/sonda/revisit/classify"
 )
@@ -27,12 +28,7 @@ func LoadClassModel(path string) (*ClassModel, error) {
 	}
 	m := &ClassModel{saved: s}
 	for _, name := range s.Features {
-		col := -1
-		for i, n := range FeatureNames {
-			if n == name {
-				col = i
-			}
-		}
+		col := slices.Index(FeatureNames, name)
 		if col < 0 {
 			return nil, fmt.Errorf("%s: the model reads feature %q, which sonda does not compute (it has %v)", path, name, FeatureNames)
 		}
