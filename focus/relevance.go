@@ -27,14 +27,20 @@ type PageText struct {
 // NewPageText prepares a page for judging; lang "" detects the language from the text
 // (see DetectLang).
 func NewPageText(url, title, body, lang string) *PageText {
-	p := &PageText{URL: url, Title: title, Body: body, Lang: text.NormalizeLang(lang)}
-	if p.Lang == "" {
-		p.Lang = DetectLang(title+"\n"+body, "")
+	lang = text.NormalizeLang(lang)
+	if lang == "" {
+		lang = DetectLang(title+"\n"+body, "")
 	}
-	if !isStemmed(p.Lang) {
-		p.Lang = ""
+	return newPageText(url, title, body, lang)
+}
+
+// newPageText prepares a page whose language is already decided (as DetectLang decides it):
+// a page whose detection found nothing is not scanned again.
+func newPageText(url, title, body, lang string) *PageText {
+	if !isStemmed(lang) {
+		lang = ""
 	}
-	return p
+	return &PageText{URL: url, Title: title, Body: body, Lang: lang}
 }
 
 // DetectLang is the language sonda assumes for a page: the detected one when detection is
@@ -246,7 +252,7 @@ func (r *Relevance) Analyze(_ context.Context, d *crawl.Document) error {
 		title = d.Page.Title
 	}
 	lang := DetectLang(title+"\n"+d.Text, d.Record.Lang)
-	p := NewPageText(d.Item.URL, title, d.Text, lang)
+	p := newPageText(d.Item.URL, title, d.Text, lang)
 	j := r.judge.Judge(p)
 	if lang != "" {
 		d.Record.Lang = lang
