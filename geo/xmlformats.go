@@ -115,6 +115,10 @@ func parseList(s string, dim int) ([]geom.Point, error) {
 	return out, nil
 }
 
+// kmlGeometryTypes names a placemark's geometry type by its first geometry element.
+var kmlGeometryTypes = map[string]string{"Point": geom.TypePoint, "LineString": geom.TypeLineString, "Polygon": geom.TypePolygon,
+	"MultiGeometry": geom.TypeGeometryCollection, "Track": geom.TypeLineString, "MultiTrack": geom.TypeMultiLineString}
+
 // readKML reads the placemarks of a KML document as one layer (KML is WGS 84 by definition).
 func readKML(data []byte, name, format string) ([]*Layer, error) {
 	l := &Layer{Name: layerName(name), Format: format, CRS: crs.WGS84(), BBox: geom.Empty(), BBoxWGS84: geom.Empty()}
@@ -134,8 +138,7 @@ func readKML(data []byte, name, format string) ([]*Layer, error) {
 				row, placemarkType = map[string]string{}, ""
 			case "Point", "LineString", "Polygon", "MultiGeometry", "Track", "MultiTrack":
 				if row != nil && placemarkType == "" {
-					placemarkType = map[string]string{"Point": geom.TypePoint, "LineString": geom.TypeLineString, "Polygon": geom.TypePolygon,
-						"MultiGeometry": geom.TypeGeometryCollection, "Track": geom.TypeLineString, "MultiTrack": geom.TypeMultiLineString}[path[len(path)-1]]
+					placemarkType = kmlGeometryTypes[path[len(path)-1]]
 				}
 			case "Data", "SimpleData":
 				if row != nil {
