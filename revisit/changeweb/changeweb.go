@@ -101,9 +101,8 @@ func New(cfg Config) *Set {
 // Extra is a testweb.Config.Extra function: it adds cfg.PagesPerHost changing pages to
 // every host, linked from the host's home page.
 func (s *Set) Extra(host string, _ *rand.Rand) []testweb.Page {
-	h := fnv.New64a()
-	h.Write([]byte(host))
-	rng := rand.New(rand.NewPCG(s.cfg.Seed, h.Sum64()))
+	hostHash := hashString(host)
+	rng := rand.New(rand.NewPCG(s.cfg.Seed, hostHash))
 	var total float64
 	for _, c := range s.cfg.Mixture {
 		total += c.Share
@@ -126,7 +125,7 @@ func (s *Set) Extra(host string, _ *rand.Rand) []testweb.Page {
 			url:        "http://" + host + path,
 			rate:       1 / comp.MeanInterval.Seconds(),
 			validators: rng.Float64() < s.cfg.Validators,
-			rng:        rand.New(rand.NewPCG(s.cfg.Seed^0xc4a7, h.Sum64()+uint64(i))),
+			rng:        rand.New(rand.NewPCG(s.cfg.Seed^0xc4a7, hostHash+uint64(i))),
 		}
 		// The page existed before the crawl: its last change came a random while (its
 		// age, exponential with its rate) before Start, as on the web a crawler finds.
