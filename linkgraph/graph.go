@@ -42,7 +42,6 @@ package linkgraph
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -80,12 +79,7 @@ type Key = urlnorm.Key
 
 // KeyOf returns the key of a canonical URL string: the same as urlnorm.URL.Key for the
 // URL that string is the canonical form of (the first 16 bytes of its SHA-256).
-func KeyOf(canonicalURL string) Key {
-	sum := sha256.Sum256([]byte(canonicalURL))
-	var k Key
-	copy(k[:], sum[:keyLen])
-	return k
-}
+func KeyOf(canonicalURL string) Key { return urlnorm.KeyOf(canonicalURL) }
 
 // Options tune a Graph. The zero value is usable.
 type Options struct {

@@ -131,8 +131,12 @@ func (u URL) IsIP() bool {
 type Key [16]byte
 
 // Key returns the seen-set key of u.
-func (u URL) Key() Key {
-	sum := sha256.Sum256([]byte(u.s))
+func (u URL) Key() Key { return KeyOf(u.s) }
+
+// KeyOf is the key of a URL already in normalized form (a URL.String() kept in a record):
+// the same as URL.Key of that URL, without parsing it again.
+func KeyOf(normalized string) Key {
+	sum := sha256.Sum256([]byte(normalized))
 	var k Key
 	copy(k[:], sum[:16])
 	return k

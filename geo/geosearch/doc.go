@@ -39,7 +39,6 @@
 package geosearch
 
 import (
-	"crypto/sha256"
 	"net/url"
 	"slices"
 	"strconv"
@@ -51,6 +50,7 @@ import (
 	"github.com/sonda-search/sonda/index"
 	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/text"
+	"github.com/sonda-search/sonda/urlnorm"
 )
 
 // IDPrefix starts the index ID of every dataset document.
@@ -70,12 +70,7 @@ func URLOf(id string) string {
 
 // KeyOf is the catalog key of a dataset URL: the crawl's key of the normalized URL the
 // record holds (urlnorm.URL.Key: the first 16 bytes of its SHA-256).
-func KeyOf(datasetURL string) store.URLKey {
-	sum := sha256.Sum256([]byte(datasetURL))
-	var k store.URLKey
-	copy(k[:], sum[:16])
-	return k
-}
+func KeyOf(datasetURL string) store.URLKey { return urlnorm.KeyOf(datasetURL) }
 
 // Bounds on what one document carries.
 const (

@@ -478,7 +478,7 @@ func (s *Searcher) expandPlaces(q string) (string, []placeSpan, error) {
 // only, and are plain words (a phrase stands for itself).
 func adjacent[T any](q string, items []T, pos func(T) (int, int, bool)) bool {
 	for i := range items {
-		s, e, phrase := pos(items[i])
+		s, _, phrase := pos(items[i])
 		if phrase {
 			return false
 		}
@@ -488,7 +488,6 @@ func adjacent[T any](q string, items []T, pos func(T) (int, int, bool)) bool {
 				return false
 			}
 		}
-		_ = e
 	}
 	return true
 }
