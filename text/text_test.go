@@ -222,3 +222,24 @@ func TestDocFreq(t *testing.T) {
 		t.Errorf("Prune dropped %d, left %v", n, d.DF)
 	}
 }
+
+func TestCutBytes(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abc", 5, "abc"},
+		{"abc", 3, "abc"},
+		{"abc", 2, "ab"},
+		{"aé", 2, "a"}, // é is two bytes: not split
+		{"aé", 3, "aé"},
+		{"日本", 4, "日"},
+		{"日本", 2, ""},
+		{"", 0, ""},
+	} {
+		if got := CutBytes(tc.s, tc.n); got != tc.want {
+			t.Errorf("CutBytes(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+	}
+}

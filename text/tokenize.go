@@ -99,3 +99,15 @@ var asciiWord = func() (t [utf8.RuneSelf]bool) {
 func isIdeograph(r rune) bool {
 	return r >= 0x2E80 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana)
 }
+
+// CutBytes cuts s to at most n bytes without splitting a UTF-8 sequence: stored fields
+// and records are bounded in bytes, and a cut character would be invalid UTF-8.
+func CutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sonda-search/sonda/text"
 	"log/slog"
 	"net/url"
 	"os"
@@ -228,7 +229,7 @@ func (v *Vertical) analyzePage(d *crawl.Document) error {
 				s.Home, s.Title, s.Description, s.Keywords = pageURL, p.Title, p.Description, p.Keywords
 			}
 			if len(s.Text) < maxContextText {
-				s.Text = truncate(strings.TrimSpace(s.Text+"\n"+d.Text), maxContextText)
+				s.Text = text.CutBytes(strings.TrimSpace(s.Text+"\n"+d.Text), maxContextText)
 			}
 			s.Pages = appendNew(s.Pages, pageURL)
 			for _, u := range datasetURLs {
@@ -258,16 +259,6 @@ func appendNew(list []string, s string) []string {
 		return list
 	}
 	return append(list, s)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && (s[n]&0xC0) == 0x80 {
-		n--
-	}
-	return s[:n]
 }
 
 // Admit implements crawl.LinkFilter: unwanted extensions never enter the frontier, and
@@ -367,7 +358,7 @@ func safeName(name string) string {
 	if name == "" || name == "." || name == ".." {
 		name = "download"
 	}
-	return truncate(name, 200)
+	return text.CutBytes(name, 200)
 }
 
 // inspectAndStore reads a dataset file, draws its thumbnail and writes its record.

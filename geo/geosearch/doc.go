@@ -128,7 +128,7 @@ func Doc(d *catalog.Dataset, sites func(name string) *catalog.Site) (doc index.D
 		headings = append(headings, w)
 	}
 	doc.Headings = strings.Join(headings, "\n")
-	desc := cut(strings.TrimSpace(md.Metadata), maxMetadata)
+	desc := text.CutBytes(strings.TrimSpace(md.Metadata), maxMetadata)
 	if len(fieldNames) > 0 {
 		desc = strings.TrimSpace(desc + "\nAttributes: " + strings.Join(fieldNames, ", "))
 	}
@@ -162,7 +162,7 @@ func Doc(d *catalog.Dataset, sites func(name string) *catalog.Site) (doc index.D
 		}
 		context = append(context, s.Title, s.Description, strings.Join(s.Keywords, ", "), s.Text)
 	}
-	doc.Body = cut(strings.TrimSpace(strings.Join(nonEmpty(context), "\n")), maxContext)
+	doc.Body = text.CutBytes(strings.TrimSpace(strings.Join(nonEmpty(context), "\n")), maxContext)
 	if l, conf := text.DetectLanguage(strings.Join(anchors, "\n") + "\n" + doc.Body); conf >= 0.5 {
 		doc.Lang = l
 	}
@@ -226,14 +226,4 @@ func nonEmpty(ss []string) []string {
 		}
 	}
 	return out
-}
-
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && (s[n]&0xC0) == 0x80 {
-		n--
-	}
-	return s[:n]
 }
