@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -32,18 +30,9 @@ func TestServeNewsTopics(t *testing.T) {
 			})}}
 		}})
 	const token = "serve-news-token-0123456789"
-	listen := freePort(t)
-	cmd := exec.Command(sondaBin, "serve", "--data", t.TempDir(), "--addr", listen)
-	cmd.Env = append(os.Environ(), append(quickEnv, "SONDA_SERVE_TOKEN="+token, "SONDA_FETCH_ALLOW_PRIVATE=true",
+	_, base, out := startServe(t, t.TempDir(), append(quickEnv, "SONDA_SERVE_TOKEN="+token, "SONDA_FETCH_ALLOW_PRIVATE=true",
 		"SONDA_FETCH_RESOLVE=*.test="+addr, "SONDA_POLITENESS_MIN_DELAY=0s", "SONDA_NEWS_ENABLED=true",
 		"SONDA_FEEDS_ENABLED=true", "SONDA_FEEDS_INTERVAL=-1s", "SONDA_NEWS_SOURCE_INTERVAL=1000h")...)
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	base := "http://" + listen
 	waitFor(t, 10*time.Second, "the server", func() bool { return strings.Contains(out.String(), "press Ctrl-C") })
 
 	home := site.Seeds()[0]

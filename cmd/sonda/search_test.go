@@ -140,20 +140,7 @@ func TestKill9IndexCatchesUp(t *testing.T) {
 			if kills == 0 {
 				t.Fatal("the crawl finished before it could be killed")
 			}
-			pages := 0
-			out, _, code := run(t, nil, "export", "--data", data, "--what", "pages")
-			if code != 0 {
-				t.Fatal("export failed")
-			}
-			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-				var p struct {
-					Status      int    `json:"status"`
-					ContentType string `json:"content_type"`
-				}
-				if json.Unmarshal([]byte(line), &p) == nil && p.Status == 200 && p.ContentType == "text/html" {
-					pages++
-				}
-			}
+			pages := exportedHTMLPages(t, data)
 			res, stderr2, code := run(t, nil, "search", "--data", data, "--json", "type:page")
 			var r struct{ Total int }
 			if code != 0 || json.Unmarshal([]byte(res), &r) != nil {
@@ -172,4 +159,25 @@ func TestKill9IndexCatchesUp(t *testing.T) {
 		}
 	}
 	t.Fatal("the crawl did not finish")
+}
+
+// exportedHTMLPages counts the HTML pages fetched with status 200 that `sonda export`
+// lists for the data directory: what the search index should hold.
+func exportedHTMLPages(t *testing.T, data string) int {
+	t.Helper()
+	out, stderr, code := run(t, nil, "export", "--data", data, "--what", "pages")
+	if code != 0 {
+		t.Fatalf("export: %s", stderr)
+	}
+	pages := 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var p struct {
+			Status      int    `json:"status"`
+			ContentType string `json:"content_type"`
+		}
+		if json.Unmarshal([]byte(line), &p) == nil && p.Status == 200 && p.ContentType == "text/html" {
+			pages++
+		}
+	}
+	return pages
 }

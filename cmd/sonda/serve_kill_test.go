@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -24,26 +23,18 @@ func TestKill9ServeIndexCatchesUp(t *testing.T) {
 	web, addr := serveWeb(t, testweb.Config{Seed: 9, Hosts: 12, PagesPerHost: 20, Disable: testweb.AllFeatures &^ testweb.Robots})
 	data := t.TempDir()
 	const token = "serve-kill-token-0123456789"
-	env := append(os.Environ(), append(quickEnv, "SONDA_SERVE_TOKEN="+token, "SONDA_FETCH_ALLOW_PRIVATE=true",
+	env := append(quickEnv, "SONDA_SERVE_TOKEN="+token, "SONDA_FETCH_ALLOW_PRIVATE=true",
 		"SONDA_FETCH_RESOLVE=*.test="+addr, "SONDA_POLITENESS_MIN_DELAY=100ms",
-		"SONDA_SEARCH_BATCH_SIZE=100000", "SONDA_SEARCH_BATCH_DELAY=1h")...)
+		"SONDA_SEARCH_BATCH_SIZE=100000", "SONDA_SEARCH_BATCH_DELAY=1h")
 	serve := func() (*exec.Cmd, string, *syncBuffer) {
-		listen := freePort(t)
-		cmd := exec.Command(sondaBin, "serve", "--data", data, "--addr", listen)
-		cmd.Env = env
-		out := &syncBuffer{}
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		cmd, base, out := startServe(t, data, env...)
 		waitFor(t, 30*time.Second, "the server", func() bool {
 			if cmd.ProcessState != nil || strings.Contains(out.String(), "Error") {
 				t.Fatalf("serve: %s", out.String())
 			}
 			return strings.Contains(out.String(), "press Ctrl-C")
 		})
-		return cmd, "http://" + listen, out
+		return cmd, base, out
 	}
 
 	cmd, base, _ := serve()
@@ -68,20 +59,7 @@ func TestKill9ServeIndexCatchesUp(t *testing.T) {
 	}
 	cmd.Wait()
 
-	out, stderr, code := run(t, nil, "export", "--data", data, "--what", "pages")
-	if code != 0 {
-		t.Fatalf("export: %s", stderr)
-	}
-	pages := 0
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var p struct {
-			Status      int    `json:"status"`
-			ContentType string `json:"content_type"`
-		}
-		if json.Unmarshal([]byte(line), &p) == nil && p.Status == 200 && p.ContentType == "text/html" {
-			pages++
-		}
-	}
+	pages := exportedHTMLPages(t, data)
 	_, base, log := serve()
 	var res struct{ Total int }
 	if code, body := httpDo(t, "GET", base+"/api/search?q=type:page", "", ""); code != 200 || json.Unmarshal([]byte(body), &res) != nil {

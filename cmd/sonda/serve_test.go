@@ -54,6 +54,23 @@ func httpDo(t *testing.T, method, url, token, body string) (int, string) {
 	return res.StatusCode, string(b)
 }
 
+// startServe starts `sonda serve` on data at a free loopback port with the environment
+// plus env, its output in out; the process is killed when the test ends. It returns
+// without waiting for the server to listen.
+func startServe(t *testing.T, data string, env ...string) (cmd *exec.Cmd, base string, out *syncBuffer) {
+	t.Helper()
+	listen := freePort(t)
+	cmd = exec.Command(sondaBin, "serve", "--data", data, "--addr", listen)
+	cmd.Env = append(os.Environ(), env...)
+	out = &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, "http://" + listen, out
+}
+
 // waitFor polls until cond holds or the timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -90,17 +107,8 @@ func TestServeCommand(t *testing.T) {
 		t.Fatal("the unlinked page was crawled without its seed")
 	}
 	const token = "serve-test-token-0123456789"
-	listen := freePort(t)
-	cmd := exec.Command(sondaBin, "serve", "--data", data, "--addr", listen)
-	cmd.Env = append(os.Environ(), append(quickEnv, "SONDA_SERVE_TOKEN="+token, "SONDA_FETCH_ALLOW_PRIVATE=true",
+	cmd, base, out := startServe(t, data, append(quickEnv, "SONDA_SERVE_TOKEN="+token, "SONDA_FETCH_ALLOW_PRIVATE=true",
 		"SONDA_FETCH_RESOLVE=*.test="+addr, "SONDA_POLITENESS_MIN_DELAY=0s")...)
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	base := "http://" + listen
 	waitFor(t, 10*time.Second, "the server", func() bool { return strings.Contains(out.String(), "press Ctrl-C") })
 	if strings.Contains(out.String(), token) || strings.Contains(out.String(), "generated") {
 		t.Errorf("serve printed or generated a token although SONDA_SERVE_TOKEN was set:\n%s", out.String())
@@ -184,20 +192,12 @@ func TestServeFocusedCrawl(t *testing.T) {
 	t.Parallel()
 	web, addr := serveWeb(t, testweb.Config{Seed: 4, Hosts: 3, PagesPerHost: 5, Disable: testweb.AllFeatures &^ testweb.Robots})
 	const token = "serve-focus-token-0123456789"
-	listen := freePort(t)
-	cmd := exec.Command(sondaBin, "serve", "--data", t.TempDir(), "--addr", listen)
-	cmd.Env = append(os.Environ(), append(quickEnv, "SONDA_SERVE_TOKEN="+token, "SONDA_FETCH_ALLOW_PRIVATE=true",
+	cmd, base, out := startServe(t, t.TempDir(), append(quickEnv, "SONDA_SERVE_TOKEN="+token, "SONDA_FETCH_ALLOW_PRIVATE=true",
 		"SONDA_FETCH_RESOLVE=*.test="+addr, "SONDA_POLITENESS_MIN_DELAY=0s", "SONDA_FOCUS_TOPICS=nuclear")...)
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	defer func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 	}()
-	base := "http://" + listen
 	waitFor(t, 10*time.Second, "the server", func() bool { return strings.Contains(out.String(), "press Ctrl-C") })
 	seeds, _ := json.Marshal(map[string][]string{"seeds": web.Seeds()})
 	if code, body := httpDo(t, "POST", base+"/api/crawl/start", token, string(seeds)); code != 202 {
