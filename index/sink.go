@@ -134,6 +134,13 @@ type SinkOptions struct {
 	Logger  *slog.Logger
 }
 
+// SinkStore is what a Sink needs of the index: *Index is one.
+type SinkStore interface {
+	Put(ctx context.Context, docs ...Doc) error
+	Delete(ctx context.Context, ids ...string) error
+	Document(ctx context.Context, id string) (Doc, bool, error)
+}
+
 // Sink indexes a crawl as it goes: give it to crawl.WithSinks. Documents are queued and
 // written in batches, at the latest Delay after they arrive; Close writes what is queued.
 // A crash loses the queue; see the package doc for how the index recovers.
@@ -142,13 +149,18 @@ type SinkOptions struct {
 // written, and Touch (wired to linkgraph.NewSink's onChange) queues documents whose
 // in-links changed after they were written, so their anchor text follows the graph.
 type Sink struct {
-	ix    *Index
+	ix    SinkStore
 	links Links
 	opts  SinkOptions
 
-	mu      sync.Mutex
-	pending map[string]pendingOp
-	touched map[string]struct{}
+	// flushing is held for a whole Flush. Without it, a Flush could find the queue empty
+	// because the background writer had just taken it and return before that batch is
+	// in the index (a caller who flushed, then searched, would miss documents), and two
+	// Flushes could write two versions of a document in the wrong order.
+	flushing sync.Mutex
+	mu       sync.Mutex
+	pending  map[string]pendingOp
+	touched  map[string]struct{}
 
 	kick chan struct{}
 	stop chan struct{}
@@ -170,7 +182,7 @@ const maxTouched = 1 << 20
 
 // NewSink returns a sink writing to ix, with anchor text and in-link counts from links
 // (nil: none). It starts the background writer; Close stops it.
-func NewSink(ix *Index, links Links, opts SinkOptions) *Sink {
+func NewSink(ix SinkStore, links Links, opts SinkOptions) *Sink {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 256
 	}
@@ -250,7 +262,11 @@ func (s *Sink) loop() {
 }
 
 // Flush writes the queued documents and refreshes a bounded number of touched ones.
+// When it returns, every document queued before the call is written (or the error says
+// why not), including those a concurrent Flush had taken.
 func (s *Sink) Flush(ctx context.Context) error {
+	s.flushing.Lock()
+	defer s.flushing.Unlock()
 	s.mu.Lock()
 	batch := s.pending
 	s.pending = make(map[string]pendingOp, len(batch))

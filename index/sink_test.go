@@ -1,6 +1,8 @@
 package index
 
 import (
+	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,5 +50,71 @@ func TestDocFromCrawl(t *testing.T) {
 		if tt.name == "plain text" && (doc.Relevance != -1 || doc.Body != "just text") {
 			t.Errorf("plain text: %+v", doc)
 		}
+	}
+}
+
+// gatedStore holds every Put until its gate opens and records the IDs written.
+type gatedStore struct {
+	entered chan struct{} // one value per Put that started
+	gate    chan struct{}
+	mu      sync.Mutex
+	ids     []string
+}
+
+func (g *gatedStore) Put(_ context.Context, docs ...Doc) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	g.entered <- struct{}{}
+	<-g.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, d := range docs {
+		g.ids = append(g.ids, d.ID)
+	}
+	return nil
+}
+
+func (g *gatedStore) Delete(context.Context, ...string) error { return nil }
+func (g *gatedStore) Document(context.Context, string) (Doc, bool, error) {
+	return Doc{}, false, nil
+}
+
+func (g *gatedStore) written() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.ids...)
+}
+
+// TestSinkFlushWaitsForBackgroundWrite: a Flush that finds the queue empty because the
+// background writer just took it must not return before that batch is written, or a
+// caller who flushed (sonda serve after each crawl) could search and miss the pages.
+func TestSinkFlushWaitsForBackgroundWrite(t *testing.T) {
+	g := &gatedStore{entered: make(chan struct{}, 4), gate: make(chan struct{})}
+	s := NewSink(g, nil, SinkOptions{Delay: 10 * time.Millisecond})
+	defer func() { close(g.gate); s.Close() }()
+	d := crawl.Document{Fetch: &fetch.Result{}, Text: "reactor fuel",
+		Record: &store.Page{URL: "http://a.test/fuel", Status: 200, FetchedAt: time.Unix(1.7e9, 0)}}
+	if err := s.Consume(context.Background(), &d); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-g.entered: // the background writer has the batch
+	case <-time.After(10 * time.Second):
+		t.Fatal("the background writer never wrote the queued page")
+	}
+	flushed := make(chan error, 1)
+	go func() { flushed <- s.Flush(context.Background()) }()
+	select {
+	case err := <-flushed:
+		t.Fatalf("Flush returned (%v) while the background write was still in progress", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	g.gate <- struct{}{}
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
+	if got := g.written(); len(got) != 1 {
+		t.Fatalf("written %v, want the one page", got)
 	}
 }

@@ -44,13 +44,17 @@ type Indexer struct {
 	ix   Writer
 	opts IndexerOptions
 
-	cancel  func() // stops hearing of catalog changes
-	mu      sync.Mutex
-	pending map[store.URLKey]struct{}
-	kick    chan struct{}
-	stop    chan struct{}
-	done    sync.WaitGroup
-	once    sync.Once
+	cancel func() // stops hearing of catalog changes
+	// flushing is held for a whole Flush: a Flush that finds nothing pending because the
+	// background loop just took it must still wait until that write is done, or a caller
+	// who flushed could search before the document is in the index.
+	flushing sync.Mutex
+	mu       sync.Mutex
+	pending  map[store.URLKey]struct{}
+	kick     chan struct{}
+	stop     chan struct{}
+	done     sync.WaitGroup
+	once     sync.Once
 
 	written, deleted, failed atomic.Int64
 }
@@ -106,8 +110,11 @@ func (x *Indexer) loop() {
 	}
 }
 
-// Flush writes every waiting dataset now.
+// Flush writes every waiting dataset now. When it returns, every dataset queued before
+// the call is written, including those a concurrent Flush had taken.
 func (x *Indexer) Flush(ctx context.Context) error {
+	x.flushing.Lock()
+	defer x.flushing.Unlock()
 	x.mu.Lock()
 	keys := make([]store.URLKey, 0, len(x.pending))
 	for k := range x.pending {
