@@ -88,6 +88,7 @@ type Crawl struct {
 	LinkStrategy string        `yaml:"link-strategy"`
 	MetricsAddr  string        `yaml:"metrics-addr"`
 	Budget       Rate          `yaml:"budget"`
+	StopGrace    time.Duration `yaml:"stop-grace"`
 }
 
 // Politeness bounds the load sonda puts on each host.
@@ -392,6 +393,7 @@ func (c *Config) Validate() error {
 	check(c.Crawl.Concurrency > 0, "crawl.concurrency: must be at least 1 (got %d)", c.Crawl.Concurrency)
 	check(c.Crawl.MaxPages >= 0, "crawl.max-pages: must not be negative")
 	check(c.Crawl.Duration >= 0, "crawl.duration: must not be negative")
+	check(c.Crawl.StopGrace >= 0, "crawl.stop-grace: must not be negative (0 aborts fetches in flight at once)")
 	check(c.Politeness.PerHost > 0, "politeness.per-host: must be at least 1 (got %d)", c.Politeness.PerHost)
 	check(c.Politeness.MinDelay >= 0, "politeness.min-delay: must not be negative")
 	check(c.Politeness.DelayFactor >= 0, "politeness.delay-factor: must not be negative")

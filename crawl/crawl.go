@@ -300,6 +300,19 @@ func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Pr
 		runCtx, stopTimer = context.WithTimeoutCause(runCtx, d, errDuration)
 		defer stopTimer()
 	}
+	// Fetches in flight when the crawl is interrupted get crawl.stop-grace to finish and
+	// be recorded: thrown away, they would be fetched again by the resumed crawl.
+	work, abort := context.WithCancel(context.WithoutCancel(ctx))
+	defer abort()
+	stopGrace := context.AfterFunc(ctx, func() {
+		if g := c.cfg.Crawl.StopGrace; g > 0 {
+			c.log.Info("stopping: fetches in flight may finish first (crawl.stop-grace); interrupt again to stop at once", "grace", g)
+			time.AfterFunc(g, abort)
+		} else {
+			abort()
+		}
+	})
+	defer stopGrace()
 	var budget atomic.Int64 // fetches started; max-pages stops new ones
 	var wg sync.WaitGroup
 	errs := make(chan error, c.cfg.Crawl.Concurrency)
@@ -307,7 +320,7 @@ func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Pr
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := c.worker(runCtx, ctx, &budget, cancel); err != nil {
+			if err := c.worker(runCtx, work, &budget, cancel); err != nil {
 				errs <- err
 				cancel(err)
 			}
@@ -357,9 +370,9 @@ func (c *Crawler) admitSeeds(seeds []urlnorm.URL) error {
 
 // worker leases and processes URLs until the frontier is drained or leases ends.
 //
-// leases ends when no more URLs should be started (max-pages, duration, drained frontier);
-// work ends only when the crawl is interrupted. So a URL already being fetched when the crawl
-// reaches its page or time limit is finished and recorded rather than thrown away and
+// leases ends when no more URLs should be started (max-pages, duration, drained frontier,
+// interruption); work ends only crawl.stop-grace after an interruption. So a URL already
+// being fetched when the crawl stops is finished and recorded rather than thrown away and
 // fetched again next run.
 func (c *Crawler) worker(leases, work context.Context, budget *atomic.Int64, stop context.CancelCauseFunc) error {
 	ctx := leases

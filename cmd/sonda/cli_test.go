@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -324,4 +326,64 @@ func TestProgressLinesWhenNotATerminal(t *testing.T) {
 
 func crawlProgressSample(i int) crawl.Progress {
 	return crawl.Progress{Elapsed: time.Duration(i) * time.Second, Pages: int64(i * 10), PagesPerSec: 10, Queued: 5, Hosts: 2}
+}
+
+// TestSecondSignalStopsAtOnce: the first SIGTERM lets a fetch in flight finish
+// (crawl.stop-grace); a second one ends the process without waiting for it.
+func TestSecondSignalStopsAtOnce(t *testing.T) {
+	started := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprint(w, `<html><body><a href="/slow">slow</a></body></html>`)
+		case "/slow":
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+			select { // far longer than the test waits
+			case <-time.After(time.Minute):
+			case <-r.Context().Done():
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	data := t.TempDir()
+	cmd := exec.Command(sondaBin, "crawl", "--data", data, "--allow-private", "--min-delay", "0", "--seed", srv.URL+"/")
+	cmd.Env = append(os.Environ(), "SONDA_LOG_LEVEL=info", "SONDA_CRAWL_STOP_GRACE=1m", "SONDA_FETCH_FIRST_BYTE_TIMEOUT=2m")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the crawl never requested /slow:\n%s", out.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the crawl stopped (%v) without letting /slow finish:\n%s", err, out.String())
+	case <-time.After(time.Second):
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("a second SIGTERM did not stop the crawl:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "interrupt again to stop at once") {
+		t.Errorf("the first signal did not say how to stop at once:\n%s", out.String())
+	}
 }

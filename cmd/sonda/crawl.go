@@ -33,8 +33,9 @@ func newCrawlCmd() *cobra.Command {
 page records and the frontier in DIR/state, raw captures in DIR/warc (WARC 1.1).
 
 Running it again on the same data directory resumes: queued URLs are kept, pages already
-fetched are not fetched again. Ctrl-C (or SIGTERM) stops cleanly; even kill -9 loses nothing
-but the pages that were in flight.
+fetched are not fetched again. Ctrl-C (or SIGTERM) stops cleanly: no new fetch starts and
+those in flight get crawl.stop-grace (5s) to finish and be recorded. A second Ctrl-C stops
+at once; like kill -9, it loses nothing but the pages that were in flight.
 
 Without a revisit policy the crawl ends when no URL is left to fetch. A progress line shows
 pages/s, the queue, hosts and errors, and with a topic the running harvest rate (relevant

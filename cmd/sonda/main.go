@@ -22,6 +22,10 @@ type usageError struct{ error }
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal asks for a clean stop (a crawl lets fetches in flight finish); a
+	// second one gets the default action and ends the process at once, which loses
+	// nothing recorded: the crawl state and the WARC files recover from a hard stop.
+	context.AfterFunc(ctx, stop)
 	root := newRootCmd()
 	err := root.ExecuteContext(ctx)
 	if err == nil {
