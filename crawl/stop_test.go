@@ -57,14 +57,14 @@ func (s *slowSite) count(path string) int {
 // in flight gets crawl.stop-grace to finish and be recorded, so the resumed crawl does not
 // fetch it again. With stop-grace 0 it is abandoned at once and fetched again on resume.
 func TestInterruptLetsFetchesInFlightFinish(t *testing.T) {
-	const delay = 700 * time.Millisecond
+	const delay = 2 * time.Second
 	for _, tt := range []struct {
 		name        string
 		grace       time.Duration
 		recorded    bool
 		slowFetches int // after the interrupted crawl and its resumption
 	}{
-		{"grace", 5 * time.Second, true, 1},
+		{"grace", 30 * time.Second, true, 1},
 		{"no grace", 0, false, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
