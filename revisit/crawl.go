@@ -51,12 +51,25 @@ const headroom = 0.95
 // NewCrawlPolicy makes the named policy for the crawler. With relevance set, pages are
 // weighted by their record's relevance (focused crawling).
 func NewCrawlPolicy(name string, o Options, relevance bool) (*CrawlPolicy, error) {
-	p, err := New(name, o)
+	p, err := newForCrawl(name, o)
 	if err != nil {
 		return nil, err
 	}
 	dates, _ := fingerprint.NewVolatile("dates", "times")
 	return &CrawlPolicy{name: name, opts: o, relevance: relevance, dates: dates, p: p, fresh: newPlanFreshness(o)}, nil
+}
+
+// newForCrawl is New for a live crawl: the optimal policy re-plans in the background, so
+// the crawl worker whose visit starts a re-plan is not held for it.
+func newForCrawl(name string, o Options) (Policy, error) {
+	p, err := New(name, o)
+	if err != nil {
+		return nil, err
+	}
+	if op, ok := p.(*optimal); ok {
+		op.background = true
+	}
+	return p, nil
 }
 
 // FromConfig makes the policy cfg's revisit section asks for; nil (and no error) for
@@ -288,7 +301,7 @@ func countFold(b []byte, needle string) int {
 // Features are not kept in the history, so restored pages start from no initial class
 // prediction; their history reclassifies them as before.
 func (c *CrawlPolicy) Restore(db *store.DB) error {
-	p, err := New(c.name, c.opts)
+	p, err := newForCrawl(c.name, c.opts)
 	if err != nil {
 		return err
 	}

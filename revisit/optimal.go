@@ -56,9 +56,11 @@ const (
 //
 // A re-plan (EM over every page's history and the allocation solve) takes about a second
 // at 100,000 pages. It copies what it needs under mu and solves without it, so crawl
-// workers keep getting their pages rescheduled from the last plan meanwhile; the visit that
-// started it waits for it. Then it installs the new plan under mu and reschedules the pages
-// visited meanwhile from their evidence, which the solve did not see (replan).
+// workers keep getting their pages rescheduled from the last plan meanwhile. Then it
+// installs the new plan under mu and reschedules the pages visited meanwhile from their
+// evidence, which the solve did not see (replan). In a crawl (background), the visit that
+// starts a re-plan does not wait for it either once a plan exists; the simulator's visits
+// wait, so that its runs are reproducible.
 type optimal struct {
 	o     Options
 	opt   OptimalOptions
@@ -82,6 +84,10 @@ type optimal struct {
 	// re-plans started, so the pages visited since the last one's snapshot are known.
 	replanning bool
 	epoch      uint64
+	// background re-plans in their own goroutine when a plan exists (set for crawls);
+	// replanned is closed when the re-plan in progress is installed.
+	background bool
+	replanned  chan struct{}
 }
 
 type optPage struct {
@@ -169,9 +175,13 @@ func (p *optimal) Visit(key Key, o Observation) time.Time {
 		p.sinceReplan++
 	}
 	if p.replanDue() && !p.replanning {
-		p.replan()
-		if pg.idx < 0 {
-			return time.Time{} // found gone by a concurrent visit meanwhile
+		if p.background && len(p.sol.Intervals) > 0 {
+			p.replanInBackground() // this visit is scheduled from the current plan
+		} else {
+			p.replan()
+			if pg.idx < 0 {
+				return time.Time{} // found gone by a concurrent visit meanwhile
+			}
 		}
 	}
 	p.setInterval(pg, p.sol.Interval(p.prob, p.item(pg)))
@@ -374,24 +384,57 @@ type replanOutput struct {
 // replan re-estimates the prior (unless fixed) and solves the allocation. Callers hold mu;
 // replan releases it while it solves (see optimal) and holds it again when it returns.
 func (p *optimal) replan() {
-	in := p.snapshot()
-	p.replanning = true
-	p.epoch++
-	in.epoch = p.epoch
+	in := p.startReplan()
 	p.mu.Unlock()
 	var out replanOutput
 	var err error
 	func() {
-		defer func() {
-			p.mu.Lock()
-			p.replanning = false
-		}()
+		defer p.mu.Lock()
 		out, err = in.solve()
 	}()
+	p.endReplan(in, out, err)
+}
+
+// replanInBackground starts a re-plan that solves and installs itself in its own
+// goroutine. Callers hold mu.
+func (p *optimal) replanInBackground() {
+	in := p.startReplan()
+	go func() {
+		out, err := in.solve()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.endReplan(in, out, err)
+	}()
+}
+
+// startReplan snapshots the policy for a re-plan and marks one in progress. Callers hold mu.
+func (p *optimal) startReplan() *replanInput {
+	in := p.snapshot()
+	p.replanning = true
+	p.replanned = make(chan struct{})
+	p.epoch++
+	in.epoch = p.epoch
+	return in
+}
+
+// endReplan installs a solved plan and ends the re-plan in progress. Callers hold mu.
+func (p *optimal) endReplan(in *replanInput, out replanOutput, err error) {
+	p.replanning = false
+	close(p.replanned)
 	if err != nil {
 		return // only an invalid problem fails, which newOptimal ruled out
 	}
 	p.install(in, out)
+}
+
+// waitReplan waits until no re-plan is in progress (for tests and Restore).
+func (p *optimal) waitReplan() {
+	p.mu.Lock()
+	running, done := p.replanning, p.replanned
+	p.mu.Unlock()
+	if running {
+		<-done
+	}
 }
 
 // snapshot copies what a re-plan needs. Callers hold mu.

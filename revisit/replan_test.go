@@ -17,8 +17,8 @@ import (
 
 // TestReplanDoesNotStallVisits: while the optimal policy re-plans 100,000 pages (EM over
 // every history and the allocation solve: about a second, several under the race
-// detector), crawl workers calling NextVisit are served from the last plan instead of
-// waiting for it, and what they observed meanwhile is in the policy once the new plan is
+// detector), crawl workers calling NextVisit, the one whose visit started the re-plan
+// included, are served from the last plan instead of waiting for it, and what they observed meanwhile is in the policy once the new plan is
 // installed: their pages are rescheduled from it with their newest evidence.
 func TestReplanDoesNotStallVisits(t *testing.T) {
 	const pages, workers, perWorker = 100000, 3, 200
@@ -61,10 +61,16 @@ func TestReplanDoesNotStallVisits(t *testing.T) {
 	op.mu.Unlock()
 	op.setBudget(20) // the next visit re-plans
 
+	// The visit that starts the re-plan is not held for it either (a crawl's policy
+	// re-plans in the background once a plan exists): it is scheduled from the current plan.
 	replanned := make(chan time.Duration)
+	var trigger time.Duration
+	var next time.Time
 	go func() {
 		start := time.Now()
-		op.Visit(key(0), Observation{At: t0.Add(2 * day)})
+		next = op.Visit(key(0), Observation{At: t0.Add(2 * day)})
+		trigger = time.Since(start)
+		op.waitReplan()
 		replanned <- time.Since(start)
 	}()
 	for {
@@ -120,7 +126,11 @@ func TestReplanDoesNotStallVisits(t *testing.T) {
 		served += during[w]
 		visits += total[w]
 	}
-	t.Logf("re-plan of %d pages: %v; %d NextVisit calls from %d workers meanwhile, the longest %v", pages+workers*perWorker, replan, served, workers, maxWait)
+	t.Logf("re-plan of %d pages: %v; the visit that started it took %v; %d NextVisit calls from %d workers meanwhile, the longest %v",
+		pages+workers*perWorker, replan, trigger, served, workers, maxWait)
+	if trigger > replan/10 || !next.After(t0.Add(2*day)) {
+		t.Errorf("the visit that started the re-plan took %v of its %v (scheduled at %v); want it served from the current plan", trigger, replan, next)
+	}
 	if served == 0 || maxWait > replan/10 {
 		t.Errorf("crawl workers waited for the re-plan: the longest NextVisit took %v (%d calls served) while the re-plan took %v; want well under a tenth of it",
 			maxWait, served, replan)
@@ -129,7 +139,6 @@ func TestReplanDoesNotStallVisits(t *testing.T) {
 	// What the workers saw is in the policy: every visit counts towards the next re-plan,
 	// and their pages are scheduled from the new plan with their newest evidence.
 	op.mu.Lock()
-	defer op.mu.Unlock()
 	if !op.solved || op.replanning || op.epoch != epoch+1 {
 		t.Fatalf("after the re-plan: solved %v, replanning %v, %d re-plans started; want one, installed", op.solved, op.replanning, op.epoch-epoch)
 	}
@@ -154,4 +163,5 @@ func TestReplanDoesNotStallVisits(t *testing.T) {
 			}
 		}
 	}
+	op.mu.Unlock()
 }
