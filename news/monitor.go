@@ -336,10 +336,11 @@ func (m *Monitor) file(k store.URLKey, a *Article) func(store.Writer) error {
 	}
 	var changes []change
 	now := time.Now().UTC()
+	prepared := m.matcher.Prepare(&a.Article)
 	for _, t := range topics {
 		key := memberKey(t.ID, k)
 		prev, had := m.readMember(key)
-		score, ok := m.matcher.Match(t, &a.Article)
+		score, ok := prepared.Match(t)
 		switch {
 		case ok:
 			mb := member{Score: score, Matched: now}

@@ -100,32 +100,66 @@ func dedupe(terms []string) []string {
 
 // Match scores a against t. ok says a belongs to the topic: it contains at least MinMatch
 // of the topic's terms. score (0..1) weighs where they occur: title, description, body.
+// To match one article against many topics, Prepare it once.
 func (m *Matcher) Match(t *Topic, a *extract.Article) (score float64, ok bool) {
-	lang := a.Language
-	terms, keepStop := m.topicTerms(t, lang)
+	return m.Prepare(a).Match(t)
+}
+
+// Prepared is an article ready to be matched against many topics: its title, description
+// and body are analyzed once per analysis (with or without stop words), not once per topic.
+// It is not safe for concurrent use.
+type Prepared struct {
+	m     *Matcher
+	a     *extract.Article
+	views [2]*articleTerms // indexed by keepStop
+}
+
+// articleTerms are an article's analyzed terms by where they occur.
+type articleTerms struct {
+	title, desc map[string]bool
+	body        map[string]int
+}
+
+// Prepare readies a for matching; the analysis happens at the first Match that needs it.
+func (m *Matcher) Prepare(a *extract.Article) *Prepared { return &Prepared{m: m, a: a} }
+
+func (p *Prepared) terms(keepStop bool) *articleTerms {
+	i := 0
+	if keepStop {
+		i = 1
+	}
+	if v := p.views[i]; v != nil {
+		return v
+	}
+	an := p.m.analyzer(p.a.Language, keepStop)
+	v := &articleTerms{title: set(an.Terms(p.a.Title)), desc: set(an.Terms(p.a.Description)), body: map[string]int{}}
+	for _, b := range p.a.Body {
+		for _, term := range an.Terms(b.Text) {
+			v.body[term]++
+		}
+	}
+	p.views[i] = v
+	return v
+}
+
+// Match scores the article against t, as Matcher.Match does.
+func (p *Prepared) Match(t *Topic) (score float64, ok bool) {
+	terms, keepStop := p.m.topicTerms(t, p.a.Language)
 	if len(terms) == 0 {
 		return 0, false
 	}
-	an := m.analyzer(lang, keepStop)
-	title := set(an.Terms(a.Title))
-	desc := set(an.Terms(a.Description))
-	body := map[string]int{}
-	for _, b := range a.Body {
-		for _, term := range an.Terms(b.Text) {
-			body[term]++
-		}
-	}
+	v := p.terms(keepStop)
 	matched := 0
 	total := 0.0
 	for _, term := range terms {
 		w := 0.0
-		if title[term] {
+		if v.title[term] {
 			w += weightTitle
 		}
-		if desc[term] {
+		if v.desc[term] {
 			w += weightDescription
 		}
-		w += weightBody * float64(min(body[term], bodySaturation)) / bodySaturation
+		w += weightBody * float64(min(v.body[term], bodySaturation)) / bodySaturation
 		if w > 0 {
 			matched++
 		}

@@ -62,6 +62,59 @@ func TestMatcher(t *testing.T) {
 	}
 }
 
+// TestPreparedMatchesLikeMatch: one prepared article matched against topics of both
+// analyses (with and without stop words) scores each exactly as a fresh Match does.
+func TestPreparedMatchesLikeMatch(t *testing.T) {
+	m := NewMatcher()
+	a := art("en", "The Who announce election tour", "Results of the vote", "The band's tour follows the election results.", "Fuel prices rise.")
+	topics := []*Topic{
+		{Name: "election results"}, {Name: "The Who"}, {Name: "fuel prices"}, {Name: "reactor"},
+		{Name: "tour vote band", MinMatch: 0.6}, {Name: "x", Terms: []string{"prices", "band"}},
+	}
+	p := m.Prepare(a)
+	matched := 0
+	for _, tp := range topics {
+		gotScore, gotOK := p.Match(tp)
+		wantScore, wantOK := m.Match(tp, a)
+		if gotScore != wantScore || gotOK != wantOK {
+			t.Errorf("%s: prepared %.4f %v, Match %.4f %v", tp.Name, gotScore, gotOK, wantScore, wantOK)
+		}
+		if gotOK {
+			matched++
+		}
+	}
+	if matched < 4 || p.views[0] == nil || p.views[1] == nil {
+		t.Errorf("%d topics matched; analyses made: without stop words %v, with %v", matched, p.views[0] != nil, p.views[1] != nil)
+	}
+}
+
+// BenchmarkMatchTopics: filing one article under 50 topics, preparing it once (what the
+// monitor does) against analyzing it for every topic.
+func BenchmarkMatchTopics(b *testing.B) {
+	m := NewMatcher()
+	body := strings.Repeat("The government announced new fuel prices after the election, and the opposition asked for a vote. ", 40)
+	a := art("en", "Fuel prices rise after the election", "Government announces new prices", strings.Split(body, ". ")...)
+	var topics []*Topic
+	for i := range 50 {
+		topics = append(topics, &Topic{Name: fmt.Sprintf("topic%d fuel", i)})
+	}
+	b.Run("prepared", func(b *testing.B) {
+		for b.Loop() {
+			p := m.Prepare(a)
+			for _, t := range topics {
+				p.Match(t)
+			}
+		}
+	})
+	b.Run("per-topic", func(b *testing.B) {
+		for b.Loop() {
+			for _, t := range topics {
+				m.Match(t, a)
+			}
+		}
+	})
+}
+
 // storeArticle runs the analyzer on an HTML page at u and commits its writes.
 func storeArticle(t *testing.T, db *store.DB, an *Analyzer, u urlnorm.URL, at time.Time, page string) {
 	t.Helper()
