@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	_ "modernc.org/sqlite"
@@ -140,20 +141,26 @@ func describe(ctx context.Context, db *sql.DB, l *Layer) error {
 	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+quoteIdent(l.Name)).Scan(&l.Features); err != nil {
 		return fmt.Errorf("gpkg: counting %s: %w", l.Name, err)
 	}
-	sel := append([]string{}, names...)
-	if l.GeomColumn != "" {
-		sel = append(sel, quoteIdent(l.GeomColumn))
+	if err := readAttributes(ctx, db, l, names); err != nil {
+		return err
 	}
-	if len(sel) == 0 {
+	return readGeometries(ctx, db, l)
+}
+
+// readAttributes keeps the attribute values of the first MaxRows rows. It asks for those
+// rows only: the geometries are read apart, so a large layer's other attributes are never
+// read or converted.
+func readAttributes(ctx context.Context, db *sql.DB, l *Layer, names []string) error {
+	if len(names) == 0 {
 		return nil
 	}
-	rs, err := db.QueryContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM `+quoteIdent(l.Name))
+	rs, err := db.QueryContext(ctx, `SELECT `+strings.Join(names, ", ")+` FROM `+quoteIdent(l.Name)+` LIMIT `+strconv.Itoa(MaxRows))
 	if err != nil {
 		return fmt.Errorf("gpkg: reading %s: %w", l.Name, err)
 	}
 	defer rs.Close()
-	vals := make([]any, len(sel))
-	ptrs := make([]any, len(sel))
+	vals := make([]any, len(names))
+	ptrs := make([]any, len(names))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
@@ -161,17 +168,30 @@ func describe(ctx context.Context, db *sql.DB, l *Layer) error {
 		if err := rs.Scan(ptrs...); err != nil {
 			return fmt.Errorf("gpkg: reading %s: %w", l.Name, err)
 		}
-		if len(l.Rows) < MaxRows && len(names) > 0 {
-			row := make([]string, len(names))
-			for i := range names {
-				row[i] = text(vals[i])
-			}
-			l.Rows = append(l.Rows, row)
+		row := make([]string, len(names))
+		for i := range names {
+			row[i] = text(vals[i])
 		}
-		if l.GeomColumn == "" {
-			continue
+		l.Rows = append(l.Rows, row)
+	}
+	return rs.Err()
+}
+
+// readGeometries decodes every geometry of the layer into its box and sketch.
+func readGeometries(ctx context.Context, db *sql.DB, l *Layer) error {
+	if l.GeomColumn == "" {
+		return nil
+	}
+	rs, err := db.QueryContext(ctx, `SELECT `+quoteIdent(l.GeomColumn)+` FROM `+quoteIdent(l.Name))
+	if err != nil {
+		return fmt.Errorf("gpkg: reading %s: %w", l.Name, err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var blob []byte
+		if err := rs.Scan(&blob); err != nil {
+			return fmt.Errorf("gpkg: reading %s: %w", l.Name, err)
 		}
-		blob, _ := vals[len(vals)-1].([]byte)
 		if len(blob) == 0 {
 			continue
 		}
