@@ -32,12 +32,7 @@ type Source struct {
 
 const prefixSource = 'f'
 
-func sourceKey(k store.URLKey) []byte {
-	b := make([]byte, 1+len(k))
-	b[0] = prefixSource
-	copy(b[1:], k[:])
-	return b
-}
+func sourceKey(k store.URLKey) []byte { return store.RecordKey(prefixSource, k) }
 
 // Registry is the set of feeds and sitemaps of a crawl, kept under key prefix f of the
 // crawl database and in memory (a crawl knows thousands of them, not millions), so the

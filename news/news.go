@@ -43,12 +43,7 @@ type Article struct {
 
 const prefixArticle = 'a'
 
-func articleKey(k store.URLKey) []byte {
-	b := make([]byte, 1+len(k))
-	b[0] = prefixArticle
-	copy(b[1:], k[:])
-	return b
-}
+func articleKey(k store.URLKey) []byte { return store.RecordKey(prefixArticle, k) }
 
 // Put writes (replaces) the article record for key into w.
 func Put(w store.Writer, key store.URLKey, a *Article) error {

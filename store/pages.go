@@ -72,9 +72,14 @@ const (
 	prefixVisit = 'v'
 )
 
-func pageKey(k URLKey) []byte {
+func pageKey(k URLKey) []byte { return RecordKey(prefixPage, k) }
+
+// RecordKey is the key of the per-URL record of one kind: its prefix byte, then the URL key.
+// Page records use it, and so do other packages' per-URL records (articles, feed sources),
+// which EachRecord reads back.
+func RecordKey(prefix byte, k URLKey) []byte {
 	b := make([]byte, 1+len(k))
-	b[0] = prefixPage
+	b[0] = prefix
 	copy(b[1:], k[:])
 	return b
 }
