@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/bits"
 	"math/rand/v2"
 	"net/url"
 	"sort"
@@ -464,40 +463,12 @@ func (m *Monitor) Stories(id string, unreadOnly bool) ([]Story, error) {
 	if err := it.Close(); err != nil {
 		return nil, err
 	}
-	// Group copies of one story: same canonical URL, or SimHashes within
-	// fingerprint.NearDuplicateBits. Union-find over the pairs; n is a topic's articles.
-	parent := make([]int, len(entries))
-	for i := range parent {
-		parent[i] = i
-	}
-	var find func(int) int
-	find = func(i int) int {
-		for parent[i] != i {
-			parent[i] = parent[parent[i]]
-			i = parent[i]
-		}
-		return i
-	}
-	byCanon := map[string]int{}
+	canon := make([]string, len(entries))
+	sims := make([]uint64, len(entries))
 	for i, e := range entries {
-		if c := canonicalOf(e.a); c != "" {
-			if j, ok := byCanon[c]; ok {
-				parent[find(i)] = find(j)
-			} else {
-				byCanon[c] = i
-			}
-		}
-		for j := 0; j < i; j++ {
-			if e.sim != 0 && bits.OnesCount64(e.sim^entries[j].sim) <= fingerprint.NearDuplicateBits {
-				parent[find(i)] = find(j)
-			}
-		}
+		canon[i], sims[i] = canonicalOf(e.a), e.sim
 	}
-	groups := map[int][]int{}
-	for i := range entries {
-		r := find(i)
-		groups[r] = append(groups[r], i)
-	}
+	groups := storyGroups(canon, sims)
 	var out []Story
 	for _, members := range groups {
 		// The copy shown is the earliest (the original, usually), ties by URL.
@@ -635,4 +606,62 @@ func (m *Monitor) Revisit(d *crawl.Document, now time.Time) (time.Time, bool) {
 // eachKeyed is Each with the URL key of every record.
 func eachKeyed(db *store.DB, fn func(store.URLKey, *Article) error) error {
 	return store.EachRecord(db, prefixArticle, "article record", fn)
+}
+
+// storyGroups groups copies of one story: articles with the same canonical URL, or with
+// SimHashes within fingerprint.NearDuplicateBits, directly or through other copies
+// (union-find). canon[i] ("" for none) and sims[i] (0 for none) describe article i; the
+// groups list article indexes. Candidate pairs come from the SimHash bands
+// (fingerprint.Bands: near copies share at least one), so n articles cost about n map
+// lookups rather than n² comparisons.
+func storyGroups(canon []string, sims []uint64) map[int][]int {
+	parent := make([]int, len(sims))
+	for i := range parent {
+		parent[i] = i
+	}
+	find := func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	union := func(i, j int) { parent[find(i)] = find(j) }
+	byCanon := map[string]int{}
+	bySim := map[uint64]int{} // the first article with each SimHash
+	var byBand [4]map[uint16][]int
+	for b := range byBand {
+		byBand[b] = map[uint16][]int{}
+	}
+	for i, sim := range sims {
+		if c := canon[i]; c != "" {
+			if j, ok := byCanon[c]; ok {
+				union(i, j)
+			} else {
+				byCanon[c] = i
+			}
+		}
+		if sim == 0 {
+			continue
+		}
+		if j, ok := bySim[sim]; ok {
+			union(i, j) // an exact copy: the first one's comparisons stand for it
+			continue
+		}
+		bySim[sim] = i
+		for b, v := range fingerprint.Bands(sim) {
+			for _, j := range byBand[b][v] {
+				if fingerprint.NearDuplicate(sim, sims[j]) {
+					union(i, j)
+				}
+			}
+			byBand[b][v] = append(byBand[b][v], i)
+		}
+	}
+	groups := map[int][]int{}
+	for i := range sims {
+		r := find(i)
+		groups[r] = append(groups[r], i)
+	}
+	return groups
 }
