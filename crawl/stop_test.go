@@ -80,12 +80,7 @@ func TestInterruptLetsFetchesInFlightFinish(t *testing.T) {
 			cfg.Politeness.MinDelay = 0
 			cfg.Politeness.DelayFactor = 0
 			cfg.Log.Level = "warn"
-			db, err := store.Open(StateDir(cfg.Data), store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-
+			db := openState(t, cfg)
 			c, err := New(cfg, WithStore(db))
 			if err != nil {
 				t.Fatal(err)

@@ -4,9 +4,22 @@ import (
 	"context"
 	"testing"
 
+	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/testweb"
 )
+
+// openState opens the crawl state of cfg's data directory for crawls given WithStore; it
+// is closed when the test ends.
+func openState(t *testing.T, cfg config.Config) *store.DB {
+	t.Helper()
+	db, err := store.Open(StateDir(cfg.Data), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
 
 // TestWithStoreKeepsDatabaseOpen: crawls given an open database use it, leave it open when
 // they close, and a second crawl on the same handle resumes from the first one's state.
@@ -14,12 +27,7 @@ func TestWithStoreKeepsDatabaseOpen(t *testing.T) {
 	web := startWeb(t, testweb.Config{Seed: 3, Hosts: 3, PagesPerHost: 4, Disable: testweb.AllFeatures &^ testweb.Robots})
 	cfg := testConfig(t, web)
 	cfg.Politeness.MinDelay = 0
-	db, err := store.Open(StateDir(cfg.Data), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-
+	db := openState(t, cfg)
 	c, err := New(cfg, WithStore(db))
 	if err != nil {
 		t.Fatal(err)
