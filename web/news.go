@@ -185,12 +185,9 @@ type apiTopicStories struct {
 	Stories []Story `json:"stories"`
 }
 
-// topicStories finds a topic and its stories; ok is false when it answered an error.
-func (s *Server) topicStories(w http.ResponseWriter, r *http.Request, n News, id string, unreadOnly bool) (Topic, []Story, bool) {
-	topics, ok := s.topics(w, r)
-	if !ok {
-		return Topic{}, nil, false
-	}
+// topicStories finds the topic id among topics and its stories; ok is false when it
+// answered an error.
+func (s *Server) topicStories(w http.ResponseWriter, r *http.Request, n News, topics []Topic, id string, unreadOnly bool) (Topic, []Story, bool) {
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
 	var topic *Topic
@@ -221,7 +218,11 @@ func (s *Server) apiTopic(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, "give the topic: /api/topic?id=TOPIC (ids come from /api/topics)")
 		return
 	}
-	topic, stories, ok := s.topicStories(w, r, n, id, isTrue(r.URL.Query().Get("unread")))
+	topics, ok := s.topics(w, r)
+	if !ok {
+		return
+	}
+	topic, stories, ok := s.topicStories(w, r, n, topics, id, isTrue(r.URL.Query().Get("unread")))
 	if !ok {
 		return
 	}
@@ -316,7 +317,7 @@ func (s *Server) topicsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	d := topicsData{Topics: topics, UnreadOnly: isTrue(r.URL.Query().Get("unread"))}
 	if id := r.URL.Query().Get("id"); id != "" {
-		topic, stories, ok := s.topicStories(w, r, s.o.News, id, d.UnreadOnly)
+		topic, stories, ok := s.topicStories(w, r, s.o.News, topics, id, d.UnreadOnly)
 		if !ok {
 			return
 		}
