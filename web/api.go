@@ -136,20 +136,26 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := apiSearchResult{Query: p.q, Total: res.Total, TookMS: float64(res.Took.Microseconds()) / 1000, Relaxed: res.Relaxed,
-		Page: p.page, PerPage: p.perPage, Hits: []apiHit{}, Facets: map[string][]apiFacet{}}
+		Page: p.page, PerPage: p.perPage, Hits: []apiHit{}, Facets: apiFacets(res.Facets)}
 	for i, h := range res.Hits {
 		out.Hits = append(out.Hits, apiHit{ID: h.ID, URL: h.URL, Title: h.Title, Snippet: string(SafeSnippet(h.Snippet)),
 			Score: h.Score, Kind: h.Kind, Rank: (p.page-1)*p.perPage + i + 1, Host: h.Host, Fetched: h.Fetched,
 			InLinks: h.InLinks, Fields: h.Fields})
 	}
-	for name, values := range res.Facets {
+	writeJSON(w, http.StatusOK, out)
+}
+
+// apiFacets converts facet counts to the API's (never nil, so JSON has an object).
+func apiFacets(facets map[string][]FacetCount) map[string][]apiFacet {
+	out := make(map[string][]apiFacet, len(facets))
+	for name, values := range facets {
 		fs := make([]apiFacet, 0, len(values))
 		for _, v := range values {
 			fs = append(fs, apiFacet(v))
 		}
-		out.Facets[name] = fs
+		out[name] = fs
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // apiDocument is a document as the API publishes it.

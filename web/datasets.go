@@ -205,15 +205,7 @@ func (s *Server) apiDatasets(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, code, apiError{Error: msg, Position: pos})
 		return
 	}
-	out := apiDatasetResult{DatasetResult: res, Facets: map[string][]apiFacet{}}
-	for name, values := range res.Facets {
-		fs := make([]apiFacet, 0, len(values))
-		for _, v := range values {
-			fs = append(fs, apiFacet{Value: v.Value, Count: v.Count, Filter: v.Filter})
-		}
-		out.Facets[name] = fs
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, apiDatasetResult{DatasetResult: res, Facets: apiFacets(res.Facets)})
 }
 
 // download is the counting redirect: it counts the download, then sends the browser to
