@@ -318,20 +318,12 @@ func (s *Server) datasetsPage(w http.ResponseWriter, r *http.Request) {
 		d.Hits = append(d.Hits, dv)
 	}
 	d.Last = d.First + len(d.Hits) - 1
-	link := func(q string, page int) string { return datasetsURL(v, q, page) }
-	for _, g := range facetGroups(searchParams{q: req.Query}, res.Facets) {
-		for i := range g.Values {
-			// facetGroups made /search links; the datasets page keeps its own parameters.
-			u, _ := url.Parse(g.Values[i].URL)
-			g.Values[i].URL = link(u.Query().Get("q"), 1)
-		}
-		d.Facets = append(d.Facets, g)
-	}
+	d.Facets = facetGroups(req.Query, res.Facets, func(q string) string { return datasetsURL(v, q, 1) })
 	if req.Page > 1 {
-		d.Prev = link(req.Query, req.Page-1)
+		d.Prev = datasetsURL(v, req.Query, req.Page-1)
 	}
 	if req.Page < res.Pages {
-		d.Next = link(req.Query, req.Page+1)
+		d.Next = datasetsURL(v, req.Query, req.Page+1)
 	}
 	s.render(w, http.StatusOK, "datasets", pg.with(d))
 }

@@ -367,7 +367,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 		d.Hits = append(d.Hits, hitView{ID: h.ID, Kind: h.Kind, URL: h.URL, Title: h.Title, Snippet: h.Snippet, Host: h.Host,
 			Score: h.Score, Fetched: h.Fetched, InLinks: h.InLinks, Rank: d.First + i, FieldList: sortedFields(h.Fields)})
 	}
-	d.Facets = facetGroups(p, res.Facets)
+	d.Facets = facetGroups(p.q, res.Facets, func(q string) string { return searchURL(q, 1, p.kind) })
 	total := int(min(res.Total, uint64(s.o.MaxResults)))
 	d.Capped = res.Total > uint64(s.o.MaxResults)
 	lastPage := max(1, (total+p.perPage-1)/p.perPage)
@@ -389,8 +389,8 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 func (p page) with(d any) page { p.Data = d; return p }
 
 // facetGroups turns the engine's facets into links that add the facet's filter to the
-// query (or remove it when the query has it already).
-func facetGroups(p searchParams, facets map[string][]FacetCount) []facetGroup {
+// query q (or remove it when q has it already); link makes the page's URL for a query.
+func facetGroups(q string, facets map[string][]FacetCount, link func(q string) string) []facetGroup {
 	var out []facetGroup
 	for name, values := range facets {
 		g := facetGroup{Name: name, Label: facetLabels[name]}
@@ -402,11 +402,11 @@ func facetGroups(p searchParams, facets map[string][]FacetCount) []facetGroup {
 				continue
 			}
 			l := facetLink{Value: v.Value, Label: v.Value, Count: v.Count}
-			if has, without := removeClause(p.q, v.Filter); has {
+			if has, without := removeClause(q, v.Filter); has {
 				l.Active = true
-				l.URL = searchURL(without, 1, p.kind)
+				l.URL = link(without)
 			} else {
-				l.URL = searchURL(p.q+" "+v.Filter, 1, p.kind)
+				l.URL = link(q + " " + v.Filter)
 			}
 			g.Values = append(g.Values, l)
 		}
