@@ -78,7 +78,7 @@ func docFromCrawl(d *crawl.Document) (Doc, Action) {
 		return doc, Remove // nothing to search: a binary file, an empty page
 	}
 	doc.Title = rec.Title
-	doc.Body = cutAt(d.Text, maxIndexedText)
+	doc.Body = text.CutBytes(d.Text, maxIndexedText)
 	doc.Host = d.URL.Hostname()
 	if doc.Host == "" {
 		doc.Host = hostOf(id)

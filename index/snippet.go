@@ -21,7 +21,7 @@ const (
 // occurrences: a reader sees as many of the words they asked for as possible.
 func snippet(body, code string, want map[string]bool) string {
 	if len(body) > snippetScanMax {
-		body = cutAt(body, snippetScanMax)
+		body = text.CutBytes(body, snippetScanMax)
 	}
 	if len(want) == 0 {
 		return plainSnippet(body)
@@ -138,20 +138,9 @@ func plainSnippet(body string) string {
 	if len(body) <= snippetPlain {
 		return html.EscapeString(body)
 	}
-	cut := cutAt(body, snippetPlain)
+	cut := text.CutBytes(body, snippetPlain)
 	if i := strings.LastIndexAny(cut, " \n\t"); i > snippetPlain/2 {
 		cut = cut[:i]
 	}
 	return html.EscapeString(cut) + " …"
-}
-
-// cutAt cuts s to at most n bytes, on a rune boundary.
-func cutAt(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
