@@ -174,11 +174,8 @@ func (s *Server) searchDatasets(r *http.Request, ds Datasets, req DatasetRequest
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
 	res, err := ds.SearchDatasets(ctx, req)
-	if err == nil && res.Hits == nil {
-		res.Hits = []DatasetHit{}
-	}
-	if err == nil && res.Places == nil {
-		res.Places = []DatasetPlace{}
+	if err == nil {
+		res.Hits, res.Places = nonNil(res.Hits), nonNil(res.Places)
 	}
 	return res, err
 }
@@ -190,8 +187,9 @@ type apiDatasetResult struct {
 }
 
 func (s *Server) apiDatasets(w http.ResponseWriter, r *http.Request) {
-	ds := s.datasets(w, r)
+	ds := s.o.Datasets
 	if ds == nil {
+		s.renderError(w, r, http.StatusServiceUnavailable, "this server has no dataset search: turn on geo.enabled (sonda init --profile geo) and crawl")
 		return
 	}
 	req, err := s.datasetParams(r.URL.Query())
@@ -278,9 +276,8 @@ func (s *Server) datasetsPage(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
 	pg := page{Title: "Datasets", Query: "", Nav: "datasets"}
 	d := datasetsData{Box: strings.TrimSpace(v.Get("bbox"))}
-	ds := s.o.Datasets
+	ds := s.datasets(w, r)
 	if ds == nil {
-		s.renderError(w, r, http.StatusServiceUnavailable, "this server has no dataset search: turn on geo.enabled (sonda init --profile geo) and crawl")
 		return
 	}
 	if v.Get("q") == "" && v.Get("bbox") == "" {
