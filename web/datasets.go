@@ -187,9 +187,8 @@ type apiDatasetResult struct {
 }
 
 func (s *Server) apiDatasets(w http.ResponseWriter, r *http.Request) {
-	ds := s.o.Datasets
+	ds := s.datasets(w, r)
 	if ds == nil {
-		s.renderError(w, r, http.StatusServiceUnavailable, "this server has no dataset search: turn on geo.enabled (sonda init --profile geo) and crawl")
 		return
 	}
 	req, err := s.datasetParams(r.URL.Query())
