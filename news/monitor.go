@@ -329,11 +329,7 @@ func (m *Monitor) file(k store.URLKey, a *Article) func(store.Writer) error {
 		topics = append(topics, t)
 	}
 	m.mu.RUnlock()
-	type change struct {
-		key   []byte
-		value []byte // nil: delete
-	}
-	var changes []change
+	var changes []memberChange
 	now := time.Now().UTC()
 	prepared := m.matcher.Prepare(&a.Article)
 	for _, t := range topics {
@@ -347,45 +343,46 @@ func (m *Monitor) file(k store.URLKey, a *Article) func(store.Writer) error {
 				mb.Matched, mb.Read = prev.Matched, prev.Read
 			}
 			v, _ := json.Marshal(mb)
-			changes = append(changes, change{key, v})
+			changes = append(changes, memberChange{key, v})
 		case had:
-			changes = append(changes, change{key: key})
+			changes = append(changes, memberChange{key: key})
 		}
 	}
-	return func(w store.Writer) error {
-		for _, c := range changes {
-			if c.value == nil {
-				if d, ok := w.(deleter); ok {
-					if err := d.Delete(c.key, nil); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			if err := w.Set(c.key, c.value, nil); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	return writeMembers(changes)
 }
 
 // unfile returns the writes that remove an article from every topic.
 func (m *Monitor) unfile(k store.URLKey) func(store.Writer) error {
 	m.refresh()
 	m.mu.RLock()
-	var keys [][]byte
+	var changes []memberChange
 	for id := range m.topics {
-		keys = append(keys, memberKey(id, k))
+		changes = append(changes, memberChange{key: memberKey(id, k)})
 	}
 	m.mu.RUnlock()
+	return writeMembers(changes)
+}
+
+// memberChange is one write to a topic's member records.
+type memberChange struct {
+	key   []byte
+	value []byte // nil: delete
+}
+
+// writeMembers returns the write of changes into a batch; deletes are skipped by a writer
+// that cannot delete.
+func writeMembers(changes []memberChange) func(store.Writer) error {
 	return func(w store.Writer) error {
-		d, ok := w.(deleter)
-		if !ok {
-			return nil
-		}
-		for _, key := range keys {
-			if err := d.Delete(key, nil); err != nil {
+		d, canDelete := w.(deleter)
+		for _, c := range changes {
+			var err error
+			switch {
+			case c.value != nil:
+				err = w.Set(c.key, c.value, nil)
+			case canDelete:
+				err = d.Delete(c.key, nil)
+			}
+			if err != nil {
 				return err
 			}
 		}
