@@ -3,7 +3,6 @@ package focuseval
 import (
 	"fmt"
 	"image/color"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,9 +11,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // palette has a distinct colour for each of up to ten curves (Tableau 10); more repeat.
@@ -40,17 +36,9 @@ func Plot(traces []*Trace, path string, window int, j Judge) error {
 		panels = append(panels, panel(traces, fmt.Sprintf("Harvest rate of the last %d fetches", window), window, j))
 	}
 	w, h := 8*vg.Inch, 4.5*vg.Inch*vg.Length(len(panels))
-	var c interface {
-		vg.CanvasSizer
-		io.WriterTo
-	}
-	switch ext {
-	case ".png":
-		c = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
-	case ".svg":
-		c = vgsvg.New(w, h)
-	default:
-		c = vgpdf.New(w, h)
+	c, err := draw.NewFormattedCanvas(w, h, ext[1:])
+	if err != nil {
+		return fmt.Errorf("focuseval: plot %s: %w", path, err)
 	}
 	rows := make([][]*plot.Plot, len(panels))
 	for i, p := range panels {
