@@ -179,35 +179,28 @@ func readRelevance(r bindex.IndexReader, ordered []collectedHit, hits []scored) 
 // facetsOf counts the site, kind, language and date of the given documents from their
 // doc values.
 func facetsOf(r bindex.IndexReader, docs []collectedHit, now time.Time) (map[string][]FacetCount, error) {
-	columns := []string{fieldHost, fieldKind, fieldLang, fieldDate}
-	typed := map[string]string{} // typed field → facet
+	// The keyword column of each facet; a facet's filter is the query-language field of
+	// its name.
+	facetOf := map[string]string{fieldHost: FacetSite, fieldKind: FacetType, fieldLang: FacetLang}
 	for _, name := range datasetFacets {
-		columns = append(columns, typedPrefix+name)
-		typed[typedPrefix+name] = name
+		facetOf[typedPrefix+name] = name
+	}
+	columns := []string{fieldDate}
+	counts := map[string]map[string]int{}
+	for field, name := range facetOf {
+		columns = append(columns, field)
+		counts[name] = map[string]int{}
 	}
 	dv, err := r.DocValueReader(columns)
 	if err != nil {
 		return nil, fmt.Errorf("index: read facets: %w", err)
 	}
-	counts := map[string]map[string]int{FacetSite: {}, FacetType: {}, FacetLang: {}}
-	for _, name := range datasetFacets {
-		counts[name] = map[string]int{}
-	}
 	dates := make([]int, len(dateBuckets))
 	for _, d := range docs {
 		err := dv.VisitDocValues(d.iid, func(field string, term []byte) {
-			switch field {
-			case fieldHost:
-				counts[FacetSite][string(term)]++
-			case fieldKind:
-				counts[FacetType][string(term)]++
-			case fieldLang:
-				counts[FacetLang][string(term)]++
-			default:
-				if name, ok := typed[field]; ok {
-					counts[name][string(term)]++
-				}
-			case fieldDate:
+			if name, ok := facetOf[field]; ok {
+				counts[name][string(term)]++
+			} else if field == fieldDate {
 				if nanos, ok := decodeInt(term); ok {
 					t := time.Unix(0, nanos)
 					last := len(dateBuckets) - 1 // "older": the documents no other bucket has
@@ -227,17 +220,13 @@ func facetsOf(r bindex.IndexReader, docs []collectedHit, now time.Time) (map[str
 		}
 	}
 	out := map[string][]FacetCount{}
-	prefix := map[string]string{FacetSite: "site:", FacetType: "type:", FacetLang: "lang:"}
-	for _, name := range datasetFacets {
-		prefix[name] = name + ":"
-	}
 	for name, m := range counts {
-		if len(m) == 0 && prefix[name] == name+":" {
-			continue // no result is a dataset: no dataset facets
+		if len(m) == 0 {
+			continue // e.g. no result is a dataset: no dataset facets
 		}
 		fc := make([]FacetCount, 0, len(m))
 		for v, n := range m {
-			fc = append(fc, FacetCount{Value: v, Count: n, Filter: prefix[name] + quoteValue(v)})
+			fc = append(fc, FacetCount{Value: v, Count: n, Filter: name + ":" + quoteValue(v)})
 		}
 		sort.Slice(fc, func(i, j int) bool {
 			return fc[i].Count > fc[j].Count || fc[i].Count == fc[j].Count && fc[i].Value < fc[j].Value
