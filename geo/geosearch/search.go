@@ -343,6 +343,7 @@ func (s *Searcher) enrich(hits []Hit) {
 		return
 	}
 	scores := s.producerScores()
+	sites := siteCache(s.cat) // hits of one producer read its record once
 	for i := range hits {
 		h := &hits[i]
 		if d, ok, err := s.cat.Dataset(KeyOf(h.URL)); err == nil && ok {
@@ -352,7 +353,7 @@ func (s *Searcher) enrich(hits []Hit) {
 			continue
 		}
 		h.Producer.Score = scores[h.Producer.Site]
-		if site, ok, err := s.cat.Site(h.Producer.Site); err == nil && ok {
+		if site := sites(h.Producer.Site); site != nil {
 			h.Producer.Title, h.Producer.URL, h.Producer.Files = site.Title, site.Home, len(site.DatasetURLs)
 		}
 	}
