@@ -247,11 +247,7 @@ func (r *Relevance) Analyze(_ context.Context, d *crawl.Document) error {
 	if d.Text == "" && d.Page == nil {
 		return nil
 	}
-	title := ""
-	if d.Page != nil {
-		title = d.Page.Title
-	}
-	lang := DetectLang(title+"\n"+d.Text, d.Record.Lang)
+	title, lang := docLang(d)
 	p := newPageText(d.Item.URL, title, d.Text, lang)
 	j := r.judge.Judge(p)
 	if lang != "" {
@@ -299,12 +295,17 @@ func (Language) Analyze(_ context.Context, d *crawl.Document) error {
 	if d.Text == "" {
 		return nil
 	}
-	title := ""
-	if d.Page != nil {
-		title = d.Page.Title
-	}
-	if lang := DetectLang(title+"\n"+d.Text, d.Record.Lang); lang != "" {
+	if _, lang := docLang(d); lang != "" {
 		d.Record.Lang = lang
 	}
 	return nil
+}
+
+// docLang returns a fetched document's title and the language DetectLang gives its title
+// and text, against the language its record declares.
+func docLang(d *crawl.Document) (title, lang string) {
+	if d.Page != nil {
+		title = d.Page.Title
+	}
+	return title, DetectLang(title+"\n"+d.Text, d.Record.Lang)
 }
