@@ -129,17 +129,12 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Result, error) {
 		op = o
 	}
 	req.Kind = strings.ToLower(strings.TrimSpace(req.Kind))
-	var ranking Ranking
+	ranking, override := ix.Ranking(), ""
 	if req.Ranking != nil {
 		ranking = req.Ranking.withDefaults()
 		if err := ranking.validate(); err != nil {
 			return nil, err
 		}
-	} else {
-		ranking = ix.Ranking()
-	}
-	override := ""
-	if req.Ranking != nil {
 		override = fmt.Sprintf("%+v", ranking)
 	}
 	key := fmt.Sprintf("%q|%d|%d|%s|%t|%s|%s", req.Query, req.Page, req.PerPage, req.Kind, req.Facets, op, override)
@@ -242,27 +237,6 @@ type ranked struct {
 // match; never more than MaxResults), in final order.
 func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string, need int, facets bool) (*ranked, error) {
 	langs := ix.languages()
-	ix.statsMu.RLock()
-	bs := ix.stats.bm25f()
-	ix.statsMu.RUnlock()
-	tr := translate(n, r, langs, bs)
-	q := tr.q
-	if kind != "" {
-		kq := bleve.NewTermQuery(kind)
-		kq.SetField(fieldKind)
-		kq.SetBoost(filterBoost)
-		q = bleve.NewConjunctionQuery(q, kq)
-	}
-	ix.statsMu.RLock()
-	topical := ix.stats.topic > 0
-	ix.statsMu.RUnlock()
-	useRelevance := r.Relevance > 0 && topical
-	blend := r.Link > 0 && ix.opts.Links != nil || useRelevance || tr.text == 0
-	size := need
-	if blend {
-		size = max(need, r.Window)
-	}
-	size = min(size, ix.opts.MaxResults)
 	fields := make([]string, 0, len(langs)*len(textFields)+9)
 	for _, l := range langs {
 		for _, f := range textFields {
@@ -275,9 +249,27 @@ func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string,
 	for _, name := range datasetFacets {
 		fields = append(fields, typedPrefix+name)
 	}
+	// One snapshot of the statistics for the whole query.
 	ix.statsMu.RLock()
+	bs := ix.stats.bm25f()
 	stats := ix.stats.bm25Stats(fields)
+	topical := ix.stats.topic > 0
 	ix.statsMu.RUnlock()
+	tr := translate(n, r, langs, bs)
+	q := tr.q
+	if kind != "" {
+		kq := bleve.NewTermQuery(kind)
+		kq.SetField(fieldKind)
+		kq.SetBoost(filterBoost)
+		q = bleve.NewConjunctionQuery(q, kq)
+	}
+	useRelevance := r.Relevance > 0 && topical
+	blend := r.Link > 0 && ix.opts.Links != nil || useRelevance || tr.text == 0
+	size := need
+	if blend {
+		size = max(need, r.Window)
+	}
+	size = min(size, ix.opts.MaxResults)
 	sctx := context.WithValue(ctx, search.BM25StatsKey, stats)
 	o := collectOptions{n: size, facets: facets, facetDepth: ix.opts.MaxResults}
 	if useRelevance {
