@@ -1,6 +1,9 @@
 package parse
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Page is what the rest of sonda knows about a fetched HTML document.
 //
@@ -113,11 +116,12 @@ func (p *Page) Text() string { return p.text }
 // change with the site rather than the page. It is Text() when no block is chrome, or
 // when every block is (a page that is all chrome is its chrome).
 func (p *Page) MainText() string {
+	if !slices.ContainsFunc(p.Blocks, func(b Block) bool { return b.Chrome }) {
+		return p.text // the common case on the crawl's path: no copy
+	}
 	var b strings.Builder
-	chrome := false
 	for _, bl := range p.Blocks {
 		if bl.Chrome {
-			chrome = true
 			continue
 		}
 		if b.Len() > 0 {
@@ -125,7 +129,7 @@ func (p *Page) MainText() string {
 		}
 		b.WriteString(bl.Text)
 	}
-	if !chrome || b.Len() == 0 {
+	if b.Len() == 0 {
 		return p.text
 	}
 	return b.String()
