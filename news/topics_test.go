@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -400,5 +401,62 @@ func TestSearchProvidersFromConfig(t *testing.T) {
 	}
 	if len(arrivals) == 2 && arrivals[1].Sub(arrivals[0]) < cfg.Politeness.MinDelay {
 		t.Errorf("the results page came %v after robots.txt, within politeness.min-delay", arrivals[1].Sub(arrivals[0]))
+	}
+}
+
+// TestMonitorUnfiles: an article that no longer matches a topic when it is refetched, or
+// that is no longer an article, leaves the topic's stories.
+func TestMonitorUnfiles(t *testing.T) {
+	db, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	norm := urlnorm.New(urlnorm.DefaultOptions())
+	mon, err := OpenMonitor(db, MonitorOptions{Normalizer: norm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	an, err := NewAnalyzer(db, Options{Monitor: mon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	topic, _, err := mon.AddTopic(context.Background(), TopicRequest{Name: "Greve caminhoneiros"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2018, 5, 21, 10, 0, 0, 0, time.UTC)
+	parse := func(s string) urlnorm.URL { u, _ := norm.Parse(s); return u }
+	strike := func(n int) string {
+		return strings.Repeat(fmt.Sprintf("Os caminhoneiros mantêm a greve pelo %dº dia e o governo negocia o preço do diesel. ", n), 8)
+	}
+	rain := strings.Repeat("A previsão do tempo indica chuva forte no litoral durante todo o fim de semana. ", 8)
+	one, two := parse("https://a.example/greve-1"), parse("https://b.example/greve-2")
+	storeArticle(t, db, an, one, at, articlePage("Greve dos caminhoneiros", "", "Jornal A", at, strike(1)))
+	storeArticle(t, db, an, two, at, articlePage("Caminhoneiros em greve", "", "Jornal B", at, strike(40)))
+	urls := func() []string {
+		stories, err := mon.Stories(topic.ID, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range stories {
+			out = append(out, s.URL)
+		}
+		sort.Strings(out)
+		return out
+	}
+	if got := urls(); len(got) != 2 {
+		t.Fatalf("stories %v, want both articles", got)
+	}
+	// Rewritten to another subject: it no longer matches.
+	storeArticle(t, db, an, one, at.Add(time.Hour), articlePage("Chuva forte no litoral", "", "Jornal A", at, rain))
+	if got := urls(); len(got) != 1 || got[0] != two.String() {
+		t.Fatalf("after the first article changed subject: %v, want only %s", got, two)
+	}
+	// Replaced by a page that is not an article.
+	storeArticle(t, db, an, two, at.Add(time.Hour), `<html><head><title>Página não encontrada</title></head><body><p>Nada aqui.</p></body></html>`)
+	if got := urls(); len(got) != 0 {
+		t.Fatalf("after the second article stopped being one: %v, want none", got)
 	}
 }
