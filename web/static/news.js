@@ -37,10 +37,17 @@
     });
   }
 
+  // report shows a failed write; a missing token was already asked for.
+  function report(e) { if (e.message !== "no token") { message(e.message, true); } }
+
+  // setButton makes a mark button offer the opposite of the read state it shows.
+  function setButton(b, read) {
+    if (b) { b.dataset.read = read ? "false" : "true"; b.textContent = read ? "Mark unread" : "Mark read"; }
+  }
+
   function setRead(li, read) {
     li.classList.toggle("unread", !read);
-    var b = li.querySelector("button.mark");
-    if (b) { b.dataset.read = read ? "false" : "true"; b.textContent = read ? "Mark unread" : "Mark read"; }
+    setButton(li.querySelector("button.mark"), read);
   }
 
   function init() {
@@ -56,7 +63,7 @@
         if (!name) { message("Type the topic's words first.", true); return; }
         post("/api/topics", { name: name, sites: $("#topic-sites").value.trim() })
           .then(function (j) { window.location.href = "/topics?id=" + encodeURIComponent(j.topic.id); })
-          .catch(function (e) { if (e.message !== "no token") { message(e.message, true); } });
+          .catch(report);
       });
     }
 
@@ -69,7 +76,7 @@
         var read = b.dataset.read === "true";
         post("/api/topic/read", { id: list.dataset.topic, article: li.dataset.article, read: read })
           .then(function () { setRead(li, read); message(read ? "Marked read." : "Marked unread.", false); })
-          .catch(function (e) { if (e.message !== "no token") { message(e.message, true); } });
+          .catch(report);
       });
     }
 
@@ -78,15 +85,12 @@
       var button = art.querySelector("button.mark");
       var mark = function (read) {
         return post("/api/topic/read", { id: art.dataset.topic, article: art.dataset.article, read: read })
-          .then(function () {
-            if (button) { button.dataset.read = read ? "false" : "true"; button.textContent = read ? "Mark unread" : "Mark read"; }
-            message(read ? "Marked read." : "Marked unread.", false);
-          });
+          .then(function () { setButton(button, read); message(read ? "Marked read." : "Marked unread.", false); });
       };
       if (stored) { mark(true).catch(function (e) { message(e.message, true); }); }
       if (button) {
         button.addEventListener("click", function () {
-          mark(button.dataset.read === "true").catch(function (e) { if (e.message !== "no token") { message(e.message, true); } });
+          mark(button.dataset.read === "true").catch(report);
         });
       }
     }
