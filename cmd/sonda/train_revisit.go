@@ -7,7 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -68,14 +68,13 @@ Example:
 			if err != nil {
 				return err
 			}
-			rates := make(map[string]float64, len(recs))
 			var values []float64
 			var ids []string
 			var observed = map[string]float64{}
 			var changes = map[string]int{}
 			for _, r := range recs {
 				rate, days, x := pageRate(r)
-				rates[r.ID], observed[r.ID], changes[r.ID] = rate, days, x
+				observed[r.ID], changes[r.ID] = days, x
 				values = append(values, rate)
 				ids = append(ids, r.ID)
 			}
@@ -93,11 +92,8 @@ Example:
 			}
 			cents, assign := classify.KMeans1D(values, k)
 			groups := groupStats(cents, assign, ids, observed, changes)
-			// Classes are numbered from the most frequent (highest rate) down.
-			order := make([]int, len(cents))
-			for i := range order {
-				order[i] = len(cents) - 1 - i
-			}
+			// Classes are numbered from the most frequent (highest rate) down: class c is
+			// k-means group len(cents)-1-c.
 			classOf := map[string]int{}
 			for i, id := range ids {
 				classOf[id] = len(cents) - 1 - assign[i]
@@ -106,7 +102,8 @@ Example:
 			fmt.Fprintf(w, "change classes (k-means, k=%d, over %d pages):\n", len(cents), len(ids))
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(tw, "class\tpages\trate centroid (/day)\tmean change interval (days)\tperiod\t")
-			for c, g := range order {
+			for c := range cents {
+				g := len(cents) - 1 - c
 				gs := groups[g]
 				period := time.Duration(math.Min(gs.meanInterval, 3650) * 24 * float64(time.Hour)).Round(time.Hour)
 				classNames = append(classNames, strconv.Itoa(c))
@@ -305,13 +302,9 @@ func readFeatureCSV(path string, classOf map[string]int, classes []string) (*cla
 	for _, h := range header[1:] {
 		ds.Features = append(ds.Features, strings.TrimSpace(h))
 	}
-	known := map[string]bool{}
-	for _, n := range revisit.FeatureNames {
-		known[n] = true
-	}
 	var unknown []string
 	for _, n := range ds.Features {
-		if !known[n] {
+		if !slices.Contains(revisit.FeatureNames, n) {
 			unknown = append(unknown, n)
 		}
 	}
@@ -346,6 +339,5 @@ func readFeatureCSV(path string, classOf map[string]int, classes []string) (*cla
 	if len(ds.X) == 0 {
 		return nil, fmt.Errorf("%s: no row's id matches a page of the trace", path)
 	}
-	sort.Strings(unknown)
 	return ds, nil
 }
