@@ -81,14 +81,9 @@ Examples:
 			var tr sim.Trace
 			source := ""
 			if trace != "" {
-				f, err := os.Open(trace)
+				recs, err := readTraceFile(trace)
 				if err != nil {
 					return err
-				}
-				recs, err := sim.ReadRecorded(f)
-				f.Close()
-				if err != nil {
-					return fmt.Errorf("%s: %w", trace, err)
 				}
 				tr = sim.FromRecorded(recs, seed)
 				source = fmt.Sprintf("%d pages replayed from %s over %.0f days", len(tr.Pages), trace, tr.Horizon)
