@@ -170,7 +170,7 @@ func NewSearcher(ix Index, cat *catalog.Catalog, gaz *gazetteer.Gazetteer) *Sear
 // 100 per request); results past it follow in the index's order.
 const window = 100
 
-// maxPlaces bounds the places one span of words may name (Boston, USA and Boston, UK...).
+// maxPlacesPerSpan bounds the places one span of words may name (Boston, USA and Boston, UK...).
 const maxPlacesPerSpan = 3
 
 // Search runs a dataset search. A malformed query is an *index.QueryError.
@@ -395,21 +395,16 @@ func (s *Searcher) expandPlaces(q string) (string, []placeSpan, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	type item struct {
-		start, end int
-		text       string
-		phrase     bool
-	}
-	var items []item
+	var items []queryItem
 	add := func(c query.Node) {
 		switch w := c.(type) {
 		case *query.Word:
 			if w.Field == query.Default {
-				items = append(items, item{w.At, w.At + len(w.Text), w.Text, false})
+				items = append(items, queryItem{w.At, w.At + len(w.Text), w.Text, false})
 			}
 		case *query.Phrase:
 			if w.Field == query.Default {
-				items = append(items, item{w.At, w.At + len(w.Text) + 2, w.Text, true})
+				items = append(items, queryItem{w.At, w.At + len(w.Text) + 2, w.Text, true})
 			}
 		}
 	}
@@ -426,7 +421,7 @@ func (s *Searcher) expandPlaces(q string) (string, []placeSpan, error) {
 	for i := 0; i < len(items); {
 		found := false
 		for k := min(len(items), i+maxSpanWords); k > i; k-- {
-			if k > i+1 && !adjacent(q, items[i:k], func(it item) (int, int, bool) { return it.start, it.end, it.phrase }) {
+			if k > i+1 && !adjacent(q, items[i:k]) {
 				continue
 			}
 			words := make([]string, 0, k-i)
@@ -475,17 +470,23 @@ func (s *Searcher) expandPlaces(q string) (string, []placeSpan, error) {
 	return b.String(), spans, nil
 }
 
+// queryItem is a top-level word or phrase of a query, at its byte range in the query.
+type queryItem struct {
+	start, end int
+	text       string
+	phrase     bool
+}
+
 // adjacent reports whether the items stand next to each other in q, separated by spaces
 // only, and are plain words (a phrase stands for itself).
-func adjacent[T any](q string, items []T, pos func(T) (int, int, bool)) bool {
-	for i := range items {
-		s, _, phrase := pos(items[i])
-		if phrase {
+func adjacent(q string, items []queryItem) bool {
+	for i, it := range items {
+		if it.phrase {
 			return false
 		}
 		if i > 0 {
-			_, prevEnd, _ := pos(items[i-1])
-			if prevEnd > s || strings.TrimSpace(q[prevEnd:s]) != "" {
+			prevEnd := items[i-1].end
+			if prevEnd > it.start || strings.TrimSpace(q[prevEnd:it.start]) != "" {
 				return false
 			}
 		}
