@@ -142,7 +142,7 @@ func New(cfg config.Config, opts ...Option) (*Crawler, error) {
 		o(c)
 	}
 	if c.scorer == nil {
-		s, err := linkStrategy(cfg.Crawl.LinkStrategy)
+		s, err := NewLinkStrategy(cfg.Crawl.LinkStrategy)
 		if err != nil {
 			return nil, err
 		}

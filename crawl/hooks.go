@@ -172,9 +172,7 @@ func LinkStrategies() []string {
 // NewLinkStrategy returns a new scorer of the strategy registered under name
 // (crawl.link-strategy): what the crawler uses when no WithLinkScorer is given. Code that
 // adds to the configured strategy (the geo vertical's producer boost) wraps what it returns.
-func NewLinkStrategy(name string) (LinkScorer, error) { return linkStrategy(name) }
-
-func linkStrategy(name string) (LinkScorer, error) {
+func NewLinkStrategy(name string) (LinkScorer, error) {
 	mk, ok := linkStrategies[name]
 	if !ok {
 		return nil, fmt.Errorf("crawl.link-strategy: unknown strategy %q (choose one of %s)", name, strings.Join(LinkStrategies(), ", "))
