@@ -151,21 +151,14 @@ func (c *Crawler) fetchRobots(ctx context.Context, origin string) *fetch.Result 
 	}
 }
 
-// delay is how long a host rests after a request: the largest of its robots.txt
-// crawl-delay, politeness.min-delay and delay-factor × the response time, the last two
-// capped by politeness.max-delay. A robots.txt crawl-delay is honoured in full.
+// delay is how long a host rests after a request (HostDelay); slot is nil before its
+// robots.txt is read.
 func (c *Crawler) delay(slot *robotsSlot, res *fetch.Result) time.Duration {
 	var group robots.Group
 	if slot != nil {
 		group = slot.group
 	}
 	return HostDelay(c.cfg.Politeness, group, res)
-}
-
-// retryAfter is when a failed fetch is tried again: retry-delay doubled per earlier
-// attempt, or the server's Retry-After when longer. ok is false when attempts are used up.
-func (c *Crawler) retryAfter(it frontier.Item, res *fetch.Result) (time.Duration, bool) {
-	return RetryWait(c.cfg.Politeness, it.Attempts, res)
 }
 
 func (c *Crawler) newRecord(it frontier.Item) *store.Page {
@@ -221,7 +214,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 	case res.Err != nil:
 		errKind, errDetail = string(fetch.KindOf(res.Err)), res.Err.Error()
 		if retryable(fetch.KindOf(res.Err)) {
-			if wait, ok := c.retryAfter(it, res); ok {
+			if wait, ok := RetryWait(c.cfg.Politeness, it.Attempts, res); ok {
 				out.Retry = now.Add(wait)
 			}
 		}
@@ -238,7 +231,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 		errKind, errDetail = c.redirect(d, res.Location, &out)
 	case res.Status == 429 || res.Status >= 500:
 		errKind, errDetail = "http-"+strconv.Itoa(res.Status), ""
-		if wait, ok := c.retryAfter(it, res); ok {
+		if wait, ok := RetryWait(c.cfg.Politeness, it.Attempts, res); ok {
 			out.Retry = now.Add(wait)
 		}
 		if hold := RetryAfterHold(c.cfg.Politeness, res); hold > 0 {
