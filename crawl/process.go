@@ -463,15 +463,14 @@ func (c *Crawler) fingerprint(d *Document) {
 	rec := d.Record
 	fp := c.textNorm.Of(d.Text)
 	rec.Fingerprint = fp.Exact.String()
-	if d.Page != nil {
+	if c.md5Print {
+		rec.Fingerprint = fingerprint.MD5Stripped(d.Text)
+	} else if d.Page != nil {
 		// Change detection reads the page's own text: a new menu entry or a footer
 		// is the site changing, not the page (parse.Block.Chrome).
 		if main := d.Page.MainText(); len(main) != len(d.Text) {
 			rec.Fingerprint = c.textNorm.Exact(main).String()
 		}
-	}
-	if c.md5Print {
-		rec.Fingerprint = fingerprint.MD5Stripped(d.Text)
 	}
 	rec.SimHash = fmt.Sprintf("%016x", fp.SimHash)
 	if d.Prev != nil && d.Prev.Fingerprint != "" {
