@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sonda-search/sonda/text"
 	"log/slog"
 	"net/url"
 	"os"
@@ -24,6 +23,7 @@ import (
 	"github.com/sonda-search/sonda/geo/catalog"
 	"github.com/sonda-search/sonda/geo/rank"
 	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/text"
 	"github.com/sonda-search/sonda/urlnorm"
 )
 
