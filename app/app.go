@@ -104,22 +104,14 @@ func Open(cfg config.Config, o Options) (*Instance, error) {
 			in.Close()
 		}
 	}()
-	ixo, err := IndexOptions(cfg, o.Logger)
-	if err != nil {
-		return nil, err
-	}
-	if in.Graph, err = linkgraph.Open(db, linkgraph.Options{Logger: o.Logger}); err != nil {
-		return nil, err
-	}
-	ixo.Links = in.Graph
-	in.Index, err = index.Open(index.DataDir(cfg.Data), ixo)
+	err = in.openSearch()
 	if errors.Is(err, index.ErrLocked) {
 		return nil, inUse(err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	in.isink = index.NewSink(in.Index, in.Graph, index.SinkOptions{BatchSize: cfg.Search.BatchSize, Delay: cfg.Search.BatchDelay, Logger: o.Logger})
+	in.isink = in.newIndexSink()
 	// The link graph first, so a page's anchors are in it when the index writes the page.
 	in.gsink = linkgraph.NewSink(in.Graph, in.isink.Touch)
 	if in.Index.Stats().Unclean {
@@ -135,6 +127,27 @@ func Open(cfg config.Config, o Options) (*Instance, error) {
 	}
 	ok = true
 	return in, nil
+}
+
+// openSearch opens the link graph (in the database) and the search index, DATA/index,
+// ranked with it.
+func (in *Instance) openSearch() error {
+	ixo, err := IndexOptions(in.cfg, in.log)
+	if err != nil {
+		return err
+	}
+	if in.Graph, err = linkgraph.Open(in.DB, linkgraph.Options{Logger: in.log}); err != nil {
+		return err
+	}
+	ixo.Links = in.Graph
+	in.Index, err = index.Open(index.DataDir(in.cfg.Data), ixo)
+	return err
+}
+
+// newIndexSink is a sink that writes crawled (or replayed) pages into the index, in
+// batches as search.batch-size and search.batch-delay say.
+func (in *Instance) newIndexSink() *index.Sink {
+	return index.NewSink(in.Index, in.Graph, index.SinkOptions{BatchSize: in.cfg.Search.BatchSize, Delay: in.cfg.Search.BatchDelay, Logger: in.log})
 }
 
 // IndexOptions are the search settings of cfg, for an index ranked with a link graph the

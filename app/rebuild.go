@@ -52,15 +52,7 @@ func Rebuild(ctx context.Context, cfg config.Config, o RebuildOptions) (RebuildS
 	if err := os.RemoveAll(index.DataDir(cfg.Data)); err != nil {
 		return RebuildStats{}, fmt.Errorf("remove the old index: %w", err)
 	}
-	ixo, err := IndexOptions(cfg, in.log)
-	if err != nil {
-		return RebuildStats{}, err
-	}
-	if in.Graph, err = linkgraph.Open(in.DB, linkgraph.Options{Logger: in.log}); err != nil {
-		return RebuildStats{}, err
-	}
-	ixo.Links = in.Graph
-	if in.Index, err = index.Open(index.DataDir(cfg.Data), ixo); err != nil {
+	if err := in.openSearch(); err != nil {
 		return RebuildStats{}, err
 	}
 	var st RebuildStats
@@ -79,7 +71,7 @@ func Rebuild(ctx context.Context, cfg config.Config, o RebuildOptions) (RebuildS
 	if st.PageRank, err = in.Graph.ComputePageRank(ctx); err != nil {
 		return st, err
 	}
-	in.isink = index.NewSink(in.Index, in.Graph, index.SinkOptions{BatchSize: cfg.Search.BatchSize, Delay: cfg.Search.BatchDelay, Logger: in.log})
+	in.isink = in.newIndexSink()
 	if err := replay("documents", in.isink); err != nil {
 		return st, err
 	}
