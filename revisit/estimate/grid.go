@@ -212,19 +212,10 @@ const negligible = 1e-12
 // Posterior writes into out (len(g.Rates)) the posterior probabilities of each rate.
 func (g *Grid) Posterior(h *History, out []float64) {
 	g.prepare()
-	best := math.Inf(-1)
 	for i, r := range g.Rates {
-		if math.IsInf(g.logWeights[i], -1) {
-			out[i] = math.Inf(-1)
-			continue
-		}
-		out[i] = g.logWeights[i] + h.logLikelihood(r, g.logRates[i])
-		best = math.Max(best, out[i])
+		out[i] = h.logLikelihood(r, g.logRates[i])
 	}
-	for i := range out {
-		out[i] = math.Exp(out[i] - best)
-	}
-	normalize(out)
+	g.PosteriorFrom(out, out)
 }
 
 // Mean is the posterior mean rate of h.
@@ -314,7 +305,7 @@ func (g *Grid) FitLikelihoods(logL []float64, hs []*History, rounds int, smoothi
 }
 
 // PosteriorFrom writes into out the posterior of the page whose log-likelihood row (from
-// Likelihoods) is given.
+// Likelihoods) is given; row and out may be the same slice.
 func (g *Grid) PosteriorFrom(row, out []float64) {
 	g.prepare()
 	best := math.Inf(-1)
