@@ -427,7 +427,7 @@ func (p *optimal) endReplan(in *replanInput, out replanOutput, err error) {
 	p.install(in, out)
 }
 
-// waitReplan waits until no re-plan is in progress (for tests and Restore).
+// waitReplan waits until no re-plan is in progress (for tests).
 func (p *optimal) waitReplan() {
 	p.mu.Lock()
 	running, done := p.replanning, p.replanned
