@@ -21,13 +21,7 @@ import (
 //
 //	go test -run XXX -bench FocusStrategies -benchtime 1x -timeout 30m ./focus/focuseval
 func BenchmarkFocusStrategies(b *testing.B) {
-	topicName, webSeed := os.Getenv("SONDA_FOCUS_TOPIC"), int64(1)
-	if topicName == "" {
-		topicName = topical.Nuclear
-	}
-	if s := os.Getenv("SONDA_FOCUS_WEB_SEED"); s != "" {
-		fmt.Sscan(s, &webSeed)
-	}
+	topicName, webSeed := benchTopicAndSeed()
 	topic, err := focus.LoadTopic(topicName)
 	if err != nil {
 		b.Fatal(err)
@@ -66,4 +60,17 @@ func BenchmarkFocusStrategies(b *testing.B) {
 				harvest["online"], harvest["bfs"], harvest["best-first"], harvest["mlp"])
 		}
 	}
+}
+
+// benchTopicAndSeed reads SONDA_FOCUS_TOPIC (default nuclear) and SONDA_FOCUS_WEB_SEED
+// (default 1).
+func benchTopicAndSeed() (topic string, webSeed int64) {
+	topic, webSeed = os.Getenv("SONDA_FOCUS_TOPIC"), 1
+	if topic == "" {
+		topic = topical.Nuclear
+	}
+	if s := os.Getenv("SONDA_FOCUS_WEB_SEED"); s != "" {
+		fmt.Sscan(s, &webSeed)
+	}
+	return topic, webSeed
 }
