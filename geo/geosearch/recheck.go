@@ -23,8 +23,10 @@ type RecheckOptions struct {
 	// Agent is the robots.txt product token; a dataset robots.txt now forbids is left
 	// alone (not fetched, not marked).
 	Agent string
-	// Delay is the rest between two requests to one host, as the crawl's politeness.
-	Delay time.Duration
+	// Politeness are the crawl's settings: between two requests to one host the check
+	// rests as a crawl does (crawl.HostDelay: min-delay, delay-factor times the last
+	// response time up to max-delay, and the host's robots.txt Crawl-delay in full).
+	Politeness config.Politeness
 	// Hosts is how many hosts are checked at once. Default 4.
 	Hosts int
 	// OlderThan skips datasets checked (or fetched) less than this long ago; 0 checks all.
@@ -62,14 +64,14 @@ func NewRecheckFetcher(cfg config.Config) (*fetch.Fetcher, error) {
 }
 
 // RecheckOptionsFrom are the link check's settings in cfg: the crawl's robots.txt agent and
-// per-host delay, checking links older than olderThan.
+// politeness, checking links older than olderThan.
 func RecheckOptionsFrom(cfg config.Config, olderThan time.Duration, log *slog.Logger) RecheckOptions {
-	return RecheckOptions{Agent: cfg.Robots.Agent, Delay: cfg.Politeness.MinDelay, OlderThan: olderThan, Logger: log}
+	return RecheckOptions{Agent: cfg.Robots.Agent, Politeness: cfg.Politeness, OlderThan: olderThan, Logger: log}
 }
 
 // Recheck is the thesis's broken-link check (seed 000 §3.8.1): every dataset link in cat
-// is requested again, host by host under the same politeness as a crawl (robots.txt, a
-// rest between requests to a host), and one that answers 404 or 410 — after redirects —
+// is requested again, host by host under the same politeness as a crawl (robots.txt, the
+// crawl's rest between requests to a host, Crawl-delay included), and one that answers 404 or 410 — after redirects —
 // is marked gone, which takes it out of search (an Indexer listening to cat deletes its
 // document) while its record stays, so a crawl does not fetch it as new. A gone link that
 // answers again is restored. Anything else (a 5xx, a timeout, a refused connection) gives
@@ -166,13 +168,23 @@ feed:
 	return stats, firstErr
 }
 
-// recheckHost checks one host's datasets in order, resting o.Delay between requests.
+// recheckHost checks one host's datasets in order, resting between requests as a crawl
+// would (crawl.HostDelay under o.Politeness and the host's robots.txt).
 func recheckHost(ctx context.Context, cat *catalog.Catalog, f *fetch.Fetcher, o RecheckOptions, origin string, ds []*catalog.Dataset, count func(func(*RecheckStats))) error {
+	rules := hostRobots(ctx, f, origin)
+	if rules == nil {
+		o.Logger.Warn("recheck: robots.txt unavailable; host skipped", "host", origin)
+		count(func(s *RecheckStats) { s.Failed += len(ds) })
+		return nil
+	}
+	group := rules.Group(o.Agent)
+	var last *fetch.Result // the host's last answer, whose time the delay factor scales
 	rest := func() bool {
-		if o.Delay <= 0 {
+		d := crawl.HostDelay(o.Politeness, group, last)
+		if d <= 0 {
 			return ctx.Err() == nil
 		}
-		t := time.NewTimer(o.Delay)
+		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-t.C:
@@ -180,12 +192,6 @@ func recheckHost(ctx context.Context, cat *catalog.Catalog, f *fetch.Fetcher, o 
 		case <-ctx.Done():
 			return false
 		}
-	}
-	rules := hostRobots(ctx, f, origin)
-	if rules == nil {
-		o.Logger.Warn("recheck: robots.txt unavailable; host skipped", "host", origin)
-		count(func(s *RecheckStats) { s.Failed += len(ds) })
-		return nil
 	}
 	for _, d := range ds {
 		if !rest() {
@@ -197,6 +203,7 @@ func recheckHost(ctx context.Context, cat *catalog.Catalog, f *fetch.Fetcher, o 
 			continue
 		}
 		res := f.Fetch(ctx, fetch.Request{URL: d.URL, MaxRedirects: o.MaxRedirects, MaxBodyBytes: 64 << 10})
+		last = res
 		key := KeyOf(d.URL)
 		switch {
 		case res.Err == nil && (res.Status == http.StatusNotFound || res.Status == http.StatusGone):

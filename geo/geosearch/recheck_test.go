@@ -6,9 +6,15 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/geo"
+	"github.com/sonda-search/sonda/geo/catalog"
+	"github.com/sonda-search/sonda/store"
 )
 
 // TestRecheck: after a crawl of the geo test web, the broken-link check finds the links
@@ -127,5 +133,56 @@ func TestRecheck(t *testing.T) {
 	st, err = Recheck(ctx, g.cat, f, RecheckOptions{Agent: "sonda", OlderThan: time.Hour})
 	if err != nil || st.Checked != 0 || st.Recent == 0 {
 		t.Errorf("check of recently checked links: %+v %v", st, err)
+	}
+}
+
+// TestRecheckHonoursCrawlDelay: the check rests between requests to a host as a crawl
+// does, so a robots.txt Crawl-delay is kept even when the configured delays are zero.
+func TestRecheckHonoursCrawlDelay(t *testing.T) {
+	var mu sync.Mutex
+	var times []time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			w.Write([]byte("User-agent: *\nCrawl-delay: 1\n"))
+			return
+		}
+		mu.Lock()
+		times = append(times, time.Now())
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/zip")
+		w.Write([]byte("PK"))
+	}))
+	defer srv.Close()
+	db, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cat := catalog.New(db)
+	for _, name := range []string{"rivers.zip", "roads.zip"} {
+		u := "http://data.test/" + name
+		if err := cat.PutDataset(KeyOf(u), &catalog.Dataset{URL: u, Name: name, Geographic: true, Metadata: &geo.Dataset{File: u}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := config.Default()
+	cfg.Fetch.AllowPrivate = true
+	cfg.Fetch.Resolve = []string{"*.test=" + strings.TrimPrefix(srv.URL, "http://")}
+	f, err := NewRecheckFetcher(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	o := RecheckOptionsFrom(cfg, 0, nil)
+	o.Politeness.MinDelay, o.Politeness.DelayFactor = 0, 0
+	st, err := Recheck(context.Background(), cat, f, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.OK != 2 || len(times) != 2 {
+		t.Fatalf("stats %+v, %d dataset requests; want both checked", st, len(times))
+	}
+	if gap := times[1].Sub(times[0]); gap < time.Second {
+		t.Errorf("%v between two requests to a host whose robots.txt asks for a 1s Crawl-delay", gap)
 	}
 }
