@@ -1,0 +1,56 @@
+package render
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// treeRSS is the resident memory, in bytes, of process pid and all its descendants
+// (Chromium runs renderers, a GPU and a network process as children), read from /proc.
+// It is 0 where /proc is missing, which turns the memory bound off.
+func treeRSS(pid int) int64 {
+	if pid <= 0 {
+		return 0
+	}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	children := map[int][]int{}
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses, so parse
+		// after the last ')'.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		fields := bytes.Fields(b[i+1:])
+		if len(fields) < 2 {
+			continue
+		}
+		ppid, err1 := strconv.Atoi(string(fields[1]))
+		p, err2 := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+		if err1 == nil && err2 == nil {
+			children[ppid] = append(children[ppid], p)
+		}
+	}
+	page := int64(os.Getpagesize())
+	var total int64
+	for todo := []int{pid}; len(todo) > 0; {
+		p := todo[len(todo)-1]
+		todo = append(todo[:len(todo)-1], children[p]...)
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/statm")
+		if err != nil {
+			continue
+		}
+		if f := bytes.Fields(b); len(f) >= 2 {
+			if n, err := strconv.ParseInt(string(f[1]), 10, 64); err == nil {
+				total += n * page
+			}
+		}
+	}
+	return total
+}
