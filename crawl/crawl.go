@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -186,7 +187,11 @@ func New(cfg config.Config, opts ...Option) (*Crawler, error) {
 		if fixed, err := warc.Recover(dir); err != nil {
 			return nil, fmt.Errorf("crawl: recover WARC files: %w", err)
 		} else if len(fixed) > 0 {
-			c.log.Info("recovered WARC files left open by an interrupted crawl", "files", fixed)
+			level := slog.LevelInfo
+			if strings.Contains(strings.Join(fixed, "\n"), warc.DamagedSuffix) {
+				level = slog.LevelWarn // damage, not just a kill: the operator should look
+			}
+			c.log.Log(context.Background(), level, "recovered WARC files left open by an interrupted crawl", "files", fixed)
 		}
 		c.warc, err = warc.NewWriter(warc.WriterOptions{
 			Dir: dir, MaxFileSize: int64(cfg.WARC.MaxFileSize),

@@ -32,10 +32,17 @@
 //   - The file being written carries the suffix ".open". It is fsynced and
 //     renamed to its final name when it is rotated or the writer is closed,
 //     so a file without the suffix is complete.
-//   - [Recover], called at start-up, finds leftover ".open" files, cuts each
-//     back to its last complete record (a record whose gzip member, trailer
-//     included, decodes), and renames it. A capture cut short by the kill is
-//     lost; every capture whose WriteCapture returned is kept.
+//   - [Recover], called at start-up, finds leftover ".open" files, cuts off
+//     a torn tail (bytes after the last intact record that read as a clean
+//     prefix of one), and renames them. A record is intact when its gzip
+//     member, trailer included, decodes and its digests match. A capture cut
+//     short by the kill is lost; every capture whose WriteCapture returned is
+//     kept.
+//   - Damage anywhere else (a flipped byte, a bad sector) costs only the
+//     records it hit: Recover resynchronises on the next intact record,
+//     copies the damaged bytes to NAME.damaged-OFFSET, and overwrites them
+//     with empty gzip members of the same length, so that every other record
+//     keeps its offset and the Locations stored elsewhere stay valid.
 //   - A new [Writer] always starts a new file; it never appends to an old one.
 //
 // Data written before a kill lives in the OS page cache and survives the

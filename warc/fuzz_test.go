@@ -50,8 +50,23 @@ func FuzzReader(f *testing.F) {
 			ParseFields(rec.Content)
 			ParseDate(rec.Header.Get(FieldDate))
 		}
-		if _, _, _, err := completePrefix(bytes.NewReader(data)); err != nil {
-			t.Fatalf("completePrefix on in-memory data: %v", err)
+		for _, gz := range []bool{false, true} {
+			s, err := scanFile(bytes.NewReader(data), int64(len(data)), gz)
+			if err != nil {
+				t.Fatalf("scanFile on in-memory data: %v", err)
+			}
+			// Damage is ordered, disjoint and before what is kept; only a
+			// torn tail shortens the file.
+			at := int64(0)
+			for _, d := range s.damaged {
+				if d.start < at || d.end <= d.start || d.end > s.keep {
+					t.Fatalf("gz=%v: damage %+v after %d, keep %d", gz, d, at, s.keep)
+				}
+				at = d.end
+			}
+			if s.keep < 0 || s.keep > int64(len(data)) || (s.keep < int64(len(data))) != (s.torn != "") || s.records < 0 {
+				t.Fatalf("gz=%v: keep %d of %d, torn %q, %d records", gz, s.keep, len(data), s.torn, s.records)
+			}
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -76,9 +77,16 @@ func TestRecoverEveryTornTail(t *testing.T) {
 				if cut < before && cut%61 != 0 && cut != infoEnd-1 && cut != infoEnd {
 					continue
 				}
-				_, keep, _, err := completePrefix(bytes.NewReader(full[:cut]))
+				s, err := scanFile(bytes.NewReader(full[:cut]), int64(cut), !uncompressed)
 				if err != nil {
 					t.Fatalf("cut at %d: %v", cut, err)
+				}
+				if len(s.damaged) > 0 {
+					t.Fatalf("cut at %d: a torn tail taken for damage: %+v", cut, s.damaged)
+				}
+				keep := s.keep
+				if s.records == 0 {
+					keep = 0
 				}
 				n := countRecords(t, full[:keep])
 				switch {
@@ -240,5 +248,219 @@ func TestKillChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		enc.Encode(loc)
+	}
+}
+
+// flipFixture is an abandoned ".open" file of several captures and the
+// offsets and bytes of every record in it.
+type flipFixture struct {
+	name string
+	data []byte
+	recs []flipRecord
+}
+
+type flipRecord struct {
+	start, end int64
+	id         string
+}
+
+func newFlipFixture(t *testing.T, uncompressed bool, captures int) flipFixture {
+	t.Helper()
+	src := t.TempDir()
+	w := mustWriter(t, testOptions(src, uncompressed))
+	for i := range captures {
+		if _, err := w.WriteCapture(testCapture(i, 400+i*37)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name, data := openFileBytes(t, src)
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []flipRecord
+	for {
+		start := r.end
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, flipRecord{start: start, end: r.end, id: rec.Header.Get(FieldRecordID)})
+	}
+	return flipFixture{name: name, data: data, recs: recs}
+}
+
+// TestRecoverKeepsRecordsAroundDamage flips one byte at offsets all over an
+// abandoned file and checks what Recover makes of it: the file keeps its
+// length, every record the flip did not touch reads at its old offset (so
+// the crawl database's Locations stay valid) and in sequence, and the
+// damaged bytes are in the file the report names, exactly as they were.
+func TestRecoverKeepsRecordsAroundDamage(t *testing.T) {
+	for _, uncompressed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("uncompressed=%v", uncompressed), func(t *testing.T) {
+			fx := newFlipFixture(t, uncompressed, 12)
+			final := strings.TrimSuffix(fx.name, openSuffix)
+			// Each check costs a few fsyncs: ~100 offsets spread over the file,
+			// flipping one bit or a whole byte in turn.
+			stride := len(fx.data)/90 + 1
+			for i, off := 0, 0; off < len(fx.data); i, off = i+1, off+stride {
+				checkFlip(t, fx, final, off, []byte{0x01, 0xff}[i%2], uncompressed)
+			}
+			// Every byte of the first record's gzip header and of a middle
+			// record's start.
+			mid := fx.recs[len(fx.recs)/2].start
+			for off := range 12 {
+				checkFlip(t, fx, final, off, 0x10, uncompressed)
+				checkFlip(t, fx, final, int(mid)+off, 0x10, uncompressed)
+			}
+		})
+	}
+}
+
+func checkFlip(t *testing.T, fx flipFixture, final string, off int, mask byte, uncompressed bool) {
+	t.Helper()
+	dir := t.TempDir()
+	damaged := bytes.Clone(fx.data)
+	damaged[off] ^= mask
+	if err := os.WriteFile(filepath.Join(dir, fx.name), damaged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	report, err := Recover(dir)
+	if err != nil {
+		t.Fatalf("flip %#x at %d: %v", mask, off, err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, final))
+	if err != nil {
+		t.Fatalf("flip %#x at %d: %v (report %q)", mask, off, err, report)
+	}
+	if len(got) != len(fx.data) {
+		t.Fatalf("flip %#x at %d: recovered file has %d bytes, had %d (report %q)", mask, off, len(got), len(fx.data), report)
+	}
+	// Records the flip did not touch read at their offsets, unchanged.
+	for _, r := range fx.recs {
+		if int64(off) >= r.start && int64(off) < r.end {
+			continue
+		}
+		if !bytes.Equal(got[r.start:r.end], fx.data[r.start:r.end]) {
+			t.Fatalf("flip %#x at %d: record %s at %d changed (report %q)", mask, off, r.id, r.start, report)
+		}
+		rec, err := ReadRecordAt(dir, Location{File: final, Offset: r.start, Length: r.end - r.start})
+		if err != nil || rec.Header.Get(FieldRecordID) != r.id {
+			t.Fatalf("flip %#x at %d: record %s at %d: %v (report %q)", mask, off, r.id, r.start, err, report)
+		}
+	}
+	// The whole file reads in sequence, without an error.
+	rd, err := NewReader(bytes.NewReader(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for ; ; n++ {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("flip %#x at %d: recovered file: %v (report %q)", mask, off, err, report)
+		}
+		if err := VerifyDigests(rec); err != nil {
+			t.Fatalf("flip %#x at %d: recovered file: %v (report %q)", mask, off, err, report)
+		}
+	}
+	if n < len(fx.recs)-1 {
+		t.Fatalf("flip %#x at %d: %d records read in sequence, want at least %d (report %q)", mask, off, n, len(fx.recs)-1, report)
+	}
+	// What was damaged is aside, byte for byte, where the report says.
+	asides, _ := filepath.Glob(filepath.Join(dir, final+DamagedSuffix+"*"))
+	if n == len(fx.recs) {
+		if len(asides) != 0 || !strings.HasSuffix(report[0], "intact") {
+			t.Fatalf("flip %#x at %d changed nothing readable, yet %v aside (report %q)", mask, off, asides, report)
+		}
+		return
+	}
+	if len(asides) != 1 {
+		t.Fatalf("flip %#x at %d: damaged bytes aside in %v, want one file (report %q)", mask, off, asides, report)
+	}
+	at, _ := strconv.ParseInt(strings.TrimPrefix(filepath.Base(asides[0]), final+DamagedSuffix), 10, 64)
+	saved, _ := os.ReadFile(asides[0])
+	if int64(off) < at || int64(off) >= at+int64(len(saved)) || !bytes.Equal(saved, damaged[at:at+int64(len(saved))]) {
+		t.Fatalf("flip %#x at %d: %s does not hold the damaged bytes", mask, off, asides[0])
+	}
+	if !strings.Contains(report[0], "moved to "+filepath.Base(asides[0])) {
+		t.Fatalf("flip %#x at %d: report %q does not name %s", mask, off, report, asides[0])
+	}
+}
+
+// TestFiller checks that filler makes exactly the length asked for, and
+// that it reads as no record at all, alone and between records.
+func TestFiller(t *testing.T) {
+	for _, n := range []int64{20, 21, 22, 23, 24, 50, 201, 250, 65555, 65556, 65557, 65575, 65576, 65578, 1 << 17, 300007} {
+		for _, gz := range []bool{true, false} {
+			b := filler(n, "x.warc.gz.damaged-5", gz)
+			if int64(len(b)) != n {
+				t.Fatalf("filler(%d, gz=%v) has %d bytes", n, gz, len(b))
+			}
+			rd, err := NewReader(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec, err := rd.Next(); err != io.EOF {
+				t.Fatalf("filler(%d, gz=%v): Next gives %v, %v; want io.EOF", n, gz, rec, err)
+			}
+		}
+	}
+	if b := filler(19, "x", true); b != nil {
+		t.Errorf("filler(19) for gzip: %d bytes, want nil", len(b))
+	}
+}
+
+// TestRecoverDamageAndTornTail: damage in the middle is moved aside, the torn
+// tail after it is cut, and a file with no intact record at all is moved
+// aside whole, never removed.
+func TestRecoverDamageAndTornTail(t *testing.T) {
+	fx := newFlipFixture(t, false, 8)
+	final := strings.TrimSuffix(fx.name, openSuffix)
+	dir := t.TempDir()
+	data := bytes.Clone(fx.data)
+	mid := fx.recs[3]
+	data[mid.start+40] ^= 0x08
+	last := fx.recs[len(fx.recs)-1]
+	data = data[:last.start+(last.end-last.start)/2] // torn inside the last record
+	os.WriteFile(filepath.Join(dir, fx.name), data, 0o644)
+	report, err := Recover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Capture 7 is a request and a response: the request goes with it.
+	req := fx.recs[len(fx.recs)-2]
+	got, _ := os.ReadFile(filepath.Join(dir, final))
+	if int64(len(got)) != req.start {
+		t.Fatalf("recovered %d bytes, want %d (report %q)", len(got), req.start, report)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("%d records kept, %d bytes of torn tail cut", len(fx.recs)-3, len(data)-int(req.start)),
+		fmt.Sprintf("%d damaged bytes at offset %d", mid.end-mid.start, mid.start),
+		"moved to " + final + DamagedSuffix + fmt.Sprint(mid.start),
+	} {
+		if !strings.Contains(report[0], want) {
+			t.Errorf("report %q lacks %q", report[0], want)
+		}
+	}
+
+	// The warcinfo record alone, damaged: nothing intact, all moved aside.
+	dir = t.TempDir()
+	data = bytes.Clone(fx.data[:fx.recs[0].end])
+	data[30] ^= 0x01
+	os.WriteFile(filepath.Join(dir, fx.name), data, 0o644)
+	report, err = Recover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := os.ReadFile(filepath.Join(dir, final+DamagedSuffix+"0"))
+	if !bytes.Equal(saved, data) || !strings.Contains(report[0], "no intact record") {
+		t.Fatalf("whole damaged file: aside %d bytes (%v), report %q", len(saved), err, report)
 	}
 }
