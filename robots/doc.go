@@ -43,7 +43,11 @@
 //   - crawl-delay takes decimal seconds per group ("10", "0.5"); anything
 //     else is ignored; merged groups keep the longest. sitemap lines are
 //     global and kept when they are absolute http(s) URLs.
-//   - Not implemented on purpose: Google's "index.html means /" rewrite,
+//   - Google's practice is followed where the RFC is silent: an allow
+//     pattern ending in "/index.html" allows its directory too, lines are
+//     cut after MaxLineLength octets, and an agent that is no product token
+//     ("Foo Bar") is served by "*" groups only.
+//   - Not implemented on purpose:
 //     prefix matching of record names, and Yandex's host and clean-param
 //     records (counted as ignored).
 //

@@ -2,6 +2,7 @@ package robots
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +164,81 @@ func FuzzDirectives(f *testing.F) {
 		}
 		if both.Indexable(time.Unix(0, 0)) && (m.NoIndex || h.NoIndex) {
 			t.Fatal("noindex page reported indexable")
+		}
+	})
+}
+
+// FuzzParseAgainstModel writes a robots.txt from a model (one group for the agent, its
+// rules, and lines that are no rules scattered between them: sitemaps, unknown records,
+// comments, blank lines, other agents' groups) and holds Parse+Allowed to the decision the
+// model gives by the RFC's definition: the longest matching canonical pattern, allow on a
+// tie, with referenceMatch as the matcher.
+func FuzzParseAgainstModel(f *testing.F) {
+	f.Add([]byte("\x01/a\x00\x02/a/b\x00\x05/*.php$\x00"), "/a/b/c.php")
+	f.Add([]byte("\x03/x\x00\x04sitemap\x00\x00/\x00"), "/x/y")
+	f.Add([]byte("\x01/foo/bar?baz=https://foo.bar\x00\x02/\x00"), "/foo/bar?baz=https%3A%2F%2Ffoo.bar")
+	f.Add([]byte("\x01/d/index.html\x00\x02/\x00"), "/d/")
+	f.Fuzz(func(t *testing.T, spec []byte, path string) {
+		type modelRule struct {
+			allow bool
+			value string
+		}
+		var rules []modelRule
+		var file strings.Builder
+		file.WriteString("User-agent: other\nDisallow: /other-only\n\nUSER-AGENT: FuzzBot/1.0\n")
+		for _, field := range strings.Split(string(spec), "\x00") {
+			if field == "" {
+				continue
+			}
+			op, value := field[0], field[1:]
+			if strings.ContainsAny(value, "\r\n#") || len(value) > 200 {
+				continue // one line per record; comments are written apart
+			}
+			value = strings.TrimSpace(value)
+			switch op % 6 {
+			case 0, 1:
+				rules = append(rules, modelRule{true, value})
+				file.WriteString("Allow: " + value + "\n")
+			case 2, 3:
+				rules = append(rules, modelRule{false, value})
+				file.WriteString("disallow:" + value + "   # a comment\n")
+			case 4:
+				// Records that are no group member must not end the group.
+				file.WriteString("Sitemap: https://h.example/" + strconv.Itoa(len(value)) + ".xml\nX-Unknown: " + value + "\n\n# comment\n")
+			case 5:
+				// A second group for the same agent is merged into the first.
+				file.WriteString("User-agent: nobody\nDisallow: /nobody\nuser-agent: fuzzbot\n")
+			}
+		}
+		r := Parse([]byte(file.String()))
+		got := r.Allowed("FuzzBot", path)
+
+		s := canonical(path, false)
+		if s == "" || s[0] != '/' {
+			s = "/" + s
+		}
+		want, best := true, -1
+		if p, _, _ := strings.Cut(s, "?"); p != "/robots.txt" {
+			for _, mr := range rules {
+				if mr.value == "" {
+					continue
+				}
+				pats := []string{canonical(mr.value, true)}
+				if dir, ok := strings.CutSuffix(strings.TrimSuffix(pats[0], "$"), "/index.html"); ok && mr.allow {
+					pats = append(pats, dir+"/$")
+				}
+				for _, pat := range pats {
+					if !referenceMatch(pat, s) {
+						continue
+					}
+					if n := len(pat); n > best || n == best && mr.allow {
+						best, want = n, mr.allow
+					}
+				}
+			}
+		}
+		if got != want {
+			t.Fatalf("file:\n%s\npath %q (canonical %q): Allowed = %v, model says %v", file.String(), path, s, got, want)
 		}
 	})
 }

@@ -22,6 +22,15 @@ var alwaysEscaped = func() (t [256]bool) {
 	return t
 }()
 
+// queryReserved marks the reserved characters of RFC 3986 whose escapes a query compares
+// decoded ("#", "*" and "$" are not among them: see canonical).
+var queryReserved = func() (t [256]bool) {
+	for _, c := range []byte(":/?@[]!&'()+,;=") {
+		t[c] = true
+	}
+	return t
+}()
+
 func isUnreserved(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
 		c == '-' || c == '.' || c == '_' || c == '~'
@@ -51,11 +60,15 @@ func unhex(c byte) (byte, bool) {
 //   - octets in alwaysEscaped are encoded ("ツ" -> "%E3%83%84", " " -> "%20");
 //   - a literal "*" or "$" that is not a pattern operator becomes "%2A" or
 //     "%24", which is how RFC 9309 §2.2.3 says a rule names those characters;
-//   - after the first "?", the gen-delims ":", "/", "?" and "@" are encoded:
-//     RFC 3986 gives them no structure inside a query, and RFC 9309's table
-//     (/foo/bar?baz=https://foo.bar ≡ ...?baz=https%3A%2F%2Ffoo.bar) wants
-//     them equal to their escapes there. Sub-delims such as "&", "=" and "+"
-//     keep the distinction, since form decoding treats their escapes as data.
+//   - after the first "?", a reserved character of RFC 3986 and its escape
+//     are one: "%3A", "%2F", "%26", "%3D" and the like are decoded. RFC 9309
+//     §2.2.2's table (/foo/bar?baz=https://foo.bar ≡
+//     ...?baz=https%3A%2F%2Ffoo.bar) equates them in a query, and a crawler
+//     cannot tell which spelling a site means. Decoding rather than encoding
+//     keeps ordinary queries unchanged, so deciding them allocates nothing.
+//     "#", "*" and "$" are left encoded (they would end the URL or become
+//     operators), and in the path reserved escapes keep their meaning, so
+//     "/a%2Fb" is not "/a/b".
 //
 // When nothing changes s itself is returned, so the common case allocates
 // nothing.
@@ -81,7 +94,7 @@ func canonical(s string, pattern bool) string {
 				break
 			}
 			n = 3
-			if v := hi<<4 | lo; isUnreserved(v) {
+			if v := hi<<4 | lo; isUnreserved(v) || inQuery && queryReserved[v] {
 				out[0], m = v, 1
 			} else if s[i+1] >= 'a' || s[i+2] >= 'a' {
 				out, m = [3]byte{'%', upperHex[hi], upperHex[lo]}, 3
@@ -96,10 +109,7 @@ func canonical(s string, pattern bool) string {
 		case c == '$':
 			escape = !pattern || i != len(s)-1
 		case c == '?':
-			escape = inQuery
 			inQuery = true
-		case inQuery && (c == ':' || c == '/' || c == '@'):
-			escape = true
 		default:
 			escape = alwaysEscaped[c]
 		}

@@ -13,6 +13,12 @@ import (
 // minimum RFC 9309 §2.5 allows. Content after it is ignored.
 const MaxSize = 500 << 10
 
+// MaxLineLength is how many octets of a line are read; the rest of a longer line is
+// ignored, so an overlong rule is matched as its prefix. It is Google's limit (eight times
+// 2083, the longest URL old browsers accepted, less the terminating NUL of its buffer): no
+// real rule is that long, and a file of one endless line costs no more than MaxSize.
+const MaxLineLength = 2083*8 - 1
+
 // MaxCrawlDelay bounds the crawl-delay a file can ask for. Larger values are
 // clamped to it: the politeness layer applies its own ceiling, this one only
 // keeps absurd values ("crawl-delay: 1e300") from overflowing time.Duration.
@@ -141,11 +147,12 @@ type parser struct {
 	// lines name (none when no line named a usable token).
 	inGroup bool
 	targets []*ruleSet
-	// inRules is set by any record other than user-agent: the next
-	// user-agent line then starts a new group. Sitemap and unknown records
-	// count, as in Google's parser, so they never join two groups' agents;
-	// they do not end a group either, so rules after them still belong to
-	// it (RFC 9309 §2.2.4).
+	// inRules is set by a group member (allow, disallow, crawl-delay): the
+	// next user-agent line then starts a new group. Records that are no
+	// group member (sitemap, unknown names) leave it alone: they neither end
+	// a group nor split the user-agent lines around them (RFC 9309 §2.1 and
+	// §2.2.4), so "User-agent: a / Sitemap: … / User-agent: b / Disallow: /"
+	// is one group for a and b.
 	inRules bool
 
 	sitemapSeen map[string]bool
@@ -161,6 +168,10 @@ func (p *parser) problem(format string, args ...any) {
 func (p *parser) line(line []byte) {
 	p.num++
 	p.r.stats.Lines++
+	if len(line) > MaxLineLength {
+		// Google's practice: an overlong line is read as its first MaxLineLength octets.
+		line = line[:MaxLineLength]
+	}
 	if i := bytes.IndexByte(line, '#'); i >= 0 {
 		line = line[:i]
 	}
@@ -193,10 +204,8 @@ func (p *parser) line(line []byte) {
 	case keyCrawlDelay:
 		p.crawlDelay(value)
 	case keySitemap:
-		p.inRules = true
 		p.sitemap(value)
 	default:
-		p.inRules = true
 		p.problem("unknown record %q", truncate(key))
 	}
 }

@@ -67,8 +67,7 @@ func (r *Robots) Group(agent string) Group {
 	if r == nil {
 		return Group{}
 	}
-	tok := strings.TrimLeft(agent, " \t")
-	tok = tok[:tokenLen(tok)]
+	tok := agentToken(agent)
 	if tok == "" {
 		return Group{r.global}
 	}
@@ -180,10 +179,16 @@ type Rule struct {
 	Pattern string
 }
 
-// add compiles value and appends it; the caller sorts once parsing is done.
+// add compiles value and appends it; the caller sorts once parsing is done. An allow
+// pattern ending in "/index.html" also allows its directory itself ("/a/index.html" allows
+// "/a/" too), as Google's crawler does: the two name one page on nearly every server.
 func (s *ruleSet) add(allow bool, value string) {
 	canon := canonical(value, true)
 	s.rules = append(s.rules, rule{allow: allow, priority: len(canon), text: canon, pattern: compilePattern(canon)})
+	if dir, ok := strings.CutSuffix(strings.TrimSuffix(canon, "$"), "/index.html"); allow && ok {
+		dir += "/$"
+		s.rules = append(s.rules, rule{allow: true, priority: len(dir), text: dir, pattern: compilePattern(dir)})
+	}
 }
 
 // finish orders the rules for first-match evaluation and drops exact
@@ -223,6 +228,18 @@ func ProductToken(userAgent string) string {
 	return s
 }
 
+// agentToken returns the product token the crawler identified by agent answers to: agent
+// is a bare token ("SondaBot") or a User-Agent string that starts with one followed by a
+// version ("SondaBot/1.2 (+https://…)"). Anything else ("Foo Bar", "Foo*", " Foo") is no
+// product token (RFC 9309 §2.2.1), so it gets "" and only "*" groups speak to it.
+func agentToken(agent string) string {
+	n := tokenLen(agent)
+	if n < len(agent) && agent[n] != '/' {
+		return ""
+	}
+	return agent[:n]
+}
+
 // tokenLen returns the length of the product-token prefix of s
 // (RFC 9309 §2.2.1: letters, "_" and "-").
 func tokenLen(s string) int {
@@ -233,6 +250,30 @@ func tokenLen(s string) int {
 		}
 	}
 	return len(s)
+}
+
+// PathQueryOf returns the path and query of rawURL, the part robots.txt rules are matched
+// against, without parsing or normalizing it, so it takes URLs of any length and shape: an
+// absolute URL, one without a scheme ("example.com/a?b"), "//host/path", or a bare path.
+// The fragment is dropped, and a URL without a path gives "/" (so "" gives "/").
+func PathQueryOf(rawURL string) string {
+	s, _, _ := strings.Cut(rawURL, "#")
+	start := 0
+	if i := strings.Index(s, "://"); i >= 0 && !strings.ContainsAny(s[:i], "/?;") {
+		start = i + 3
+	} else if strings.HasPrefix(s, "//") {
+		start = 2
+	}
+	i := strings.IndexAny(s[start:], "/?;")
+	if i < 0 {
+		return "/"
+	}
+	// Whatever comes before the first "/", "?" or ";" is a host name ("a/b" is "/b").
+	if p := s[start+i:]; p[0] == '/' {
+		return p
+	} else {
+		return "/" + p
+	}
 }
 
 // PathQuery returns the part of u that robots.txt rules are matched

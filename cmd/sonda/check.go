@@ -124,10 +124,12 @@ func newCheckRobotsCmd() *cobra.Command {
 URL, one line each, using the crawler's own decision (RFC 9309: the group for the agent's
 product token, longest match, allow wins ties, * and $, percent-encoding equivalence).
 
-A URL may also be given as an absolute path (/private/x?y), matched as is.`,
+A URL may also be given as an absolute path (/private/x?y), matched as is. A URL the
+crawler's normalizer refuses (longer than 16 KiB, no scheme, empty) is still decided, on
+its path and query as written. --agent "" (no product token) is answered by the "*" groups.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if rulesPath == "" || agent == "" {
+			if rulesPath == "" || !cmd.Flags().Changed("agent") {
 				return usageError{fmt.Errorf("both --rules FILE and --agent NAME are required")}
 			}
 			body, err := os.ReadFile(rulesPath)
@@ -141,12 +143,11 @@ A URL may also be given as an absolute path (/private/x?y), matched as is.`,
 				var allowed bool
 				if strings.HasPrefix(raw, "/") {
 					allowed = rules.Allowed(agent, raw)
-				} else {
-					u, err := norm.Parse(raw)
-					if err != nil {
-						return usageError{fmt.Errorf("URL %q: %w", raw, err)}
-					}
+				} else if u, err := norm.Parse(raw); err == nil {
 					allowed = crawl.RobotsAllowed(rules, agent, u)
+				} else {
+					// The crawler never queues such a URL, but a site owner may still ask.
+					allowed = rules.Allowed(agent, robots.PathQueryOf(raw))
 				}
 				verdict := "disallow"
 				if allowed {

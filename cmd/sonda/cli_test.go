@@ -114,6 +114,20 @@ func TestCheckRobots(t *testing.T) {
 			t.Errorf("agent %s, %s: got %q, want %q", c.agent, c.url, got, c.want+" "+c.url)
 		}
 	}
+	// A URL longer than the normalizer takes, an empty URL and an empty agent are decided.
+	long := "http://example.com/private/" + strings.Repeat("a", 16000)
+	edge := []struct{ agent, url, want string }{
+		{"sonda", long, "disallow"},
+		{"FooBot", "", "disallow"},
+		{"", "http://example.com/anything", "allow"},
+		{"", "http://example.com/private/x", "disallow"},
+	}
+	for _, c := range edge {
+		out, stderr, code := run(t, nil, "check", "robots", "--rules", rules, "--agent", c.agent, c.url)
+		if code != 0 || !strings.HasPrefix(out, c.want+" ") {
+			t.Errorf("agent %q, URL of %d bytes: exit %d, %q (%s), want %s", c.agent, len(c.url), code, out, stderr, c.want)
+		}
+	}
 	// Several URLs: one line each, in order.
 	out, _, _ := run(t, nil, "check", "robots", "--rules", rules, "--agent", "sonda", "http://a/private/1", "http://a/2")
 	if out != "disallow http://a/private/1\nallow http://a/2\n" {
