@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"text/template"
@@ -250,6 +251,36 @@ func parse(b []byte) (Config, error) {
 	return c, nil
 }
 
+// yamlWords says in the user's words what the YAML decoder's type names mean: a file's
+// reader knows sections, lists and durations, not config.Politeness or []string.
+var yamlWords = strings.NewReplacer(
+	"yaml: unmarshal errors:\n  ", "", "\n  ", "; ",
+	"cannot unmarshal !!int", "found the number", "cannot unmarshal !!float", "found the number",
+	"cannot unmarshal !!str", "found the text", "cannot unmarshal !!bool", "found the boolean",
+	"cannot unmarshal !!seq", "found a list", "cannot unmarshal !!map", "found a section (key: value lines)",
+	"cannot unmarshal !!null", "found nothing",
+	"into time.Duration", "where a duration such as 30s or 2h belongs",
+	"into []string", "where a list such as [a, b] belongs",
+	"into []time.Duration", "where a list of durations belongs",
+	"into []int", "where a list of whole numbers belongs",
+	"into int64", "where a whole number belongs", "into int", "where a whole number belongs",
+	"into uint64", "where a whole number belongs",
+	"into float64", "where a number belongs", "into bool", "where true or false belongs",
+	"into string", "where text belongs",
+)
+
+// plainYAMLError rewrites a decoder error without Go type names ("into config.Politeness"
+// becomes "where a section of settings belongs").
+func plainYAMLError(err error) string {
+	msg := yamlWords.Replace(err.Error())
+	msg = unknownField.ReplaceAllString(msg, "unknown key $1 in this section (a misspelling? each section's keys are listed in sonda.yaml)")
+	return goTypeName.ReplaceAllString(msg, "where a section of settings (key: value lines) belongs")
+}
+
+var unknownField = regexp.MustCompile(`field (\S+) not found in type [\w.]+`)
+
+var goTypeName = regexp.MustCompile(`into (map\[[^\]]*\][\w.]+|\[\][\w.]+|config\.\w+)`)
+
 // Load builds the configuration: defaults, then the file at path (if path is not ""),
 // then SONDA_* environment variables from env (nil: none).
 func Load(path string, env []string) (Config, error) {
@@ -262,7 +293,7 @@ func Load(path string, env []string) (Config, error) {
 		dec := yaml.NewDecoder(bytes.NewReader(b))
 		dec.KnownFields(true)
 		if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-			return c, fmt.Errorf("config: %s: %w (see `sonda init` for a commented example)", path, err)
+			return c, fmt.Errorf("config: %s: %s (see `sonda init` for a commented example)", path, plainYAMLError(err))
 		}
 	}
 	if err := ApplyEnv(&c, env); err != nil {
@@ -400,6 +431,7 @@ func (c *Config) Validate() error {
 	check(c.Politeness.MaxDelay >= c.Politeness.MinDelay, "politeness.max-delay (%v) must be at least politeness.min-delay (%v)", c.Politeness.MaxDelay, c.Politeness.MinDelay)
 	check(c.Politeness.MaxRetries >= 0, "politeness.max-retries: must not be negative")
 	check(c.Robots.Agent != "", "robots.agent: must be set (the product token robots.txt groups are matched against)")
+	check(c.Robots.Agent == "" || isProductToken(c.Robots.Agent), "robots.agent: %q is not a product token (letters, \"-\" and \"_\" only, e.g. sonda or my-crawler): robots.txt groups could not name it", c.Robots.Agent)
 	check(c.Fetch.UserAgent != "", "fetch.user-agent: must identify the crawler")
 	check(c.Fetch.MaxBody > 0, "fetch.max-body: must be positive")
 	check(c.Fetch.MaxRedirects >= 0, "fetch.max-redirects: must not be negative")
@@ -434,6 +466,16 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// isProductToken reports whether s is a robots.txt product token (RFC 9309 §2.2.1).
+func isProductToken(s string) bool {
+	for _, c := range s {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // ByteSize is a size in bytes that YAML and the environment may write with a unit:

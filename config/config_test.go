@@ -75,6 +75,12 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		"scope:\n  follow: everywhere\n":   "scope.follow",
 		"crawl:\n  concurrency: 0\n":       "crawl.concurrency",
 		"politeness:\n  max-delay: 1ms\n":  "politeness.max-delay",
+		"robots:\n  agent: Sonda Bot\n":    "robots.agent",
+		// Decoder errors speak of sections, lists and durations, never of Go types.
+		"politeness: 5\n":                   "found the number `5` where a section of settings",
+		"crawl:\n  seeds: x\n":              "found the text `x` where a list such as [a, b] belongs",
+		"fetch:\n  connect-timeout: soon\n": "where a duration such as 30s",
+		"warc:\n  enabled: maybe\n":         "where true or false belongs",
 	}
 	for body, want := range cases {
 		path := filepath.Join(dir, "c.yaml")
@@ -82,6 +88,9 @@ func TestLoadErrorsNameTheKey(t *testing.T) {
 		_, err := Load(path, nil)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v should mention %q", body, err, want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "config.") || strings.Contains(err.Error(), "[]string") || strings.Contains(err.Error(), "time.Duration")) {
+			t.Errorf("%q: error %v names a Go type", body, err)
 		}
 	}
 	if _, err := Load("", []string{"SONDA_FETCH_USERAGENT=x"}); err == nil || !strings.Contains(err.Error(), "SONDA_FETCH_USERAGENT") {
