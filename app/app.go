@@ -17,6 +17,8 @@
 //     anything reads or writes it: the pages fetched since ten minutes before its last
 //     persisted write are replayed from the store and the WARC files into the link graph
 //     and the index (index.Replay), shaped as the live crawl shaped them (Restorers).
+//     A new index (first use, search.index turned on later, or one whose creation a crash
+//     interrupted, which index.Open makes anew) gets everything the store holds.
 //
 // The crawl options (Instance.CrawlOptions) are built fresh for every crawl, since link
 // scorers and analyzers keep per-crawl state; see that method for their order.
@@ -114,8 +116,17 @@ func Open(cfg config.Config, o Options) (*Instance, error) {
 	in.isink = in.newIndexSink()
 	// The link graph first, so a page's anchors are in it when the index writes the page.
 	in.gsink = linkgraph.NewSink(in.Graph, in.isink.Touch)
-	if in.Index.Stats().Unclean {
-		if err := in.catchUp(context.Background()); err != nil {
+	switch st := in.Index.Stats(); {
+	case st.Created:
+		// A new index (first use, search.index turned on, or one whose creation a crash
+		// interrupted): replay whatever the crawl already recorded. Nothing, on first use.
+		if err := in.catchUp(context.Background(), time.Time{}); err != nil {
+			return nil, err
+		}
+	case st.Unclean:
+		since := in.Index.Checkpoint().Add(-catchUpMargin)
+		in.log.Warn("the search index was not closed cleanly; re-indexing the pages fetched since its last persisted write", "since", since.Format(time.RFC3339))
+		if err := in.catchUp(context.Background(), since); err != nil {
 			return nil, err
 		}
 	}
@@ -174,11 +185,10 @@ func (in *Instance) Config() config.Config { return in.cfg }
 // Normalizer is the crawl's URL normalizer (link-graph and record keys are its URLs).
 func (in *Instance) Normalizer() *urlnorm.Normalizer { return in.norm }
 
-// catchUp replays the pages fetched since shortly before the index's checkpoint: after a
-// crash, the index may have lost its last batches (see package index on durability).
-func (in *Instance) catchUp(ctx context.Context) error {
-	since := in.Index.Checkpoint().Add(-catchUpMargin)
-	in.log.Warn("the search index was not closed cleanly; re-indexing the pages fetched since its last persisted write", "since", since.Format(time.RFC3339))
+// catchUp replays the pages fetched since a time (zero: all) into the link graph and the
+// index: after a crash, the index may have lost its last batches (see package index on
+// durability); a new index has none of what the store already holds.
+func (in *Instance) catchUp(ctx context.Context, since time.Time) error {
 	st, err := index.Replay(ctx, in.DB, crawl.WARCDir(in.cfg.Data), []crawl.Sink{in.gsink, in.isink}, in.replayOptions(since))
 	if err != nil {
 		return fmt.Errorf("catching the search index up (sonda index rebuild redoes it all): %w", err)
@@ -186,7 +196,9 @@ func (in *Instance) catchUp(ctx context.Context) error {
 	if err := in.isink.Flush(ctx); err != nil {
 		return err
 	}
-	in.log.Info("search index caught up", "pages", st.Replayed, "missing", st.Missing)
+	if st.Replayed > 0 || st.Missing > 0 {
+		in.log.Info("search index caught up", "pages", st.Replayed, "missing", st.Missing)
+	}
 	return nil
 }
 

@@ -477,3 +477,32 @@ func crashChild(t *testing.T) {
 	runCrawl(t, in, cfg)
 	os.Exit(0) // no Close: the index keeps its open mark and loses the queued batch
 }
+
+// TestRebuildsIndexWhoseCreationNeverFinished: a crawl killed while its index was being
+// created left a data directory that no later crawl could open. The next Open makes the
+// index anew and replays into it everything the store holds.
+func TestRebuildsIndexWhoseCreationNeverFinished(t *testing.T) {
+	web := startWeb(t, testweb.Config{Seed: 8, Hosts: 2, PagesPerHost: 5, Disable: testweb.AllFeatures &^ testweb.Robots})
+	cfg := crawlWeb(t, web, nil)
+	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := htmlPages(t, db)
+	db.Close()
+	if pages == 0 {
+		t.Fatal("the crawl stored no pages")
+	}
+	// What a kill during creation leaves: an index folder whose metadata was never written.
+	if err := os.WriteFile(filepath.Join(index.DataDir(cfg.Data), "index_meta.json"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := Open(cfg, Options{Search: true, Crawl: true})
+	if err != nil {
+		t.Fatalf("opening a data directory whose index creation never finished: %v", err)
+	}
+	defer in.Close()
+	if got := search(t, in.Index, "type:page").Total; int(got) != pages {
+		t.Errorf("the remade index has %d pages, the store %d", got, pages)
+	}
+}

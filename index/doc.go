@@ -49,6 +49,11 @@
 // the pages fetched since shortly before the checkpoint from the store and the WARC files
 // (Replay) before it crawls on. The store is the source of truth: `sonda index rebuild`
 // recreates the whole index from it.
+//
+// Open creates an index atomically: it is built (mapping persisted) in a sibling folder
+// and renamed into place, so a crash while creating it leaves no index rather than one that
+// cannot be opened. An index whose creation never finished (left by an older sonda) is made
+// anew; Stats.Created tells the caller to replay the crawl's records into it.
 package index
 
 import (

@@ -1,13 +1,18 @@
 package index
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,6 +85,7 @@ type Index struct {
 	gen        atomic.Uint64 // bumped by every write: the result cache's validity
 	cache      *resultCache
 	unclean    bool
+	created    bool         // this Open created the index (it was missing or its creation never finished)
 	written    atomic.Int64 // unix nanoseconds of the last write
 	closed     atomic.Bool
 }
@@ -104,15 +110,37 @@ func Open(dir string, opts Options) (*Index, error) {
 	// background (see the package doc on durability). Waiting for each batch's fsync cuts
 	// indexing throughput about four times.
 	config := map[string]any{"bolt_timeout": "2s", "unsafe_batch": !opts.SyncWrites}
-	var bi bleve.Index
-	var err error
-	if _, statErr := os.Stat(filepath.Join(dir, "index_meta.json")); statErr == nil {
-		bi, err = bleve.OpenUsing(dir, config)
-	} else {
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			return nil, fmt.Errorf("index: create %s: %w", dir, err)
+	state, reason := creationState(dir)
+	if state == unfinished {
+		// The index is derived data (Replay rebuilds it from the store and the WARC files),
+		// so an index whose creation never finished is made anew rather than left to fail
+		// every later Open; the caller rebuilds it (Stats.Created).
+		opts.Logger.Warn("the search index was never completely created (a crash while creating it?); creating it anew and rebuilding it from the crawl's records", "dir", dir, "reason", reason)
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, fmt.Errorf("index: remove the unfinished index %s (%s): %w", dir, reason, err)
 		}
-		bi, err = bleve.NewUsing(dir, newMapping(), scorch.Name, scorch.Name, config)
+	}
+	created := state != complete
+	if created {
+		if err := create(dir, config); err != nil {
+			return nil, err
+		}
+	} else if err := os.RemoveAll(dir + creatingSuffix); err != nil {
+		return nil, fmt.Errorf("index: remove the leftover of an unfinished creation: %w", err)
+	}
+	bi, err := bleve.OpenUsing(dir, config)
+	if err != nil && !created && strings.Contains(err.Error(), "error parsing mapping JSON") {
+		// An index created by a sonda before 2026-11 that was killed before scorch
+		// persisted the mapping (bleve gives no typed error for it): unfinished too.
+		opts.Logger.Warn("the search index was never completely created (a crash while creating it?); creating it anew and rebuilding it from the crawl's records", "dir", dir, "reason", "its mapping was never written")
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, fmt.Errorf("index: remove the unfinished index %s: %w", dir, err)
+		}
+		if err := create(dir, config); err != nil {
+			return nil, err
+		}
+		created = true
+		bi, err = bleve.OpenUsing(dir, config)
 	}
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
@@ -120,7 +148,7 @@ func Open(dir string, opts Options) (*Index, error) {
 		}
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}
-	ix := &Index{bi: bi, dir: dir, opts: opts, cache: newResultCache(opts.CacheEntries)}
+	ix := &Index{bi: bi, dir: dir, opts: opts, cache: newResultCache(opts.CacheEntries), created: created}
 	ok := false
 	defer func() {
 		if !ok {
@@ -149,6 +177,95 @@ func Open(dir string, opts Options) (*Index, error) {
 	}
 	ok = true
 	return ix, nil
+}
+
+// What Open finds in an index directory.
+const (
+	missing    = iota // no index: create one
+	unfinished        // a creation that never finished (a crash before the rename into place, or an older sonda's crash while writing the metadata): create it anew
+	complete          // an index to open
+)
+
+// creationState says whether dir holds a complete index, and if not, why.
+func creationState(dir string) (state int, reason string) {
+	meta, err := os.ReadFile(filepath.Join(dir, "index_meta.json"))
+	// Bleve rewrites the file in place on open and may leave NUL bytes after the JSON.
+	meta = bytes.TrimSpace(bytes.TrimRight(meta, "\x00"))
+	switch {
+	case err == nil && len(meta) > 0 && json.Valid(meta):
+		return complete, ""
+	case err == nil:
+		return unfinished, "index_meta.json is empty or not JSON"
+	case !errors.Is(err, fs.ErrNotExist):
+		// Unreadable (permissions, I/O): Open reports it rather than deleting anything.
+		return complete, ""
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return missing, ""
+	}
+	return unfinished, "index_meta.json is missing"
+}
+
+// creatingSuffix names the sibling folder in which create builds an index.
+const creatingSuffix = ".creating"
+
+// create makes an empty index at dir atomically: it is built in a sibling folder and renamed
+// into place only once complete, so a crash at any moment leaves either no index or a whole
+// one (plus a leftover sibling folder, removed by the next create).
+func create(dir string, config map[string]any) error {
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("index: create %s: %w", dir, err)
+	}
+	tmp := dir + creatingSuffix
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("index: create %s: remove the leftover %s: %w", dir, tmp, err)
+	}
+	// Created with safe batches, whatever the index's own setting: with unsafe ones scorch
+	// may close before persisting the mapping, leaving an index that cannot be opened.
+	safe := maps.Clone(config)
+	safe["unsafe_batch"] = false
+	bi, err := bleve.NewUsing(tmp, newMapping(), scorch.Name, scorch.Name, safe)
+	if err != nil {
+		return fmt.Errorf("index: create %s: %w", dir, err)
+	}
+	if err := bi.Close(); err != nil {
+		return fmt.Errorf("index: create %s: %w", dir, err)
+	}
+	if err := syncTree(tmp); err != nil {
+		return fmt.Errorf("index: create %s: %w", dir, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("index: create %s: %w", dir, err)
+	}
+	if err := syncPath(parent); err != nil {
+		return fmt.Errorf("index: create %s: %w", dir, err)
+	}
+	return nil
+}
+
+// syncTree fsyncs every file and folder under root, so that a rename of root publishes
+// complete files even after a power cut.
+func syncTree(root string) error {
+	return filepath.WalkDir(root, func(path string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return syncPath(path)
+	})
+}
+
+// syncPath fsyncs a file or a folder.
+func syncPath(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // newMapping is the index mapping: documents are built by this package (see fields.go), so
@@ -478,6 +595,9 @@ type Stats struct {
 	DiskBytes  int64            `json:"disk_bytes"`
 	// Unclean reports that the index was not closed cleanly before this Open.
 	Unclean bool `json:"unclean,omitempty"`
+	// Created reports that this Open created the index: it was missing, or its creation had
+	// never finished. Whatever the crawl's records hold must be replayed into it.
+	Created bool `json:"created,omitempty"`
 	// Ranks is the link graph's last PageRank run (nil without a link graph or before it).
 	Ranks *linkgraph.RankSummary `json:"ranks,omitempty"`
 }
@@ -496,7 +616,7 @@ func (ix *Index) Stats() Stats {
 	if w := ix.written.Load(); w > 0 {
 		s.LastWrite = time.Unix(0, w).UTC()
 	}
-	s.Unclean = ix.unclean
+	s.Unclean, s.Created = ix.unclean, ix.created
 	_ = filepath.Walk(ix.dir, func(_ string, fi os.FileInfo, err error) error {
 		if err == nil && !fi.IsDir() {
 			s.DiskBytes += fi.Size()

@@ -3,11 +3,15 @@ package index
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 
 	"github.com/sonda-search/sonda/query"
 )
@@ -464,5 +468,94 @@ func TestFacetsMatchTheirFilters(t *testing.T) {
 				t.Errorf("%s facet %s counts %d, its filter finds %d", name, f.Value, f.Count, fr.Total)
 			}
 		}
+	}
+}
+
+// TestOpenRecreatesUnfinishedIndex: a crash while an index was being created must not leave
+// a directory that every later Open refuses ("error parsing mapping JSON"). Open creates an
+// index atomically, and makes anew one whose creation never finished, saying so
+// (Stats.Created) so that its owner replays the crawl into it.
+func TestOpenRecreatesUnfinishedIndex(t *testing.T) {
+	writeFile := func(name, content string) func(t *testing.T, dir string) {
+		return func(t *testing.T, dir string) {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cases := []struct {
+		name        string
+		leave       func(t *testing.T, dir string) // what a crash left
+		wantCreated bool
+		wantDocs    int64
+	}{
+		{"no index", func(*testing.T, string) {}, true, 0},
+		{"empty index_meta.json", writeFile("index_meta.json", ""), true, 0},
+		{"truncated index_meta.json", writeFile("index_meta.json", `{"storage":"sco`), true, 0},
+		{"folder without index_meta.json", writeFile("store.tmp", "x"), true, 0},
+		{"leftover of a creation, no index", func(t *testing.T, dir string) {
+			writeFile("index_meta.json", "")(t, dir+".creating")
+			if err := os.Remove(dir); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+		}, true, 0},
+		{"mapping never persisted", func(t *testing.T, dir string) {
+			// How a sonda that created indexes with unsafe batches left one when killed
+			// at once: scorch had not persisted the mapping (bleve's internal key
+			// "_mapping") yet.
+			bi, err := bleve.NewUsing(dir, newMapping(), scorch.Name, scorch.Name, map[string]any{"unsafe_batch": false})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := bi.DeleteInternal([]byte("_mapping")); err != nil {
+				t.Fatal(err)
+			}
+			if err := bi.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}, true, 0},
+		{"complete index beside a leftover", func(t *testing.T, dir string) {
+			ix, err := Open(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			load(t, ix, corpus[0])
+			if err := ix.Close(); err != nil {
+				t.Fatal(err)
+			}
+			writeFile("index_meta.json", "")(t, dir+".creating")
+		}, false, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "data", "index")
+			c.leave(t, dir)
+			ix, err := Open(dir, Options{})
+			if err != nil {
+				t.Fatalf("Open after a crash during creation: %v", err)
+			}
+			if got := ix.Stats(); got.Created != c.wantCreated || got.Documents != c.wantDocs {
+				t.Errorf("Created %v with %d documents; want %v with %d", got.Created, got.Documents, c.wantCreated, c.wantDocs)
+			}
+			// The index works: it takes and finds a document, and reopens as complete.
+			load(t, ix, corpus[1])
+			if err := ix.Close(); err != nil {
+				t.Fatal(err)
+			}
+			ix, err = Open(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			if st := ix.Stats(); st.Created || st.Documents != c.wantDocs+1 {
+				t.Errorf("reopened: Created %v with %d documents; want false with %d", st.Created, st.Documents, c.wantDocs+1)
+			}
+			if _, err := os.Stat(dir + creatingSuffix); !os.IsNotExist(err) {
+				t.Errorf("the creation's leftover folder is still there (%v)", err)
+			}
+		})
 	}
 }

@@ -119,3 +119,51 @@ func checkAfterKills(t *testing.T, web *testweb.Web, kills, concurrency int) {
 	}
 	t.Logf("%d kills, %d pages refetched (at most %d were in flight)", kills, extra, kills*concurrency)
 }
+
+// TestKill9WhileStarting kills crawls in their first moments, while the data directory's
+// store and search index are being created, at points spread over the start-up, then lets
+// one finish. A kill while the index was being created used to leave a directory every
+// later crawl refused ("error parsing mapping JSON"); now each start must resume.
+func TestKill9WhileStarting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills real crawl processes")
+	}
+	web := testweb.New(testweb.Config{Seed: 7, Hosts: 4, PagesPerHost: 8, Disable: testweb.AllFeatures &^ testweb.Robots})
+	addr, err := web.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	const concurrency = 4
+	args := []string{"crawl", "--data", t.TempDir(), "--allow-private", "--resolve", "*.test=" + addr,
+		"--min-delay", "0s", "--concurrency", strconv.Itoa(concurrency)}
+	for _, s := range web.Seeds() {
+		args = append(args, "--seed", s)
+	}
+	env := append(os.Environ(), "SONDA_SCOPE_FOLLOW=any", "SONDA_LOG_LEVEL=warn")
+	const kills = 10
+	for i := 0; ; i++ {
+		cmd := exec.Command(sondaBin, args...)
+		cmd.Env = env
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if i == kills {
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("the crawl after %d kills at start-up failed: %v\n%s", kills, err, stderr.String())
+			}
+			break
+		}
+		// From the process's first instructions to well into its first fetches.
+		time.Sleep(time.Duration(i*i) * time.Millisecond * 3)
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil && !strings.Contains(err.Error(), "killed") {
+			t.Fatalf("start %d ended before the kill: %v\n%s", i, err, stderr.String())
+		}
+	}
+	checkAfterKills(t, web, kills, concurrency)
+}
