@@ -51,6 +51,9 @@ type Options struct {
 	// Crawl prepares the instance to run crawls (CrawlOptions): with search.index on, the
 	// link graph and the index are opened and every crawl feeds them through its sinks.
 	Crawl bool
+	// ReadOnly opens the crawl database read-only (store.Options.ReadOnly), for commands
+	// that only look: not one byte of DATA/state changes. It excludes Crawl.
+	ReadOnly bool
 }
 
 // Instance is one open data directory. Close it when done; it is safe to use from several
@@ -89,7 +92,10 @@ func Open(cfg config.Config, o Options) (*Instance, error) {
 	inUse := func(err error) error {
 		return fmt.Errorf("%w (%s: %v): stop the crawl or server using it first; sonda serve can run crawls itself (dashboard, or POST /api/crawl/start)", ErrInUse, cfg.Data, err)
 	}
-	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{Logger: o.Logger})
+	if o.ReadOnly && o.Crawl {
+		return nil, errors.New("app: a read-only instance cannot crawl")
+	}
+	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{Logger: o.Logger, ReadOnly: o.ReadOnly})
 	if errors.Is(err, store.ErrLocked) {
 		return nil, inUse(err)
 	}
@@ -117,6 +123,9 @@ func Open(cfg config.Config, o Options) (*Instance, error) {
 	// The link graph first, so a page's anchors are in it when the index writes the page.
 	in.gsink = linkgraph.NewSink(in.Graph, in.isink.Touch)
 	switch st := in.Index.Stats(); {
+	case o.ReadOnly && (st.Created || st.Unclean):
+		// Catching up writes the link graph into the crawl database, which is read-only.
+		in.log.Warn("the search index is new or was not closed cleanly and may miss the pages fetched last; the next sonda crawl or serve catches it up")
 	case st.Created:
 		// A new index (first use, search.index turned on, or one whose creation a crash
 		// interrupted): replay whatever the crawl already recorded. Nothing, on first use.

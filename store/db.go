@@ -41,10 +41,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Options tune the database. The zero value is usable.
@@ -61,6 +63,13 @@ type Options struct {
 	SyncInterval time.Duration
 	// Logger receives Pebble's own messages at debug level (nil: discarded).
 	Logger *slog.Logger
+	// ReadOnly opens an existing database for reading only, for commands that only look
+	// (sonda status, search, export): no byte of the directory changes, not even the LOCK
+	// file, a write-ahead log left by a killed crawl is replayed in memory only, and
+	// several readers may have it open together (but not while a crawl does).
+	ReadOnly bool
+
+	lock *pebble.Lock // held by the caller (RepairWAL) rather than taken by Open
 }
 
 // DB is the crawl-state database of one data directory. It is safe for concurrent use.
@@ -68,6 +77,8 @@ type DB struct {
 	pdb   *pebble.DB
 	cache interface{ Unref() }
 	dir   string
+
+	readOnly bool
 
 	stopSync chan struct{}
 	syncDone sync.WaitGroup
@@ -88,8 +99,19 @@ func Open(dir string, opts Options) (*DB, error) {
 	if opts.SyncInterval == 0 {
 		opts.SyncInterval = time.Second
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("store: create %s: %w", dir, err)
+	if opts.ReadOnly {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, fmt.Errorf("store: no crawl database in %s: %w", dir, err)
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, explainOpenError(dir, err)
+	}
+	damage, err := checkWALs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	if len(damage) > 0 {
+		return nil, &WALDamageError{Damage: damage}
 	}
 	cache := pebble.NewCache(opts.CacheSize)
 	po := &pebble.Options{
@@ -104,6 +126,13 @@ func Open(dir string, opts Options) (*DB, error) {
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
+	if opts.lock != nil {
+		po.Lock = opts.lock
+	}
+	if opts.ReadOnly {
+		po.ReadOnly = true
+		po.FS = readOnlyFS{vfs.Default}
+	}
 	po.EnsureDefaults()
 	pdb, err := pebble.Open(dir, po)
 	if err != nil {
@@ -111,22 +140,43 @@ func Open(dir string, opts Options) (*DB, error) {
 		if isLockError(err) {
 			return nil, fmt.Errorf("%w (%s): stop it first, or use another --data directory", ErrLocked, dir)
 		}
-		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+		return nil, explainOpenError(dir, err)
 	}
 	// The cache reference is ours until Close: Pebble does not keep the cache alive by
 	// itself, and a released cache silently caches nothing.
-	db := &DB{pdb: pdb, cache: cache, dir: dir, stopSync: make(chan struct{})}
-	if opts.SyncInterval > 0 {
+	db := &DB{pdb: pdb, cache: cache, dir: dir, readOnly: opts.ReadOnly, stopSync: make(chan struct{})}
+	if opts.SyncInterval > 0 && !opts.ReadOnly {
 		db.syncDone.Add(1)
 		go db.syncLoop(opts.SyncInterval)
 	}
 	return db, nil
 }
 
+// isLockError tells a LOCK file held by another process (fcntl answers EAGAIN or EACCES,
+// unwrapped) from a LOCK file that could not even be opened (a *PathError: a read-only
+// file system, no permission), which is not a sign of another sonda at all.
 func isLockError(err error) bool {
-	// Pebble reports a held LOCK file as a plain error wrapping the flock failure.
-	s := err.Error()
-	return strings.Contains(s, "resource temporarily unavailable") || strings.Contains(s, "lock held") || strings.Contains(s, "LOCK")
+	if strings.Contains(err.Error(), "lock held by current process") {
+		return true
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return false
+	}
+	return errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES)
+}
+
+// explainOpenError names the file-system conditions a user can fix.
+func explainOpenError(dir string, err error) error {
+	switch {
+	case errors.Is(err, syscall.EROFS):
+		return fmt.Errorf("store: %s is on a read-only file system; sonda crawl and serve write there (sonda status, search and export only read): %w", dir, err)
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return fmt.Errorf("store: no permission to write in %s; run sonda as the directory's owner or fix its permissions: %w", dir, err)
+	case errors.Is(err, syscall.ENOSPC):
+		return fmt.Errorf("store: the disk holding %s is full; free space, then run the command again: %w", dir, err)
+	}
+	return fmt.Errorf("store: open %s: %w", dir, err)
 }
 
 func (db *DB) syncLoop(every time.Duration) {
@@ -161,8 +211,10 @@ func (db *DB) Close() error {
 	db.closed.Do(func() {
 		close(db.stopSync)
 		db.syncDone.Wait()
-		if e := db.Sync(); e != nil {
-			err = fmt.Errorf("store: final sync: %w", e)
+		if !db.readOnly {
+			if e := db.Sync(); e != nil {
+				err = fmt.Errorf("store: final sync: %w", e)
+			}
 		}
 		if e := db.pdb.Close(); e != nil && err == nil {
 			err = fmt.Errorf("store: close %s: %w", db.dir, e)

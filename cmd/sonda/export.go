@@ -49,7 +49,7 @@ changed, simhash. The crawl must not be running (its state is locked while it ru
 			if _, err := os.Stat(crawl.StateDir(cfg.Data)); err != nil {
 				return usageError{fmt.Errorf("no crawl in %s: %w", cfg.Data, err)}
 			}
-			in, err := openApp(cfg, app.Options{})
+			in, err := openApp(cfg, app.Options{ReadOnly: true})
 			if err != nil {
 				return err
 			}

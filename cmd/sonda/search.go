@@ -51,7 +51,7 @@ Examples:
 			if _, err := os.Stat(index.DataDir(cfg.Data)); err != nil {
 				return usageError{fmt.Errorf("no search index in %s (crawl with search.index on, or run sonda index rebuild): %w", cfg.Data, err)}
 			}
-			in, err := openApp(cfg, app.Options{Logger: newLogger(cfg), Search: true})
+			in, err := openApp(cfg, app.Options{Logger: newLogger(cfg), Search: true, ReadOnly: true})
 			if err != nil {
 				return err
 			}

@@ -91,7 +91,7 @@ func processAlive(pid int) bool {
 }
 
 func frontierStats(data string) (frontier.Stats, error) {
-	db, err := store.Open(crawl.StateDir(data), store.Options{})
+	db, err := store.Open(crawl.StateDir(data), store.Options{ReadOnly: true})
 	if err != nil {
 		return frontier.Stats{}, err
 	}
