@@ -40,6 +40,7 @@ type Config struct {
 	News       News       `yaml:"news"`
 	Search     Search     `yaml:"search"`
 	Focus      Focus      `yaml:"focus"`
+	Cluster    Cluster    `yaml:"cluster"`
 	Log        Log        `yaml:"log"`
 }
 
@@ -462,6 +463,7 @@ func (c *Config) Validate() error {
 	c.validateGeo(&errs)
 	c.validateNews(&errs)
 	c.validateSearch(&errs)
+	c.validateCluster(&errs)
 	if len(errs) > 0 {
 		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
 	}

@@ -50,7 +50,9 @@ type Crawler struct {
 	frontier  *frontier.Frontier
 	fetcher   *fetch.Fetcher
 	norm      *urlnorm.Normalizer
-	scope     *scope.Scope
+	scope     atomic.Pointer[scope.Scope]
+	router    Router // cluster mode: discovered URLs go to their owner
+	gate      Gate   // cluster mode: may this node fetch from a host now
 	variants  scope.VariantCounter
 	robots    *robotsCache
 	warc      *warc.Writer
@@ -176,6 +178,7 @@ func New(cfg config.Config, opts ...Option) (*Crawler, error) {
 	c.frontier, err = frontier.Open(c.db.Pebble(), frontier.Options{
 		PerHost:    cfg.Politeness.PerHost,
 		MaxPerHost: cfg.Scope.MaxPagesPerHost,
+		Endless:    c.router != nil,
 	})
 	if err != nil {
 		return nil, err
@@ -284,9 +287,11 @@ func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Pr
 	if err != nil {
 		return Summary{}, err
 	}
-	if c.scope, err = scope.Compile(ScopeRules(c.cfg), seeds); err != nil {
+	sc, err := scope.Compile(ScopeRules(c.cfg), seeds)
+	if err != nil {
 		return Summary{}, err
 	}
+	c.scope.Store(sc)
 	if err := c.admitSeeds(seeds); err != nil {
 		return Summary{}, err
 	}
@@ -295,7 +300,7 @@ func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Pr
 			return Summary{}, fmt.Errorf("crawl: revisit policy: %w", err)
 		}
 	}
-	if len(seeds) == 0 {
+	if len(seeds) == 0 && c.router == nil {
 		return Summary{}, errors.New("crawl: nothing to crawl: give seeds (crawl.seeds in sonda.yaml, or --seed URL)")
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
@@ -362,6 +367,9 @@ func (c *Crawler) admitSeeds(seeds []urlnorm.URL) error {
 	items := make([]frontier.Item, 0, len(seeds))
 	for _, u := range seeds {
 		items = append(items, frontier.Item{URL: u.String(), Key: u.Key(), Host: u.HostKey(), Priority: c.scorer.Score(Link{URL: u, Index: -1})})
+	}
+	if c.router != nil {
+		return c.router.Add(items)
 	}
 	adm, err := c.frontier.Add(items)
 	if err != nil {

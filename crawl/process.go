@@ -23,6 +23,12 @@ import (
 
 // process handles one leased URL from robots.txt check to completion.
 func (c *Crawler) process(ctx context.Context, l *frontier.Lease, budget *atomic.Int64, stop context.CancelCauseFunc) error {
+	if c.gate != nil {
+		if !c.gate.Enter(l.Item.Host) {
+			return c.frontier.Release(l, c.clock().Add(gateRetry))
+		}
+		defer c.gate.Leave(l.Item.Host)
+	}
 	u, err := c.norm.Parse(l.Item.URL)
 	if err != nil {
 		// Only URLs that parsed are queued; this means the normalizer changed between runs.
@@ -78,7 +84,11 @@ func (c *Crawler) robotsFor(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 		c.robots.abandon(o)
 		return nil, true, err
 	}
-	res := c.fetchRobots(ctx, o)
+	if !c.mayFetch(l.Item.Host) {
+		c.robots.abandon(o)
+		return nil, true, c.frontier.Release(l, c.clock().Add(gateRetry))
+	}
+	res := c.fetchRobots(ctx, l.Item.Host, o)
 	if ctx.Err() != nil {
 		c.robots.abandon(o)
 		return nil, true, c.frontier.Release(l, time.Time{})
@@ -123,6 +133,9 @@ func (c *Crawler) tellRobotsListeners(origin string, entry *robots.Entry) error 
 	if len(items) == 0 {
 		return nil
 	}
+	if c.router != nil {
+		return c.router.Add(items)
+	}
 	adm, err := c.frontier.Add(items)
 	c.stats.linksQueued.Add(int64(adm.Added))
 	return err
@@ -132,10 +145,13 @@ func (c *Crawler) tellRobotsListeners(origin string, entry *robots.Entry) error 
 // itself rather than through the fetcher, so that each hop waits the politeness delay like
 // any other request. One byte more than robots.MaxSize is read so the parser can tell a file
 // cut at the limit (whose last, partial line it must drop) from one that ends there.
-func (c *Crawler) fetchRobots(ctx context.Context, origin string) *fetch.Result {
+func (c *Crawler) fetchRobots(ctx context.Context, host, origin string) *fetch.Result {
 	target := origin + "/robots.txt"
 	var res *fetch.Result
 	for hop := 0; ; hop++ {
+		if hop > 0 && !c.mayFetch(host) {
+			return res // the host moved away mid-chain: the last answer stands
+		}
 		res = c.fetcher.Fetch(ctx, fetch.Request{URL: target, AnyType: true, MaxBodyBytes: robots.MaxSize + 1})
 		c.stats.robotsFetch.Add(1)
 		c.archive(res, nil)
@@ -150,6 +166,9 @@ func (c *Crawler) fetchRobots(ctx context.Context, origin string) *fetch.Result 
 		}
 	}
 }
+
+// mayFetch asks the gate, if any, right before a request to host.
+func (c *Crawler) mayFetch(host string) bool { return c.gate == nil || c.gate.Valid(host) }
 
 // delay is how long a host rests after a request (HostDelay); slot is nil before its
 // robots.txt is read.
@@ -182,6 +201,9 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 	}
 	if d.Prev != nil && l.Scheduled() {
 		req.ETag, req.LastModified = d.Prev.ETag, d.Prev.LastModified
+	}
+	if !c.mayFetch(it.Host) {
+		return c.frontier.Release(l, c.clock().Add(gateRetry))
 	}
 	res := c.fetcher.Fetch(ctx, req)
 	if ctx.Err() != nil || fetch.KindOf(res.Err) == fetch.KindCanceled {
@@ -325,12 +347,13 @@ func (c *Crawler) updateChainOrigin(b *pebble.Batch, d *Document) error {
 
 // candidate turns a link into a frontier item if the scope admits it.
 func (c *Crawler) candidate(l Link, parent string) (frontier.Item, bool) {
-	v := c.scope.Check(l.URL, l.Depth)
+	sc := c.scope.Load()
+	v := sc.Check(l.URL, l.Depth)
 	if !v.Allowed {
 		c.stats.countRejected(v.Rule)
 		return frontier.Item{}, false
 	}
-	if v, err := c.scope.CheckVariants(l.URL, c.variants); err != nil {
+	if v, err := sc.CheckVariants(l.URL, c.variants); err != nil {
 		c.log.Warn("trap counter failed", "url", l.URL.String(), "error", err)
 	} else if !v.Allowed {
 		c.stats.countRejected(v.Rule)
@@ -561,7 +584,16 @@ func (c *Crawler) finish(l *frontier.Lease, d *Document, out frontier.Outcome, e
 	if visit.At.IsZero() {
 		visit.At = c.clock().UTC()
 	}
+	routed := out
+	if c.router != nil {
+		out.Discovered = nil // the owner admits them, through the router
+	}
 	adm, err := c.frontier.Complete(l, out, func(b *pebble.Batch) error {
+		if c.router != nil {
+			if err := c.router.Route(b, l.Item, routed); err != nil {
+				return err
+			}
+		}
 		if err := store.PutPage(b, key, rec); err != nil {
 			return err
 		}

@@ -77,6 +77,9 @@ type Options struct {
 	// commit that returned may still sit in Pebble's log buffer and be lost with the process,
 	// so a crash can make the crawler refetch more than the pages in flight. Benchmarks only.
 	NoSync bool
+	// Endless makes Next wait for URLs instead of returning ErrDrained when nothing is
+	// queued or in flight: a cluster node's URLs arrive from its peers at any time.
+	Endless bool
 }
 
 // Frontier is a persistent, polite URL frontier. It is safe for concurrent use.
@@ -342,7 +345,7 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 				return l, nil
 			}
 		}
-		if f.queued == 0 && f.leased == 0 {
+		if f.queued == 0 && f.leased == 0 && !f.opts.Endless {
 			f.mu.Unlock()
 			return nil, ErrDrained
 		}
@@ -725,26 +728,32 @@ func (f *Frontier) admit(b *pebble.Batch, items []Item, now time.Time, touched m
 			if err := f.enqueueScheduled(b, h, it); err != nil {
 				return adm, err
 			}
-		} else {
-			f.seq++
-			k := newKey(h.name, it.Priority, f.seq)
-			if err := b.Set(k, it.marshal(), nil); err != nil {
-				return adm, err
-			}
-			if !h.newAvailable() || it.Priority > h.headPriority {
-				h.headPriority = it.Priority
-			}
-			h.newCount++
-			f.queued++
-			if bytes.Compare(k, h.newLow) < 0 {
-				h.newLow = k
-			}
+		} else if err := f.enqueueNew(b, h, it); err != nil {
+			return adm, err
 		}
 		h.admitted++
 		touched[h] = true
 		adm.Added++
 	}
 	return adm, nil
+}
+
+// enqueueNew puts it in h's queue of new URLs. Callers hold f.mu.
+func (f *Frontier) enqueueNew(b *pebble.Batch, h *hostState, it *Item) error {
+	f.seq++
+	k := newKey(h.name, it.Priority, f.seq)
+	if err := b.Set(k, it.marshal(), nil); err != nil {
+		return err
+	}
+	if !h.newAvailable() || it.Priority > h.headPriority {
+		h.headPriority = it.Priority
+	}
+	h.newCount++
+	f.queued++
+	if bytes.Compare(k, h.newLow) < 0 {
+		h.newLow = k
+	}
+	return nil
 }
 
 // enqueueScheduled puts it in h's scheduled queue at it.Due. Callers hold f.mu.

@@ -23,6 +23,7 @@
 //	a  news vertical: article records, by URL key (package news)
 //	f  feeds and sitemaps the crawl knows, by URL key (package feeds)
 //	o  news topics and their articles with read state (package news)
+//	c  cluster mode: the outbox of links and URL states waiting for JetStream (package cluster)
 //
 // # Durability
 //

@@ -69,6 +69,12 @@ Examples:
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&seeds, "seed", nil, "start `URL` (repeatable); added to crawl.seeds")
+	addCrawlFlags(f)
+	return cmd
+}
+
+// addCrawlFlags declares the flags of crawlFlags (sonda crawl and sonda node).
+func addCrawlFlags(f *pflag.FlagSet) {
 	f.Int64("max-pages", 0, "stop after `N` page fetches (0: no limit)")
 	f.Duration("duration", 0, "stop after this long, e.g. 30m (0: no limit)")
 	f.Bool("allow-private", false, "permit loopback, private and link-local addresses (test webs, intranets)")
@@ -83,7 +89,6 @@ Examples:
 	f.String("metrics-addr", "", "serve Prometheus /metrics on `HOST:PORT` while crawling")
 	f.String("revisit", "", "revisit fetched pages with `POLICY`: "+strings.Join(revisit.PolicyNames, ", ")+" (optimal needs --budget)")
 	f.String("budget", "", "requests per second shared by discovery and revisits, e.g. 10/s, 600/min, 90000/d")
-	return cmd
 }
 
 // crawlFlags bind the crawl command's setting flags to the configuration.

@@ -1,0 +1,56 @@
+// Package cluster owns sonda's cluster mode: crawler nodes that share one crawl through a
+// NATS JetStream server. It owns the membership of nodes, the mapping of hosts to the node
+// that crawls them, the routing of discovered links to that node, the record from which a
+// node rebuilds the queues of hosts it takes over, and the detection that the whole
+// cluster has finished. The crawl loop (package crawl) knows nothing of NATS: a Node fills
+// its Router and Gate interfaces.
+//
+// # Ownership
+//
+// Hosts are grouped into a fixed number of partitions by a hash of their registrable
+// domain (so www.example.org and docs.example.org go together, and robots.txt and
+// politeness of one site stay with one node). Each partition is mapped to a live node by
+// rendezvous hashing over the membership, so a node joining or leaving moves only its own
+// share. Ownership is recorded in a KV bucket with compare-and-set: a node takes a
+// partition only when the bucket says it is free or its owner's membership has expired,
+// and an owner that must hand a partition over (a node joined) first stops fetching from
+// it, lets its requests finish and its outbox drain, then frees it.
+//
+// # Fencing
+//
+// A node's membership is a key with a TTL that the node refreshes with compare-and-set
+// every TTL/6. A node fetches only until half the TTL after the last refresh the server
+// accepted (measured on its own monotonic clock from before it sent the refresh), while
+// other nodes may take its partitions only once the server has expired its key, a full
+// TTL after that refresh arrived. So a paused or cut-off node has stopped fetching before
+// any other node can start; when it comes back, its refresh fails (its key is gone) and it
+// rejoins as a new incarnation that owns nothing.
+//
+// # Links and durability
+//
+// Every URL the crawl discovers goes to the partition's owner, even when that is this
+// node: the crawler records it in an outbox in the same Pebble batch as the page it was
+// found on, a relay publishes the outbox to JetStream with message ids (so a retry is not a
+// duplicate), and the owner admits it idempotently (its seen set), first recording the URL
+// in the state stream, then in its own frontier (fsynced), and only then acknowledges the
+// message. What became of each URL (queued, scheduled again, done) and each host's rest time
+// are kept in the state stream, one message per URL and per host (a compacting log). A node
+// that takes a partition over rebuilds the partition's queues from it, so nothing queued is
+// lost even when a node's disk never comes back; at most the pages that node had in flight
+// or not yet relayed are fetched again.
+//
+// # NATS names
+//
+// Everything lives under a cluster name (default "sonda"), so several clusters can share a
+// server:
+//
+//	subject sonda.<cluster>.links.<partition>             routed URLs (stream sonda_<cluster>_links, work queue)
+//	subject sonda.<cluster>.url.<partition>.<urlkey>      last state of a URL (stream sonda_<cluster>_state)
+//	subject sonda.<cluster>.rest.<partition>.<host hex>   a host's rest time (stream sonda_<cluster>_state)
+//	KV sonda_<cluster>_members                            live nodes: key = node id, value = MemberInfo (JSON), TTL
+//	KV sonda_<cluster>_parts                              partition owners: key p<partition> = "node/incarnation"
+//	KV sonda_<cluster>_seeds                              the cluster's seeds (scope follows them)
+//
+// LiveMembers lists the members for other packages (the scatter-gather search asks each
+// node on sonda.<cluster>.search.<node id>).
+package cluster

@@ -1,0 +1,1269 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/frontier"
+	"github.com/sonda-search/sonda/store"
+)
+
+// Options configure a Node.
+type Options struct {
+	Cluster string // cluster name (default "sonda")
+	NodeID  string // this node's id, unique in the cluster (required)
+	// TTL is how long a silent node keeps its membership, for a new cluster (default 10s).
+	// A cluster keeps the TTL it was created with; every node reads it from the server.
+	// Fail-over takes about TTL plus a heartbeat.
+	TTL time.Duration
+	// Partitions is the number of host partitions, for a new cluster (default 64).
+	Partitions int
+	// ExitWhenDone makes Run return ErrDone once the whole cluster has no URL left.
+	ExitWhenDone bool
+	Logger       *slog.Logger
+}
+
+// ErrDone is what Run returns when the cluster finished its crawl (Options.ExitWhenDone).
+var ErrDone = errors.New("cluster: the whole cluster has no URL left")
+
+// MemberInfo is what a node publishes about itself at each heartbeat.
+type MemberInfo struct {
+	Node        string    `json:"node"`
+	Incarnation string    `json:"inc"`
+	Started     time.Time `json:"started"`
+	Partitions  []int     `json:"partitions"` // owned and serving
+	Queued      int64     `json:"queued"`
+	InFlight    int       `json:"in_flight"`
+	Outbox      int64     `json:"outbox"`
+	Pages       int64     `json:"pages"`
+	Errors      int64     `json:"errors"`
+	PagesPerSec float64   `json:"pages_per_sec"`
+	Admitted    int64     `json:"admitted"`
+	Published   int64     `json:"published"`
+	FailOvers   int64     `json:"fail_overs"` // partitions taken from a node whose membership expired
+	Busy        bool      `json:"busy"`       // rebuilding or handing over a partition
+	Idle        bool      `json:"idle"`       // nothing queued, in flight, unrelayed or moving
+}
+
+// Node is one crawler node of a cluster. It implements crawl.Router and crawl.Gate.
+type Node struct {
+	opts    Options
+	names   names
+	log     *slog.Logger
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	members jetstream.KeyValue
+	parts   jetstream.KeyValue
+	seeds   jetstream.KeyValue
+	links   jetstream.Stream
+	state   jetstream.Stream
+	ttl     time.Duration
+	nparts  int
+
+	crawler *crawl.Crawler
+	fr      *frontier.Frontier
+	db      *pebble.DB
+
+	outMu     sync.Mutex // serializes outbox writers
+	out       *outbox
+	outCount  atomic.Int64 // records in the outbox
+	wakeRelay chan struct{}
+
+	mu         sync.Mutex
+	inc        string
+	validUntil time.Time
+	owned      map[int]*part
+	memberView map[string]memberSeen
+	partView   map[int]partEntry
+	hostPart   sync.Map // host -> partition
+
+	admitted  atomic.Int64
+	published atomic.Int64
+	failOvers atomic.Int64
+	moving    atomic.Int64 // partitions being rebuilt or handed over
+	leaving   atomic.Bool  // Run is ending: claim nothing, stop heartbeats
+	rate      rateMeter
+	doneCh    chan struct{}
+	doneOnce  sync.Once
+}
+
+type part struct {
+	ready    bool // rebuilt and consuming: the gate is open
+	inflight int
+	stop     context.CancelFunc
+	stopped  chan struct{}
+	leaving  bool
+}
+
+type memberSeen struct {
+	info MemberInfo
+	rev  uint64
+	at   time.Time // local receive time
+}
+
+type partEntry struct {
+	owner string // "node/incarnation", "" when free
+	rev   uint64
+}
+
+// Join connects a node to the cluster on nc, creating the cluster's streams and buckets if
+// this is its first node. The node takes no partition until Run.
+func Join(ctx context.Context, nc *nats.Conn, o Options) (*Node, error) {
+	if o.Cluster == "" {
+		o.Cluster = DefaultCluster
+	}
+	if err := CheckName("cluster name", o.Cluster); err != nil {
+		return nil, err
+	}
+	if err := CheckName("node id", o.NodeID); err != nil {
+		return nil, err
+	}
+	if o.TTL <= 0 {
+		o.TTL = 10 * time.Second
+	}
+	if o.Partitions <= 0 {
+		o.Partitions = DefaultPartitions
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{opts: o, names: names{o.Cluster}, log: o.Logger.With("node", o.NodeID), nc: nc, js: js,
+		owned: map[int]*part{}, memberView: map[string]memberSeen{}, partView: map[int]partEntry{},
+		wakeRelay: make(chan struct{}, 1), doneCh: make(chan struct{})}
+	if err := n.setup(ctx); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// setup creates or opens the cluster's streams and buckets.
+func (n *Node) setup(ctx context.Context) error {
+	var err error
+	if n.members, err = openKV(ctx, n.js, jetstream.KeyValueConfig{Bucket: n.names.members(), TTL: n.opts.TTL, History: 1,
+		Description: "sonda cluster " + n.names.cluster + ": live nodes (heartbeat with TTL)"}); err != nil {
+		return err
+	}
+	st, err := n.members.Status(ctx)
+	if err != nil {
+		return jsError("read the membership bucket", err)
+	}
+	n.ttl = st.TTL()
+	if n.ttl <= 0 {
+		return fmt.Errorf("cluster: bucket %s has no TTL; delete it (nats kv del %s) and start again", n.names.members(), n.names.members())
+	}
+	if n.parts, err = openKV(ctx, n.js, jetstream.KeyValueConfig{Bucket: n.names.parts(), History: 1,
+		Description: "sonda cluster " + n.names.cluster + ": partition owners"}); err != nil {
+		return err
+	}
+	if n.seeds, err = openKV(ctx, n.js, jetstream.KeyValueConfig{Bucket: n.names.seeds(), History: 1,
+		Description: "sonda cluster " + n.names.cluster + ": seeds"}); err != nil {
+		return err
+	}
+	// The partition count is fixed by the first node; the others read it.
+	if _, err := n.parts.Create(ctx, "count", []byte(strconv.Itoa(n.opts.Partitions))); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return jsError("record the partition count", err)
+	}
+	e, err := n.parts.Get(ctx, "count")
+	if err != nil {
+		return jsError("read the partition count", err)
+	}
+	if n.nparts, err = strconv.Atoi(string(e.Value())); err != nil || n.nparts <= 0 {
+		return fmt.Errorf("cluster: partition count %q in bucket %s is not a positive number", e.Value(), n.names.parts())
+	}
+	if n.links, err = n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: n.names.linksStream(), Subjects: []string{n.names.prefix() + "links.>"},
+		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute,
+		Description: "sonda cluster " + n.names.cluster + ": URLs routed to the owner of their host",
+	}); err != nil {
+		return jsError("create stream "+n.names.linksStream(), err)
+	}
+	if n.state, err = n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: n.names.stateStream(), Subjects: []string{n.names.prefix() + "url.>", n.names.prefix() + "rest.>"},
+		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage, MaxMsgsPerSubject: 1,
+		Description: "sonda cluster " + n.names.cluster + ": last state of every URL and host rest times",
+	}); err != nil {
+		return jsError("create stream "+n.names.stateStream(), err)
+	}
+	return nil
+}
+
+func openKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = js.KeyValue(ctx, cfg.Bucket)
+		}
+	}
+	if err != nil {
+		return nil, jsError("open bucket "+cfg.Bucket, err)
+	}
+	return kv, nil
+}
+
+// jsError explains the usual JetStream failures.
+func jsError(doing string, err error) error {
+	switch {
+	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount),
+		errors.Is(err, nats.ErrNoResponders):
+		return fmt.Errorf("cluster: %s: JetStream is not enabled on the NATS server (start it with `nats-server -js` or use `sonda nats`): %w", doing, err)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+		return fmt.Errorf("cluster: %s: the NATS server did not answer in time: %w", doing, err)
+	}
+	return fmt.Errorf("cluster: %s: %w", doing, err)
+}
+
+// TTL is the cluster's membership TTL.
+func (n *Node) TTL() time.Duration { return n.ttl }
+
+// Partitions is the cluster's partition count.
+func (n *Node) Partitions() int { return n.nparts }
+
+// AddSeeds records seeds cluster-wide (every node's scope follows them) and returns all the
+// cluster's seeds.
+func (n *Node) AddSeeds(ctx context.Context, urls []string) ([]string, error) {
+	for _, u := range urls {
+		k := fmt.Sprintf("%x", hashString(u))
+		if _, err := n.seeds.Put(ctx, k, []byte(u)); err != nil {
+			return nil, jsError("record seed "+u, err)
+		}
+	}
+	return n.allSeeds(ctx)
+}
+
+func (n *Node) allSeeds(ctx context.Context) ([]string, error) {
+	lister, err := n.seeds.ListKeys(ctx)
+	if err != nil {
+		return nil, jsError("list seeds", err)
+	}
+	var out []string
+	for k := range lister.Keys() {
+		e, err := n.seeds.Get(ctx, k)
+		if err != nil {
+			continue
+		}
+		out = append(out, string(e.Value()))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Attach connects the node to the crawler it routes for (built with WithRouter(n) and
+// WithGate(n)): the node admits routed URLs into its frontier and keeps its outbox in its
+// database.
+func (n *Node) Attach(c *crawl.Crawler) error {
+	n.crawler, n.fr, n.db = c, c.Frontier(), c.Store().Pebble()
+	o, pending, err := openOutbox(n.db, n.opts.NodeID)
+	if err != nil {
+		return err
+	}
+	n.out = o
+	n.outCount.Store(int64(pending))
+	return nil
+}
+
+// partitionOf is host's partition, cached.
+func (n *Node) partitionOf(host string) int {
+	if p, ok := n.hostPart.Load(host); ok {
+		return p.(int)
+	}
+	p := PartitionOf(host, n.nparts)
+	n.hostPart.Store(host, p)
+	return p
+}
+
+// Enter implements crawl.Gate.
+func (n *Node) Enter(host string) bool {
+	p := n.partitionOf(host)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	pt := n.owned[p]
+	if pt == nil || !pt.ready || !time.Now().Before(n.validUntil) {
+		return false
+	}
+	pt.inflight++
+	return true
+}
+
+// Leave implements crawl.Gate.
+func (n *Node) Leave(host string) {
+	p := n.partitionOf(host)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if pt := n.owned[p]; pt != nil {
+		pt.inflight--
+	}
+}
+
+// Valid implements crawl.Gate: the node owns host's partition and its membership is fresh.
+func (n *Node) Valid(host string) bool {
+	p := n.partitionOf(host)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	pt := n.owned[p]
+	return pt != nil && pt.ready && time.Now().Before(n.validUntil)
+}
+
+// Route implements crawl.Router: the discovered URLs, the leased URL's new state and its
+// host's rest go to the outbox in the page's batch.
+func (n *Node) Route(b *pebble.Batch, done frontier.Item, out frontier.Outcome) error {
+	n.outMu.Lock()
+	defer n.outMu.Unlock()
+	now := time.Now()
+	put := func(kind byte, subject string, payload []byte) error {
+		n.outCount.Add(1)
+		return n.out.put(b, kind, subject, payload)
+	}
+	for _, it := range out.Discovered {
+		if err := put(kindLink, n.names.links(n.partitionOf(it.Host)), encodeItem(toWire(it))); err != nil {
+			return err
+		}
+	}
+	p := n.partitionOf(done.Host)
+	st := toWire(done)
+	switch {
+	case !out.Retry.IsZero(): // the frontier's rule: a retry wins over a revisit
+		st.Due, st.Attempts = out.Retry, done.Attempts+1
+	case !out.Revisit.IsZero():
+		st.Due, st.Visits, st.Attempts = out.Revisit, done.Visits+1, 0
+	default:
+		st.Done = true
+	}
+	if err := put(kindState, n.names.urlState(p, done.Key), encodeItem(st)); err != nil {
+		return err
+	}
+	rest, _ := json.Marshal(restMsg{Host: done.Host, Until: crawl.HostRest(now, out)})
+	if err := put(kindState, n.names.rest(p, done.Host), rest); err != nil {
+		return err
+	}
+	n.rate.add(now)
+	n.kick()
+	return nil
+}
+
+// Add implements crawl.Router: seeds and sitemap URLs go to their owners through the outbox.
+func (n *Node) Add(items []frontier.Item) error {
+	n.outMu.Lock()
+	defer n.outMu.Unlock()
+	b := n.db.NewBatch()
+	defer b.Close()
+	for _, it := range items {
+		if err := n.out.put(b, kindLink, n.names.links(n.partitionOf(it.Host)), encodeItem(toWire(it))); err != nil {
+			return err
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("cluster: outbox: %w", err)
+	}
+	n.outCount.Add(int64(len(items)))
+	n.kick()
+	return nil
+}
+
+func (n *Node) kick() {
+	select {
+	case n.wakeRelay <- struct{}{}:
+	default:
+	}
+}
+
+// Run keeps the node in the cluster until ctx ends (or, with ExitWhenDone, until the whole
+// cluster is done: it returns ErrDone). On the way out it hands its partitions over and
+// leaves the membership, so the others need not wait for its TTL.
+func (n *Node) Run(ctx context.Context) error {
+	if n.fr == nil {
+		return errors.New("cluster: Run before Attach")
+	}
+	n.inc = newIncarnation()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	loops := []func(context.Context){n.heartbeatLoop, n.watchMembers, n.watchParts, n.claimLoop, n.relayLoop, n.seedLoop}
+	if n.opts.ExitWhenDone {
+		loops = append(loops, n.doneLoop)
+	}
+	for _, loop := range loops {
+		wg.Add(1)
+		go func() { defer wg.Done(); loop(ctx) }()
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+	case <-n.doneCh:
+		err = ErrDone
+	}
+	n.leave(ctx)
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// leave hands over every partition and deletes the membership key.
+func (n *Node) leave(ctx context.Context) {
+	n.leaving.Store(true)
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.ttl)
+	defer cancel()
+	n.mu.Lock()
+	var ps []int
+	for p, pt := range n.owned {
+		pt.ready = false
+		ps = append(ps, p)
+	}
+	n.mu.Unlock()
+	for _, p := range ps {
+		n.release(lctx, p)
+	}
+	n.mu.Lock()
+	n.validUntil = time.Time{}
+	n.mu.Unlock()
+	_ = n.members.Delete(lctx, n.opts.NodeID)
+}
+
+func newIncarnation() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (n *Node) self() string { return n.opts.NodeID + "/" + n.inc }
+
+func (n *Node) every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		f()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (n *Node) tick() time.Duration { return max(n.ttl/6, 50*time.Millisecond) }
+
+// heartbeatLoop refreshes the membership key with compare-and-set; it is the fence.
+func (n *Node) heartbeatLoop(ctx context.Context) {
+	var rev uint64
+	warned := false
+	n.every(ctx, n.tick(), func() {
+		if n.leaving.Load() {
+			return
+		}
+		sent := time.Now()
+		info := n.info()
+		val, _ := json.Marshal(info)
+		hctx, cancel := context.WithTimeout(ctx, n.ttl/3)
+		defer cancel()
+		var err error
+		if rev == 0 {
+			rev, err = n.members.Create(hctx, n.opts.NodeID, val)
+			if errors.Is(err, jetstream.ErrKeyExists) {
+				if !warned {
+					n.log.Warn("node id in use: waiting for its membership to expire (another process with this --node-id, or this node before a crash)", "ttl", n.ttl)
+					warned = true
+				}
+				return
+			}
+		} else {
+			var nrev uint64
+			nrev, err = n.members.Update(hctx, n.opts.NodeID, val, rev)
+			if err == nil {
+				rev = nrev
+			} else if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyNotFound) {
+				// Our key expired (we were paused or cut off): others may own our partitions.
+				n.log.Warn("membership lost; rejoining as a new incarnation", "error", err)
+				n.expelled()
+				rev = 0
+				return
+			}
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				n.log.Warn("heartbeat failed; fetching stops when the membership lease runs out, and resumes when NATS answers", "error", jsError("heartbeat", err))
+			}
+			return
+		}
+		warned = false
+		n.mu.Lock()
+		if until := sent.Add(n.ttl / 2); until.After(n.validUntil) {
+			n.validUntil = until
+		}
+		n.mu.Unlock()
+	})
+}
+
+// expelled drops every partition: another node may already crawl them.
+func (n *Node) expelled() {
+	n.mu.Lock()
+	n.validUntil = time.Time{}
+	old := n.owned
+	n.owned = map[int]*part{}
+	n.inc = newIncarnation()
+	n.mu.Unlock()
+	for _, pt := range old {
+		pt.stop()
+	}
+	go func() {
+		for _, pt := range old {
+			<-pt.stopped
+		}
+		for {
+			_, busy, err := n.fr.Purge(func(h string) bool { _, ok := old[n.partitionOf(h)]; return ok })
+			if err != nil || busy == 0 {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+}
+
+func (n *Node) info() MemberInfo {
+	st := n.fr.Stats()
+	pages, errs := n.crawler.Counts()
+	n.mu.Lock()
+	var ready []int
+	for p, pt := range n.owned {
+		if pt.ready {
+			ready = append(ready, p)
+		}
+	}
+	inc := n.inc
+	n.mu.Unlock()
+	sort.Ints(ready)
+	outbox := n.outCount.Load()
+	busy := n.moving.Load() > 0
+	return MemberInfo{Node: n.opts.NodeID, Incarnation: inc, Started: time.Now(), Partitions: ready,
+		Queued: st.Queued, InFlight: st.InFlight, Outbox: outbox, Pages: pages, Errors: errs, PagesPerSec: n.rate.perSecond(time.Now()),
+		Admitted: n.admitted.Load(), Published: n.published.Load(), FailOvers: n.failOvers.Load(), Busy: busy,
+		Idle: st.Queued == 0 && st.InFlight == 0 && outbox == 0 && !busy}
+}
+
+// watchMembers keeps the view of members up to date.
+func (n *Node) watchMembers(ctx context.Context) {
+	n.watch(ctx, n.members, func(e jetstream.KeyValueEntry) {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if e.Operation() != jetstream.KeyValuePut {
+			delete(n.memberView, e.Key())
+			return
+		}
+		var info MemberInfo
+		if json.Unmarshal(e.Value(), &info) == nil {
+			n.memberView[e.Key()] = memberSeen{info: info, rev: e.Revision(), at: time.Now()}
+		}
+	})
+}
+
+// watchParts keeps the view of partition owners up to date.
+func (n *Node) watchParts(ctx context.Context) {
+	n.watch(ctx, n.parts, func(e jetstream.KeyValueEntry) {
+		k := e.Key()
+		if !strings.HasPrefix(k, "p") {
+			return
+		}
+		p, err := strconv.Atoi(k[1:])
+		if err != nil {
+			return
+		}
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if e.Operation() != jetstream.KeyValuePut {
+			delete(n.partView, p)
+			return
+		}
+		n.partView[p] = partEntry{owner: string(e.Value()), rev: e.Revision()}
+	})
+}
+
+// watch runs f on every update of kv, rewatching after errors (a NATS restart).
+func (n *Node) watch(ctx context.Context, kv jetstream.KeyValue, f func(jetstream.KeyValueEntry)) {
+	for ctx.Err() == nil {
+		w, err := kv.WatchAll(ctx)
+		if err != nil {
+			sleep(ctx, n.tick())
+			continue
+		}
+		for e := range w.Updates() {
+			if e != nil {
+				f(e)
+			}
+		}
+		_ = w.Stop()
+		sleep(ctx, n.tick())
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// live lists the members seen within the TTL, by their last heartbeat's arrival here.
+func (n *Node) live() map[string]MemberInfo {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := map[string]MemberInfo{}
+	for id, m := range n.memberView {
+		if time.Since(m.at) < n.ttl {
+			out[id] = m.info
+		}
+	}
+	return out
+}
+
+// claimLoop takes the partitions this node should own and hands over those it should not.
+func (n *Node) claimLoop(ctx context.Context) {
+	n.every(ctx, n.tick(), func() { n.claim(ctx) })
+}
+
+func (n *Node) claim(ctx context.Context) {
+	if n.leaving.Load() {
+		return
+	}
+	n.mu.Lock()
+	valid := time.Now().Before(n.validUntil)
+	self := n.self()
+	n.mu.Unlock()
+	if !valid {
+		return
+	}
+	live := n.live()
+	live[n.opts.NodeID] = MemberInfo{Node: n.opts.NodeID, Incarnation: n.inc}
+	ids := make([]string, 0, len(live))
+	for id := range live {
+		ids = append(ids, id)
+	}
+	dead := map[string]bool{} // owner "node/inc" -> dead, asked once per round
+	for p := 0; p < n.nparts; p++ {
+		if ctx.Err() != nil {
+			return
+		}
+		want := Owner(p, ids) == n.opts.NodeID
+		n.mu.Lock()
+		e, known := n.partView[p]
+		pt := n.owned[p]
+		n.mu.Unlock()
+		mine := known && e.owner == self
+		switch {
+		case mine && !want:
+			if pt != nil && !pt.leaving && pt.ready {
+				n.mu.Lock()
+				pt.leaving = true
+				n.mu.Unlock()
+				go n.release(ctx, p)
+			}
+		case mine && pt == nil:
+			n.take(ctx, p) // ours by a claim whose answer was lost
+		case !mine && want && pt == nil:
+			var err error
+			var rev uint64
+			failOver := false
+			switch {
+			case !known:
+				rev, err = n.parts.Create(ctx, partKey(p), []byte(self))
+			case e.owner == "":
+				rev, err = n.parts.Update(ctx, partKey(p), []byte(self), e.rev)
+			default:
+				d, asked := dead[e.owner]
+				if !asked {
+					d = n.ownerDead(ctx, e.owner)
+					dead[e.owner] = d
+				}
+				if !d {
+					continue // its owner hands it over when it sees this node
+				}
+				failOver = true
+				rev, err = n.parts.Update(ctx, partKey(p), []byte(self), e.rev)
+			}
+			if err != nil {
+				continue // someone else claimed it first, or NATS is away: next round
+			}
+			if failOver {
+				n.failOvers.Add(1)
+				n.log.Info("took over a partition whose owner left without handing it over", "partition", p, "from", e.owner)
+			}
+			n.mu.Lock()
+			if cur := n.partView[p]; cur.rev < rev {
+				n.partView[p] = partEntry{owner: self, rev: rev}
+			}
+			n.mu.Unlock()
+			n.take(ctx, p)
+		}
+	}
+}
+
+// ownerDead asks the server whether the membership behind owner ("node/inc") is gone.
+func (n *Node) ownerDead(ctx context.Context, owner string) bool {
+	node, inc, _ := strings.Cut(owner, "/")
+	e, err := n.members.Get(ctx, node)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	var info MemberInfo
+	if json.Unmarshal(e.Value(), &info) != nil {
+		return false
+	}
+	return info.Incarnation != inc
+}
+
+// take starts serving partition p: rebuild its queues from the state stream, then admit
+// the URLs routed to it.
+func (n *Node) take(ctx context.Context, p int) {
+	pctx, stop := context.WithCancel(ctx)
+	pt := &part{stop: stop, stopped: make(chan struct{})}
+	n.mu.Lock()
+	if n.owned[p] != nil {
+		n.mu.Unlock()
+		stop()
+		return
+	}
+	n.owned[p] = pt
+	n.mu.Unlock()
+	n.moving.Add(1)
+	go func() {
+		defer close(pt.stopped)
+		started := time.Now()
+		for {
+			err := n.rebuild(pctx, p)
+			if err == nil {
+				break
+			}
+			if pctx.Err() != nil {
+				n.moving.Add(-1)
+				return
+			}
+			n.log.Warn("rebuilding a partition failed; retrying", "partition", p, "error", err)
+			sleep(pctx, n.tick())
+		}
+		n.mu.Lock()
+		pt.ready = true
+		n.mu.Unlock()
+		n.moving.Add(-1)
+		n.log.Debug("partition ready", "partition", p, "rebuild", time.Since(started))
+		n.consume(pctx, p)
+	}()
+}
+
+// rebuild replaces what the local frontier holds for p with the state stream's record.
+func (n *Node) rebuild(ctx context.Context, p int) error {
+	match := func(h string) bool { return n.partitionOf(h) == p }
+	for {
+		_, busy, err := n.fr.Purge(match)
+		if err != nil {
+			return err
+		}
+		if busy == 0 {
+			break
+		}
+		sleep(ctx, 20*time.Millisecond)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	pre := n.names.prefix()
+	ps := strconv.Itoa(p)
+	cons, err := n.state.CreateConsumer(ctx, jetstream.ConsumerConfig{
+		FilterSubjects: []string{pre + "url." + ps + ".>", pre + "rest." + ps + ".>"},
+		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy, AckPolicy: jetstream.AckNonePolicy,
+		InactiveThreshold: time.Minute, MemoryStorage: true,
+	})
+	if err != nil {
+		return jsError("read partition state", err)
+	}
+	defer func() { _ = n.state.DeleteConsumer(context.WithoutCancel(ctx), cons.CachedInfo().Name) }()
+	pending := cons.CachedInfo().NumPending
+	var items []frontier.Item
+	var seen [][16]byte
+	rests := map[string]time.Time{}
+	flush := func() error {
+		err := n.fr.Restore(items, seen, rests)
+		items, seen, rests = items[:0], seen[:0], map[string]time.Time{}
+		return err
+	}
+	for got := uint64(0); got < pending; {
+		// Ask for exactly what is left: Fetch waits for its whole batch (or the timeout).
+		batch, err := cons.Fetch(int(min(pending-got, 1000)), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return jsError("read partition state", err)
+		}
+		nb := 0
+		for m := range batch.Messages() {
+			nb++
+			got++
+			if strings.HasPrefix(m.Subject(), pre+"rest.") {
+				var r restMsg
+				if json.Unmarshal(m.Data(), &r) == nil && r.Host != "" {
+					rests[r.Host] = r.Until
+				}
+				continue
+			}
+			w, err := decodeItem(m.Data())
+			if err != nil {
+				n.log.Warn("skipping a malformed URL state", "subject", m.Subject(), "error", err)
+				continue
+			}
+			it, err := w.item()
+			if err != nil {
+				continue
+			}
+			if w.Done {
+				seen = append(seen, it.Key)
+			} else {
+				items = append(items, it)
+			}
+		}
+		if err := batch.Error(); err != nil {
+			return jsError("read partition state", err)
+		}
+		if nb == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if len(items)+len(seen) >= 4096 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// consume admits the URLs routed to p until ctx ends.
+func (n *Node) consume(ctx context.Context, p int) {
+	for ctx.Err() == nil {
+		if err := n.consumeOnce(ctx, p); errors.Is(err, errNotServing) {
+			sleep(ctx, n.tick())
+		} else if err != nil && ctx.Err() == nil {
+			n.log.Warn("reading routed URLs failed; retrying", "partition", p, "error", err)
+			sleep(ctx, n.tick())
+		}
+	}
+}
+
+func (n *Node) consumeOnce(ctx context.Context, p int) error {
+	cons, err := n.links.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable: "part-" + strconv.Itoa(p), FilterSubject: n.names.links(p),
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 10 * time.Second, MaxAckPending: 4096,
+	})
+	if err != nil {
+		return jsError("open routed URLs", err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(512))
+	if err != nil {
+		return jsError("read routed URLs", err)
+	}
+	defer it.Stop()
+	stopIt := context.AfterFunc(ctx, it.Stop)
+	defer stopIt()
+	for {
+		m, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return nil
+			}
+			return err
+		}
+		batch := []jetstream.Msg{m}
+		for len(batch) < 512 {
+			m, err := it.Next(jetstream.NextMaxWait(2 * time.Millisecond))
+			if err != nil {
+				break
+			}
+			batch = append(batch, m)
+		}
+		if err := n.admit(ctx, p, batch); err != nil {
+			return err
+		}
+	}
+}
+
+// admit records the unseen URLs of batch in the state stream, then in the frontier, then
+// acknowledges the messages: a crash anywhere redelivers them, and admission is idempotent.
+func (n *Node) admit(ctx context.Context, p int, batch []jetstream.Msg) error {
+	items := make([]frontier.Item, 0, len(batch))
+	for _, m := range batch {
+		w, err := decodeItem(m.Data())
+		if err == nil {
+			var it frontier.Item
+			if it, err = w.item(); err == nil && n.partitionOf(it.Host) == p {
+				items = append(items, it)
+				continue
+			}
+		}
+		n.log.Warn("dropping a malformed routed URL", "subject", m.Subject(), "error", err)
+	}
+	if !n.serving(p) {
+		return errNotServing
+	}
+	fresh, err := n.fr.Unseen(items)
+	if err != nil {
+		return err
+	}
+	futures := make([]jetstream.PubAckFuture, 0, len(fresh))
+	for _, it := range fresh {
+		f, err := n.js.PublishAsync(n.names.urlState(p, it.Key), encodeItem(toWire(it)))
+		if err != nil {
+			return jsError("record admitted URL", err)
+		}
+		futures = append(futures, f)
+	}
+	if err := waitAcks(ctx, futures); err != nil {
+		return jsError("record admitted URL", err)
+	}
+	if ctx.Err() != nil || !n.serving(p) {
+		return errNotServing // the partition moved: not acknowledged, the next owner admits them
+	}
+	if _, err := n.fr.Add(fresh); err != nil {
+		return err
+	}
+	n.admitted.Add(int64(len(fresh)))
+	for _, m := range batch {
+		_ = m.Ack()
+	}
+	return nil
+}
+
+var errNotServing = errors.New("cluster: this node no longer serves the partition")
+
+// serving says whether this node owns p, has rebuilt it and its membership is fresh.
+func (n *Node) serving(p int) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	pt := n.owned[p]
+	return pt != nil && pt.ready && time.Now().Before(n.validUntil)
+}
+
+func waitAcks(ctx context.Context, fs []jetstream.PubAckFuture) error {
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
+	for _, f := range fs {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timeout.C:
+			return context.DeadlineExceeded
+		}
+	}
+	return nil
+}
+
+// release hands p over: stop fetching from it, let requests in flight end, drain the
+// outbox (so its state is complete), forget its queues and free it for the next owner.
+func (n *Node) release(ctx context.Context, p int) {
+	n.mu.Lock()
+	pt := n.owned[p]
+	if pt == nil {
+		n.mu.Unlock()
+		return
+	}
+	pt.ready, pt.leaving = false, true
+	n.mu.Unlock()
+	n.moving.Add(1)
+	defer n.moving.Add(-1)
+	pt.stop()
+	<-pt.stopped
+	for ctx.Err() == nil {
+		n.mu.Lock()
+		busy := pt.inflight > 0
+		n.mu.Unlock()
+		if !busy && n.outCount.Load() == 0 {
+			break
+		}
+		n.kick()
+		sleep(ctx, 20*time.Millisecond)
+	}
+	if _, _, err := n.fr.Purge(func(h string) bool { return n.partitionOf(h) == p }); err != nil {
+		n.log.Warn("forgetting a handed-over partition failed", "partition", p, "error", err)
+	}
+	n.mu.Lock()
+	e := n.partView[p]
+	self := n.self()
+	n.mu.Unlock()
+	if e.owner == self {
+		rev, err := n.parts.Update(context.WithoutCancel(ctx), partKey(p), nil, e.rev)
+		if err != nil {
+			n.log.Debug("freeing a partition failed (its next owner takes it when this node's membership ends)", "partition", p, "error", err)
+		} else {
+			n.mu.Lock()
+			if cur := n.partView[p]; cur.rev < rev {
+				n.partView[p] = partEntry{rev: rev}
+			}
+			n.mu.Unlock()
+		}
+	}
+	n.mu.Lock()
+	if n.owned[p] == pt {
+		delete(n.owned, p)
+	}
+	n.mu.Unlock()
+}
+
+// relayLoop publishes the outbox to JetStream and deletes what the server acknowledged.
+func (n *Node) relayLoop(ctx context.Context) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		for ctx.Err() == nil {
+			sent, err := n.relayOnce(ctx)
+			if err != nil {
+				n.log.Warn("relaying links to their owners failed; they stay in the outbox and are retried", "error", err)
+				sleep(ctx, n.tick())
+				break
+			}
+			if sent == 0 {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-n.wakeRelay:
+		}
+	}
+}
+
+func (n *Node) relayOnce(ctx context.Context) (int, error) {
+	it, err := n.db.NewIter(&pebble.IterOptions{LowerBound: prefixOutbox, UpperBound: store.PrefixEnd(prefixOutbox)})
+	if err != nil {
+		return 0, err
+	}
+	var msgs []outMsg
+	for it.First(); it.Valid() && len(msgs) < 2048; it.Next() {
+		m, err := n.out.decode(it.Key(), it.Value())
+		if err != nil {
+			n.log.Warn("dropping a corrupt outbox record", "error", err)
+			msgs = append(msgs, outMsg{key: append([]byte(nil), it.Key()...)})
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return 0, err
+	}
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
+	for _, m := range msgs {
+		if m.subject == "" {
+			continue
+		}
+		f, err := n.js.PublishMsgAsync(&nats.Msg{Subject: m.subject, Data: m.payload}, jetstream.WithMsgID(m.id))
+		if err != nil {
+			return 0, err
+		}
+		futures = append(futures, f)
+	}
+	if err := waitAcks(ctx, futures); err != nil {
+		return 0, err
+	}
+	b := n.db.NewBatch()
+	defer b.Close()
+	for _, m := range msgs {
+		_ = b.Delete(m.key, nil)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return 0, err
+	}
+	n.published.Add(int64(len(futures)))
+	n.outCount.Add(-int64(len(msgs)))
+	return len(msgs), nil
+}
+
+// seedLoop gives the crawler seeds added on other nodes (its scope follows them).
+func (n *Node) seedLoop(ctx context.Context) {
+	have := -1
+	n.every(ctx, 2*time.Second, func() {
+		all, err := n.allSeeds(ctx)
+		if err != nil || len(all) == have {
+			return
+		}
+		if err := n.crawler.SetSeeds(all); err != nil {
+			n.log.Warn("cluster seeds rejected", "error", err)
+			return
+		}
+		have = len(all)
+	})
+}
+
+// doneLoop detects the end of the cluster's crawl: over two rounds, every live member
+// reported (afresh) that it is idle, every partition is served by a live member, no routed
+// URL waits in JetStream and no member made progress in between.
+func (n *Node) doneLoop(ctx context.Context) {
+	var prev *quietRound
+	n.every(ctx, n.tick(), func() {
+		r, ok := n.quiet(ctx)
+		if !ok {
+			prev = nil
+			return
+		}
+		cur := &r
+		if prev != nil && prev.activity == cur.activity {
+			if advanced(prev.revs, cur.revs) {
+				n.log.Info("the whole cluster has no URL left")
+				n.doneOnce.Do(func() { close(n.doneCh) })
+			}
+			return // wait for every member to report again
+		}
+		prev = cur
+	})
+}
+
+type quietRound struct {
+	revs     map[string]uint64
+	activity int64
+}
+
+func (n *Node) quiet(ctx context.Context) (quietRound, bool) {
+	n.mu.Lock()
+	valid := time.Now().Before(n.validUntil)
+	r := quietRound{revs: map[string]uint64{}}
+	served := map[int]bool{}
+	for id, m := range n.memberView {
+		if time.Since(m.at) >= n.ttl {
+			continue
+		}
+		if !m.info.Idle {
+			n.mu.Unlock()
+			return r, false
+		}
+		r.revs[id] = m.rev
+		r.activity += m.info.Pages + m.info.Admitted + m.info.Published
+		for _, p := range m.info.Partitions {
+			served[p] = true
+		}
+	}
+	n.mu.Unlock()
+	if !valid || len(served) != n.nparts || r.revs[n.opts.NodeID] == 0 {
+		return r, false
+	}
+	info, err := n.links.Info(ctx)
+	if err != nil || info.State.Msgs != 0 {
+		return r, false
+	}
+	return r, true
+}
+
+// advanced says every member of b reported again since a (and none joined or left).
+func advanced(a, b map[string]uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for id, rev := range b {
+		if a[id] == 0 || rev <= a[id] {
+			return false
+		}
+	}
+	return true
+}
+
+// LiveMembers lists the ids of the nodes whose membership is live in cluster, sorted, as
+// the server sees it (bucket sonda_<cluster>_members).
+func LiveMembers(ctx context.Context, js jetstream.JetStream, cluster string) ([]string, error) {
+	infos, err := Members(ctx, js, cluster)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(infos))
+	for i, m := range infos {
+		ids[i] = m.Node
+	}
+	return ids, nil
+}
+
+// Members returns the live members' last heartbeats, sorted by node id.
+func Members(ctx context.Context, js jetstream.JetStream, cluster string) ([]MemberInfo, error) {
+	if cluster == "" {
+		cluster = DefaultCluster
+	}
+	kv, err := js.KeyValue(ctx, names{cluster}.members())
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, jsError("open the membership", err)
+	}
+	lister, err := kv.ListKeys(ctx)
+	if err != nil {
+		return nil, jsError("list members", err)
+	}
+	var out []MemberInfo
+	for k := range lister.Keys() {
+		e, err := kv.Get(ctx, k)
+		if err != nil {
+			continue
+		}
+		var info MemberInfo
+		if json.Unmarshal(e.Value(), &info) == nil {
+			out = append(out, info)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out, nil
+}
+
+func hashString(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// rateMeter measures pages per second over the last minute.
+type rateMeter struct {
+	mu    sync.Mutex
+	times []time.Time
+}
+
+func (r *rateMeter) add(t time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.times = append(r.times, t)
+	if len(r.times) > 4096 {
+		r.times = r.times[len(r.times)-2048:]
+	}
+}
+
+func (r *rateMeter) perSecond(now time.Time) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	const window = 10 * time.Second
+	n := 0
+	for i := len(r.times) - 1; i >= 0 && now.Sub(r.times[i]) < window; i-- {
+		n++
+	}
+	return float64(n) / window.Seconds()
+}

@@ -1,0 +1,160 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/sonda-search/sonda/frontier"
+	"github.com/sonda-search/sonda/store"
+)
+
+// The outbox lives in the node's Pebble database under prefix 'c' (see package store):
+//
+//	c o <seq:8>   a message to publish: kind, subject, payload
+//	c n           the next sequence number (message ids must never repeat)
+//
+// Records are written in the batch that completes a page, so a page and what it found are
+// committed together, and deleted once JetStream acknowledged them.
+
+var (
+	prefixOutbox = []byte("co")
+	keyOutboxSeq = []byte("cn")
+)
+
+const (
+	kindLink  = 'l' // a URL for its owner's admission
+	kindState = 's' // the state of a URL or the rest of a host (dropped at restart)
+)
+
+type outbox struct {
+	node string
+	seq  uint64
+}
+
+func openOutbox(db *pebble.DB, node string) (*outbox, int, error) {
+	o := &outbox{node: node}
+	v, closer, err := db.Get(keyOutboxSeq)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+	case err != nil:
+		return nil, 0, fmt.Errorf("cluster: read outbox counter: %w", err)
+	default:
+		o.seq, _ = binary.Uvarint(v)
+		closer.Close()
+	}
+	// State records a crashed node left unrelayed are stale: its hosts were taken over and
+	// rebuilt without them (their pages are fetched again). Links are still good.
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefixOutbox, UpperBound: store.PrefixEnd(prefixOutbox)})
+	if err != nil {
+		return nil, 0, err
+	}
+	b := db.NewBatch()
+	defer b.Close()
+	n := 0
+	for it.First(); it.Valid(); it.Next() {
+		if v := it.Value(); len(v) > 0 && v[0] == kindState {
+			_ = b.Delete(it.Key(), nil)
+			continue
+		}
+		n++
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return nil, 0, fmt.Errorf("cluster: read outbox: %w", err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return nil, 0, err
+	}
+	return o, n, nil
+}
+
+// put adds a message to b. Callers serialize puts (the frontier's commit lock or their own).
+func (o *outbox) put(b *pebble.Batch, kind byte, subject string, payload []byte) error {
+	o.seq++
+	k := binary.BigEndian.AppendUint64(append([]byte(nil), prefixOutbox...), o.seq)
+	v := make([]byte, 0, 2+len(subject)+len(payload))
+	v = append(v, kind)
+	v = append(v, subject...)
+	v = append(v, 0)
+	v = append(v, payload...)
+	if err := b.Set(k, v, nil); err != nil {
+		return err
+	}
+	return b.Set(keyOutboxSeq, binary.AppendUvarint(nil, o.seq), nil)
+}
+
+// outMsg is one outbox record read back for publishing.
+type outMsg struct {
+	key     []byte
+	id      string // JetStream message id: node and sequence, never reused
+	subject string
+	payload []byte
+}
+
+func (o *outbox) decode(k, v []byte) (outMsg, error) {
+	if len(v) < 2 || len(k) != len(prefixOutbox)+8 {
+		return outMsg{}, errors.New("cluster: corrupt outbox record")
+	}
+	i := bytes.IndexByte(v[1:], 0)
+	if i < 0 {
+		return outMsg{}, errors.New("cluster: corrupt outbox record")
+	}
+	seq := binary.BigEndian.Uint64(k[len(prefixOutbox):])
+	return outMsg{key: append([]byte(nil), k...), id: fmt.Sprintf("%s-%d", o.node, seq),
+		subject: string(v[1 : 1+i]), payload: append([]byte(nil), v[2+i:]...)}, nil
+}
+
+// wireItem is a frontier item on the wire (links and URL states).
+type wireItem struct {
+	URL        string    `json:"u"`
+	Key        []byte    `json:"k"`
+	Host       string    `json:"h"`
+	Priority   float64   `json:"p,omitempty"`
+	Depth      int       `json:"d,omitempty"`
+	Parent     string    `json:"from,omitempty"`
+	Via        []string  `json:"via,omitempty"`
+	Attempts   int       `json:"a,omitempty"`
+	Visits     int       `json:"v,omitempty"`
+	Due        time.Time `json:"due,omitzero"`
+	Discovered time.Time `json:"disc,omitzero"`
+	Done       bool      `json:"done,omitempty"` // states only: fetched, nothing scheduled
+}
+
+func toWire(it frontier.Item) wireItem {
+	return wireItem{URL: it.URL, Key: it.Key[:], Host: it.Host, Priority: it.Priority, Depth: it.Depth, Parent: it.Parent,
+		Via: it.Via, Attempts: it.Attempts, Visits: it.Visits, Due: it.Due, Discovered: it.Discovered}
+}
+
+func (w wireItem) item() (frontier.Item, error) {
+	if len(w.Key) != 16 || w.URL == "" || w.Host == "" {
+		return frontier.Item{}, errors.New("cluster: malformed URL message")
+	}
+	it := frontier.Item{URL: w.URL, Host: w.Host, Priority: w.Priority, Depth: w.Depth, Parent: w.Parent, Via: w.Via,
+		Attempts: w.Attempts, Visits: w.Visits, Due: w.Due, Discovered: w.Discovered}
+	copy(it.Key[:], w.Key)
+	return it, nil
+}
+
+func encodeItem(w wireItem) []byte {
+	b, _ := json.Marshal(w) // plain data: cannot fail
+	return b
+}
+
+func decodeItem(b []byte) (wireItem, error) {
+	var w wireItem
+	if err := json.Unmarshal(b, &w); err != nil {
+		return w, fmt.Errorf("cluster: malformed URL message: %w", err)
+	}
+	return w, nil
+}
+
+// restMsg is a host's rest time in the state stream.
+type restMsg struct {
+	Host  string    `json:"h"`
+	Until time.Time `json:"until"`
+}

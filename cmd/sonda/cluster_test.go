@@ -1,0 +1,437 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/testweb"
+)
+
+// The cluster acceptance tests run real processes: a NATS server (`sonda nats`, or a
+// standalone nats-server built from the module version sonda embeds), three or four
+// `sonda node` processes, and the test web in this process as the oracle. Each node
+// sends its own User-Agent, so the test web's request log tells which node fetched what.
+
+const (
+	clusterTTL    = 3 * time.Second
+	clusterDelay  = 30 * time.Millisecond
+	clusterConc   = 4
+	clusterWait   = 150 * time.Second // bound on any one cluster crawl
+	failOverGrace = 3 * time.Second   // fail-over must take at most TTL + this
+)
+
+type clusterRig struct {
+	t      *testing.T
+	web    *testweb.Web
+	nats   string // URL
+	natsP  *exec.Cmd
+	natsFn func() *exec.Cmd // (re)starts the server
+	dir    string
+	nodes  map[string]*nodeProc
+	mu     sync.Mutex
+}
+
+type nodeProc struct {
+	id   string
+	cmd  *exec.Cmd
+	done chan error
+	log  *os.File
+}
+
+func newClusterRig(t *testing.T, standalone bool) *clusterRig {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs a NATS server and crawler node processes")
+	}
+	web := testweb.New(testweb.Config{Seed: 7, Hosts: 24, PagesPerHost: 14, Disable: testweb.Slow | testweb.Traps,
+		KeepHeaders: true, Retries: config.Default().Politeness.MaxRetries})
+	if _, err := web.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	r := &clusterRig{t: t, web: web, dir: t.TempDir(), nodes: map[string]*nodeProc{}}
+	addr := freePort(t)
+	_, portStr, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(portStr)
+	r.nats = "nats://" + addr
+	jsDir := filepath.Join(r.dir, "jetstream")
+	if standalone {
+		bin := natsServerBin(t)
+		r.natsFn = func() *exec.Cmd {
+			return exec.Command(bin, "-js", "-sd", jsDir, "-a", "127.0.0.1", "-p", strconv.Itoa(port))
+		}
+	} else {
+		r.natsFn = func() *exec.Cmd {
+			return exec.Command(sondaBin, "nats", "--addr", fmt.Sprintf("127.0.0.1:%d", port), "--data", jsDir)
+		}
+	}
+	r.startNATS()
+	t.Cleanup(func() {
+		for _, n := range r.nodes {
+			if n.cmd.ProcessState == nil {
+				_ = n.cmd.Process.Signal(syscall.SIGCONT)
+				_ = n.cmd.Process.Kill()
+				<-n.done
+			}
+		}
+		if r.natsP != nil {
+			_ = r.natsP.Process.Kill()
+			_ = r.natsP.Wait()
+		}
+	})
+	return r
+}
+
+var (
+	natsBinOnce sync.Once
+	natsBinPath string
+	natsBinErr  error
+)
+
+// natsServerBin builds the standalone nats-server at the version in go.mod.
+func natsServerBin(t *testing.T) string {
+	natsBinOnce.Do(func() {
+		natsBinPath = filepath.Join(filepath.Dir(sondaBin), "nats-server")
+		out, err := exec.Command("go", "build", "-o", natsBinPath, "github.com/nats-io/nats-server/v2").CombinedOutput()
+		if err != nil {
+			natsBinErr = fmt.Errorf("build nats-server: %v\n%s", err, out)
+		}
+	})
+	if natsBinErr != nil {
+		t.Fatal(natsBinErr)
+	}
+	return natsBinPath
+}
+
+func (r *clusterRig) startNATS() {
+	r.t.Helper()
+	cmd := r.natsFn()
+	f, err := os.Create(filepath.Join(r.dir, fmt.Sprintf("nats-%d.log", time.Now().UnixNano())))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	r.natsP = cmd
+	addr := strings.TrimPrefix(r.nats, "nats://")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("NATS server did not listen on %s within 30s", addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (r *clusterRig) stopNATS() {
+	_ = r.natsP.Process.Signal(syscall.SIGTERM)
+	_ = r.natsP.Wait()
+}
+
+// start launches node id on its own data directory; seeds only on the first.
+func (r *clusterRig) start(id string, seeds bool, extra ...string) *nodeProc {
+	r.t.Helper()
+	args := []string{"node", "--nats", r.nats, "--node-id", id, "--data", filepath.Join(r.dir, "node-"+id),
+		"--allow-private", "--resolve", r.web.Resolve(), "--min-delay", clusterDelay.String(),
+		"--concurrency", strconv.Itoa(clusterConc), "--exit-when-done"}
+	if seeds {
+		for _, s := range r.web.Seeds() {
+			args = append(args, "--seed", s)
+		}
+	}
+	args = append(args, extra...)
+	cmd := exec.Command(sondaBin, args...)
+	cmd.Env = append(os.Environ(), "SONDA_SCOPE_FOLLOW=any", "SONDA_FETCH_USER_AGENT=sonda-node-"+id,
+		"SONDA_CLUSTER_TTL="+clusterTTL.String(), "SONDA_CLUSTER_PARTITIONS=32",
+		"SONDA_POLITENESS_RETRY_DELAY=50ms", "SONDA_ROBOTS_RETRY_DELAY=50ms", "SONDA_ROBOTS_MAX_FAILURES=2",
+		"SONDA_FETCH_FIRST_BYTE_TIMEOUT=5s", "SONDA_LOG_LEVEL=info", "SONDA_SEARCH_INDEX=false")
+	f, err := os.Create(filepath.Join(r.dir, fmt.Sprintf("node-%s-%d.log", id, time.Now().UnixNano())))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	n := &nodeProc{id: id, cmd: cmd, done: make(chan error, 1), log: f}
+	go func() { n.done <- cmd.Wait() }()
+	r.mu.Lock()
+	r.nodes[id+strconv.Itoa(len(r.nodes))] = n
+	r.mu.Unlock()
+	return n
+}
+
+// wait waits for every given node to exit 0.
+func (r *clusterRig) wait(deadline time.Time, nodes ...*nodeProc) {
+	r.t.Helper()
+	for _, n := range nodes {
+		select {
+		case err := <-n.done:
+			n.done <- err
+			if err != nil {
+				r.t.Errorf("node %s: %v\n%s", n.id, err, tail(n.log.Name(), 40))
+			}
+		case <-time.After(time.Until(deadline)):
+			r.t.Fatalf("node %s did not finish in time; its log:\n%s\n%d of %d reachable pages fetched", n.id, tail(n.log.Name(), 40), r.fetchedReachable(), len(r.web.Reachable()))
+		}
+	}
+}
+
+func tail(path string, lines int) string {
+	b, _ := os.ReadFile(path)
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
+
+// fetchedReachable counts reachable pages fetched at least once.
+func (r *clusterRig) fetchedReachable() int {
+	counts := r.web.Counts()
+	n := 0
+	for _, u := range r.web.Reachable() {
+		if counts[u] > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// waitProgress waits until share of the reachable pages were fetched.
+func (r *clusterRig) waitProgress(share float64) {
+	r.t.Helper()
+	want := int(share * float64(len(r.web.Reachable())))
+	deadline := time.Now().Add(clusterWait)
+	for r.fetchedReachable() < want {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("the crawl did not reach %.0f%% in time", 100*share)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func nodeOf(req testweb.Request) string {
+	return strings.TrimPrefix(req.Header.Get("User-Agent"), "sonda-node-")
+}
+
+// check verifies the oracle's verdict: complete, nothing disallowed, polite cluster-wide,
+// and one node at a time per host. extraOK is how many refetches are allowed (in flight
+// at a kill); it returns the refetches seen.
+func (r *clusterRig) check(extraOK int) int {
+	r.t.Helper()
+	extra := 0
+	for _, p := range r.web.CheckFetches() {
+		if m := timesRe.FindStringSubmatch(p); m != nil {
+			got, _ := strconv.Atoi(m[1])
+			want, _ := strconv.Atoi(m[2])
+			if got > want {
+				extra += got - want
+				continue
+			}
+		}
+		r.t.Errorf("oracle: %s", p)
+	}
+	if extra > extraOK {
+		r.t.Errorf("%d pages fetched more than once, want at most %d", extra, extraOK)
+	}
+	for _, v := range r.web.CheckPoliteness(clusterDelay, 1) {
+		r.t.Errorf("politeness: %s (nodes %s then %s)", v, nodeOf(v.Prev), nodeOf(v.Next))
+	}
+	// One node at a time per host: two nodes' requests to a host never overlap.
+	byHost := map[string][]testweb.Request{}
+	for _, q := range r.web.Requests() {
+		byHost[q.Host] = append(byHost[q.Host], q)
+	}
+	for h, reqs := range byHost {
+		sort.Slice(reqs, func(i, j int) bool { return reqs[i].Start.Before(reqs[j].Start) })
+		for i := 1; i < len(reqs); i++ {
+			a, b := reqs[i-1], reqs[i]
+			if nodeOf(a) != nodeOf(b) && b.Start.Before(a.End.Add(-testweb.PolitenessTolerance)) {
+				r.t.Errorf("%s fetched by %s and %s at once", h, nodeOf(a), nodeOf(b))
+			}
+		}
+	}
+	return extra
+}
+
+// hostsBy lists, per node, the hosts it fetched.
+func (r *clusterRig) hostsBy() map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, q := range r.web.Requests() {
+		n := nodeOf(q)
+		if out[n] == nil {
+			out[n] = map[string]bool{}
+		}
+		out[n][q.Host] = true
+	}
+	return out
+}
+
+func TestClusterCrawl(t *testing.T) {
+	r := newClusterRig(t, false)
+	a := r.start("a", true)
+	b := r.start("b", false)
+	c := r.start("c", false)
+	r.wait(time.Now().Add(clusterWait), a, b, c)
+	r.check(0)
+	by := r.hostsBy()
+	if len(by) != 3 {
+		t.Errorf("nodes that fetched: %d, want 3 (every node owns a share)", len(by))
+	}
+	t.Logf("%d reachable pages; hosts per node: a %d, b %d, c %d", len(r.web.Reachable()), len(by["a"]), len(by["b"]), len(by["c"]))
+}
+
+func TestClusterStandaloneNATS(t *testing.T) {
+	r := newClusterRig(t, true)
+	a := r.start("a", true)
+	b := r.start("b", false)
+	c := r.start("c", false)
+	r.wait(time.Now().Add(clusterWait), a, b, c)
+	r.check(0)
+}
+
+var failOverRe = regexp.MustCompile(`took over a partition`)
+
+// TestClusterKillNode kills one node with SIGKILL at about 40% and never restarts it: the
+// others take its hosts after the TTL and rebuild its queues from JetStream.
+func TestClusterKillNode(t *testing.T) {
+	r := newClusterRig(t, false)
+	a := r.start("a", true)
+	b := r.start("b", false)
+	c := r.start("c", false)
+	r.waitProgress(0.4)
+	if err := b.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	<-b.done
+	b.done <- nil
+	r.wait(time.Now().Add(clusterWait), a, c)
+	extra := r.check(clusterConc)
+	// Fail-over time: from the kill to the first request another node made to a host b
+	// had fetched.
+	hostsB := map[string]bool{}
+	first := time.Time{}
+	for _, q := range r.web.Requests() {
+		if nodeOf(q) == "b" {
+			hostsB[q.Host] = true
+		}
+	}
+	for _, q := range r.web.Requests() {
+		if nodeOf(q) != "b" && hostsB[q.Host] && q.Start.After(killed) && (first.IsZero() || q.Start.Before(first)) {
+			first = q.Start
+		}
+	}
+	if first.IsZero() {
+		t.Log("no host of the killed node had work left")
+		return
+	}
+	took := first.Sub(killed)
+	t.Logf("fail-over (kill -9 to first fetch of a moved host): %v, TTL %v; %d pages refetched", took.Round(time.Millisecond), clusterTTL, extra)
+	if took > clusterTTL+failOverGrace {
+		t.Errorf("fail-over took %v, want at most TTL %v + %v (killed at %s)", took, clusterTTL, failOverGrace, killed.UTC().Format("15:04:05.000"))
+		for _, n := range []*nodeProc{a, c} {
+			t.Logf("node %s:\n%s", n.id, strings.Join(lines(n.log.Name(), failOverRe), "\n"))
+		}
+	}
+}
+
+// TestClusterRestartJoinPause: a node killed and restarted on its data directory takes
+// its share back, a fourth node joins mid-crawl, and a node paused past its TTL never
+// fetches a host that moved while it was paused.
+func TestClusterRestartJoinPause(t *testing.T) {
+	r := newClusterRig(t, false)
+	a := r.start("a", true)
+	b := r.start("b", false)
+	c := r.start("c", false)
+	r.waitProgress(0.2)
+	if err := b.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-b.done
+	b.done <- nil
+	b2 := r.start("b", false) // restarted on the same data directory
+	d := r.start("d", false)  // joins mid-crawl
+	r.waitProgress(0.5)
+	if err := c.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	time.Sleep(clusterTTL + clusterTTL/2) // past its TTL: its hosts move
+	if err := c.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	r.wait(time.Now().Add(clusterWait), a, b2, c, d)
+	r.check(2 * clusterConc)
+	// After the pause started, c must not fetch a host another node fetched after the pause
+	// started and before c's request.
+	reqs := r.web.Requests()
+	for _, q := range reqs {
+		if nodeOf(q) != "c" || q.Start.Before(paused) {
+			continue
+		}
+		for _, o := range reqs {
+			if nodeOf(o) != "c" && o.Host == q.Host && o.Start.After(paused) && o.Start.Before(q.Start) {
+				t.Errorf("paused node c fetched %s at %v, after %s took its host at %v", q.URL, q.Start.Sub(paused), nodeOf(o), o.Start.Sub(paused))
+				break
+			}
+		}
+	}
+	by := r.hostsBy()
+	if len(by["d"]) == 0 {
+		t.Error("the node that joined mid-crawl fetched nothing")
+	}
+}
+
+// TestClusterNATSRestart stops the NATS server mid-crawl and starts it again on the same
+// directory: the nodes wait, reconnect and finish with nothing lost.
+func TestClusterNATSRestart(t *testing.T) {
+	r := newClusterRig(t, false)
+	a := r.start("a", true)
+	b := r.start("b", false)
+	c := r.start("c", false)
+	r.waitProgress(0.3)
+	r.stopNATS()
+	time.Sleep(time.Second)
+	r.startNATS()
+	r.wait(time.Now().Add(clusterWait), a, b, c)
+	r.check(3 * clusterConc)
+}
+
+// lines returns the lines of a log file matching re.
+func lines(path string, re *regexp.Regexp) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if re.MatchString(sc.Text()) {
+			out = append(out, sc.Text())
+		}
+	}
+	return out
+}

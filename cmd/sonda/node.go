@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sonda-search/sonda/app"
+	"github.com/sonda-search/sonda/cluster"
+	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/crawl"
+)
+
+func init() { register(newNodeCmd) }
+
+// clusterFlags bind the cluster flags to the configuration.
+var clusterFlags = []settingFlag{
+	{"nats", func(c *config.Config, f *pflag.FlagSet) (err error) {
+		c.Cluster.NATS, err = f.GetString("nats")
+		return
+	}},
+	{"cluster", func(c *config.Config, f *pflag.FlagSet) (err error) {
+		c.Cluster.Name, err = f.GetString("cluster")
+		return
+	}},
+}
+
+func addClusterFlags(f *pflag.FlagSet) {
+	f.String("nats", "", "`URL` of the cluster's NATS server, e.g. nats://127.0.0.1:4222 (cluster.nats)")
+	f.String("cluster", "", "cluster `NAME` (cluster.name, default sonda): clusters sharing a server are told apart by it")
+}
+
+func newNodeCmd() *cobra.Command {
+	var seeds []string
+	var exitWhenDone bool
+	cmd := &cobra.Command{
+		Use:   "node --nats URL [--node-id NAME] [-c sonda.yaml] [--data DIR] [--seed URL]... [crawl flags]",
+		Short: "Run a crawler node of a cluster",
+		Long: `node joins a cluster of sonda nodes that share one crawl through a NATS server with
+JetStream (` + "`sonda nats`" + ` or nats-server -js). Each node owns a share of the hosts (grouped
+by registrable domain) and crawls them with the whole single-node engine on its own data
+directory (politeness, robots.txt, WARC, analyzers, index). Links to hosts another node
+owns are sent to it; --seed on any node adds seeds to the whole cluster.
+
+A node runs like a server until stopped (Ctrl-C hands its hosts over to the others at
+once). If it dies (kill -9, a crash, a lost machine), the others take its hosts after the
+cluster's TTL (cluster.ttl, 10s) and rebuild their queues from JetStream: nothing queued is
+lost, even if its disk never comes back. Started again with the same --node-id, it takes
+its share back. With --exit-when-done every node exits once the whole cluster has no URL
+left. ` + "`sonda cluster status --nats URL`" + ` shows the members and their progress.
+
+Examples:
+  sonda nats &
+  sonda node --nats nats://127.0.0.1:4222 --node-id a --data a --seed https://example.org/
+  sonda node --nats nats://127.0.0.1:4222 --node-id b --data b
+  sonda node --nats nats://10.0.0.5:4222 -c sonda.yaml --exit-when-done`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd, append(append([]settingFlag{}, crawlFlags...), append(clusterFlags, settingFlag{"node-id", func(c *config.Config, f *pflag.FlagSet) (err error) {
+				c.Cluster.NodeID, err = f.GetString("node-id")
+				return
+			}})...)...)
+			if err != nil {
+				return err
+			}
+			return runNode(cmd.Context(), cfg, seeds, exitWhenDone, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	addClusterFlags(f)
+	f.String("node-id", "", "this node's `NAME`, unique in the cluster and kept across restarts (cluster.node-id; default: the host name)")
+	f.BoolVar(&exitWhenDone, "exit-when-done", false, "exit once the whole cluster has no URL left (not just this node)")
+	f.StringArrayVar(&seeds, "seed", nil, "start `URL` (repeatable), added to the whole cluster")
+	addCrawlFlags(f)
+	return cmd
+}
+
+var unsafeID = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// defaultNodeID is the machine's host name, made a valid id.
+func defaultNodeID() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "node"
+	}
+	h = strings.Trim(unsafeID.ReplaceAllString(h, "-"), "-")
+	if len(h) > 64 {
+		h = h[:64]
+	}
+	if h == "" {
+		return "node"
+	}
+	return h
+}
+
+// connectNATS connects to the cluster's server, retrying in the background: a node started
+// before its server, or whose server restarts, waits for it.
+func connectNATS(url, name string, log func(string, ...any)) (*nats.Conn, error) {
+	return nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond),
+		nats.RetryOnFailedConnect(true), nats.Timeout(5*time.Second),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log("lost the NATS server; fetching stops within cluster.ttl/2 and resumes when it is back", "error", err)
+			}
+		}),
+		nats.ReconnectHandler(func(c *nats.Conn) { log("reconnected to NATS", "url", c.ConnectedUrlRedacted()) }))
+}
+
+func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDone bool, stdout, stderr io.Writer) error {
+	if cfg.Cluster.NATS == "" {
+		return usageError{errors.New("node: no NATS server: give --nats URL (or cluster.nats in sonda.yaml); `sonda nats` runs one")}
+	}
+	if exitWhenDone && cfg.Revisit.Policy != "" && cfg.Revisit.Policy != "none" {
+		return usageError{fmt.Errorf("node: --exit-when-done with revisit policy %q: revisits keep the cluster busy forever; drop one of them", cfg.Revisit.Policy)}
+	}
+	id := cfg.Cluster.NodeID
+	if id == "" {
+		id = defaultNodeID()
+	}
+	log := newLogger(cfg)
+	nc, err := connectNATS(cfg.Cluster.NATS, "sonda node "+id, func(msg string, args ...any) { log.Warn(msg, args...) })
+	if err != nil {
+		return fmt.Errorf("node: NATS server %s: %w", cfg.Cluster.NATS, err)
+	}
+	defer nc.Close()
+	var node *cluster.Node
+	for {
+		jctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		node, err = cluster.Join(jctx, nc, cluster.Options{Cluster: cfg.Cluster.Name, NodeID: id, TTL: cfg.Cluster.TTL,
+			Partitions: cfg.Cluster.Partitions, ExitWhenDone: exitWhenDone, Logger: log})
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !nc.IsConnected() {
+			err = fmt.Errorf("cannot reach the NATS server at %s (is `sonda nats` or nats-server -js running?): %w", cfg.Cluster.NATS, err)
+		}
+		log.Warn("node: joining the cluster failed; retrying", "error", err)
+		sleepCtx(ctx, 2*time.Second)
+	}
+	in, err := openApp(cfg, app.Options{Logger: log, Crawl: true})
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	opts, err := in.CrawlOptions(&cfg)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, crawl.WithRouter(node), crawl.WithGate(node))
+	c, err := crawl.New(cfg, opts...)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := node.Attach(c); err != nil {
+		return err
+	}
+	all, err := node.AddSeeds(ctx, seeds)
+	if err != nil {
+		return err
+	}
+	if cfg.Crawl.MetricsAddr != "" {
+		ln, err := net.Listen("tcp", cfg.Crawl.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("crawl.metrics-addr: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", c.Registry())
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go srv.Serve(ln)
+		defer srv.Close()
+	}
+	fmt.Fprintf(stderr, "node %s joined cluster %s on %s (TTL %s, %d partitions)\n", id, cfg.Cluster.Name, cfg.Cluster.NATS, node.TTL(), node.Partitions())
+
+	crawlCtx, stopCrawl := context.WithCancel(ctx)
+	defer stopCrawl()
+	nodeCtx, stopNode := context.WithCancel(ctx)
+	defer stopNode()
+	type result struct {
+		sum crawl.Summary
+		err error
+	}
+	crawled := make(chan result, 1)
+	go func() {
+		sum, err := c.Run(crawlCtx, all, progressPrinter(stderr))
+		stopNode() // max-pages, duration, or a failure: this node leaves
+		crawled <- result{sum, err}
+	}()
+	nodeErr := node.Run(nodeCtx)
+	stopCrawl()
+	res := <-crawled
+	if res.err != nil {
+		return res.err
+	}
+	reason := res.sum.Reason
+	switch {
+	case errors.Is(nodeErr, cluster.ErrDone):
+		reason = "cluster done"
+	case nodeErr != nil && ctx.Err() == nil:
+		return nodeErr
+	}
+	res.sum.Reason = reason
+	printSummary(stdout, cfg.Data, res.sum)
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

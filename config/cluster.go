@@ -1,0 +1,36 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Cluster configures cluster mode (package cluster): `sonda node`, `sonda cluster status`
+// and the NATS server they share.
+type Cluster struct {
+	NATS       string        `yaml:"nats"`
+	Name       string        `yaml:"name"`
+	NodeID     string        `yaml:"node-id"`
+	TTL        time.Duration `yaml:"ttl"`
+	Partitions int           `yaml:"partitions"`
+}
+
+var clusterNameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+func (c *Config) validateCluster(errs *[]string) {
+	k := c.Cluster
+	add := func(format string, args ...any) { *errs = append(*errs, fmt.Sprintf(format, args...)) }
+	if !clusterNameRe.MatchString(k.Name) {
+		add("cluster.name: %q: use 1 to 64 letters, digits, '-' or '_'", k.Name)
+	}
+	if k.NodeID != "" && !clusterNameRe.MatchString(k.NodeID) {
+		add("cluster.node-id: %q: use 1 to 64 letters, digits, '-' or '_'", k.NodeID)
+	}
+	if k.TTL < time.Second {
+		add("cluster.ttl: must be at least 1s (got %s)", k.TTL)
+	}
+	if k.Partitions < 1 || k.Partitions > 4096 {
+		add("cluster.partitions: must be from 1 to 4096 (got %d)", k.Partitions)
+	}
+}

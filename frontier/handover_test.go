@@ -1,0 +1,85 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// TestPurgeRestore hands a host over and back: Purge forgets its queue but not its seen
+// set, keeps busy hosts, and Restore requeues what the cluster's record says, with the
+// host's rest time, surviving a reopen.
+func TestPurgeRestore(t *testing.T) {
+	fs := vfs.NewMem()
+	db := memDB(t, fs)
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	f := open(t, db, clock, Options{})
+	a1, a2, b1 := item("a.test", "/1", 1), item("a.test", "/2", 2), item("b.test", "/1", 1)
+	if _, err := f.Add([]Item{a1, a2, b1}); err != nil {
+		t.Fatal(err)
+	}
+	lb := nextNow(t, f) // a.test/2 has the highest priority
+	if lb.Item.Host != "a.test" {
+		t.Fatalf("leased %s, want a.test first", lb.Item.URL)
+	}
+	purged, busy, err := f.Purge(func(h string) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if purged != 1 || busy != 1 {
+		t.Fatalf("purged %d busy %d, want 1 (b.test) and 1 (a.test in flight)", purged, busy)
+	}
+	if err := f.Release(lb, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if purged, busy, err = f.Purge(func(h string) bool { return h == "a.test" }); err != nil || purged != 2 || busy != 0 {
+		t.Fatalf("second purge: %d %d %v, want 2 0", purged, busy, err)
+	}
+	if st := f.Stats(); st.Queued != 0 || st.Hosts != 0 {
+		t.Fatalf("after purge: %+v, want nothing queued", st)
+	}
+	if un, _ := f.Unseen([]Item{a1, b1, item("c.test", "/", 0), item("c.test", "/", 0)}); len(un) != 1 || un[0].Host != "c.test" {
+		t.Fatalf("Unseen = %v, want only c.test once: the seen set survives a purge", un)
+	}
+	rest := clock.Now().Add(time.Minute)
+	due := a2
+	due.Due = clock.Now().Add(time.Second)
+	if err := f.Restore([]Item{a1, due}, [][16]byte{b1.Key}, map[string]time.Time{"a.test": rest}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	f = open(t, db, clock, Options{})
+	if st := f.Stats(); st.Queued != 2 || st.Seen != 3 {
+		t.Fatalf("after restore and reopen: %+v, want 2 queued, 3 seen", st)
+	}
+	if l := nextNow(t, f); l != nil {
+		t.Fatalf("leased %s before the host's rest time", l.Item.URL)
+	}
+	clock.Advance(time.Minute)
+	if l := nextNow(t, f); l == nil || l.Item.URL != due.URL {
+		t.Fatalf("after the rest, want the due scheduled fetch first, got %v", l)
+	}
+}
+
+// TestEndless: an endless frontier waits for URLs instead of reporting itself drained.
+func TestEndless(t *testing.T) {
+	db := memDB(t, vfs.NewMem())
+	f, err := Open(db, Options{Endless: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := f.Next(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Next on an empty endless frontier = %v, want it to wait", err)
+	}
+	go func() { _, _ = f.Add([]Item{item("a.test", "/", 0)}) }()
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel2()
+	if l, err := f.Next(ctx2); err != nil || l.Item.Host != "a.test" {
+		t.Fatalf("Next = %v, %v; want the URL added meanwhile", l, err)
+	}
+}
