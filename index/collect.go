@@ -27,6 +27,7 @@ type collected struct {
 	// facetOver is how many of the best results the facets count (all matches when
 	// total does not exceed it).
 	facetOver int
+	rows      []facetRow // instead of facets, with collectOptions.rows
 }
 
 // hitHeap is a min-heap of the best hits so far: the worst on top, ready to be replaced.
@@ -59,6 +60,12 @@ type collectOptions struct {
 	relevance  int  // how many of the best get their topic relevance (0: none)
 	facets     bool // count facets over the best facetDepth results
 	facetDepth int
+	// rows returns the facet values of the best facetDepth results instead of their
+	// counts, for a gatherer to count over the best of several shards.
+	rows bool
+	// counts replaces the index's document and term counts with a whole collection's
+	// (nil: the index's own), for a shard of it.
+	counts *globalCounts
 }
 
 // collect runs q and returns its best hits.
@@ -78,7 +85,11 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 		return nil, err
 	}
 	defer r.Close()
-	s, err := q.Searcher(ctx, r, ix.bi.Mapping(), search.SearcherOptions{})
+	var sr bindex.IndexReader = r
+	if o.counts != nil {
+		sr = &countsReader{IndexReader: r, counts: o.counts}
+	}
+	s, err := q.Searcher(ctx, sr, ix.bi.Mapping(), search.SearcherOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -121,8 +132,14 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 	}
 	if o.facets {
 		res.facetOver = len(ordered)
-		if res.facets, err = facetsOf(r, byDocNumber(ordered), time.Now()); err != nil {
+		rows, err := facetRowsOf(r, byDocNumber(ordered))
+		if err != nil {
 			return nil, err
+		}
+		if o.rows {
+			res.rows = rows
+		} else {
+			res.facets = countFacets(rows, time.Now())
 		}
 	}
 	ordered = ordered[:min(len(ordered), o.n)]
@@ -176,47 +193,85 @@ func readRelevance(r bindex.IndexReader, ordered []collectedHit, hits []scored) 
 	return nil
 }
 
-// facetsOf counts the site, kind, language and date of the given documents from their
-// doc values.
-func facetsOf(r bindex.IndexReader, docs []collectedHit, now time.Time) (map[string][]FacetCount, error) {
+// facetRow is the facet values of one result: its keyword facets' values, by facet name,
+// and its date.
+type facetRow struct {
+	score  float64
+	values map[string][]string
+	date   int64 // unix nanoseconds
+	dated  bool
+}
+
+// facetRowsOf reads the site, kind, language, dataset facets and date of the given
+// documents from their doc values.
+func facetRowsOf(r bindex.IndexReader, docs []collectedHit) ([]facetRow, error) {
 	// The keyword column of each facet; a facet's filter is the query-language field of
 	// its name.
-	facetOf := map[string]string{fieldHost: FacetSite, fieldKind: FacetType, fieldLang: FacetLang}
-	for _, name := range datasetFacets {
-		facetOf[typedPrefix+name] = name
-	}
 	columns := []string{fieldDate}
-	counts := map[string]map[string]int{}
-	for field, name := range facetOf {
+	for field := range facetColumns {
 		columns = append(columns, field)
-		counts[name] = map[string]int{}
 	}
 	dv, err := r.DocValueReader(columns)
 	if err != nil {
 		return nil, fmt.Errorf("index: read facets: %w", err)
 	}
-	dates := make([]int, len(dateBuckets))
-	for _, d := range docs {
+	rows := make([]facetRow, len(docs))
+	for i, d := range docs {
+		row := &rows[i]
+		row.score = d.score
 		err := dv.VisitDocValues(d.iid, func(field string, term []byte) {
-			if name, ok := facetOf[field]; ok {
-				counts[name][string(term)]++
+			if name, ok := facetColumns[field]; ok {
+				if row.values == nil {
+					row.values = map[string][]string{}
+				}
+				row.values[name] = append(row.values[name], string(term))
 			} else if field == fieldDate {
 				if nanos, ok := decodeInt(term); ok {
-					t := time.Unix(0, nanos)
-					last := len(dateBuckets) - 1 // "older": the documents no other bucket has
-					for i, b := range dateBuckets[:last] {
-						if t.After(now.Add(-b.age)) {
-							dates[i]++
-						}
-					}
-					if !t.After(now.Add(-dateBuckets[last-1].age)) {
-						dates[last]++
-					}
+					row.date, row.dated = nanos, true
 				}
 			}
 		})
 		if err != nil {
 			return nil, fmt.Errorf("index: read facets: %w", err)
+		}
+	}
+	return rows, nil
+}
+
+// facetColumns maps the keyword column of each facet to the facet's name.
+var facetColumns = func() map[string]string {
+	m := map[string]string{fieldHost: FacetSite, fieldKind: FacetType, fieldLang: FacetLang}
+	for _, name := range datasetFacets {
+		m[typedPrefix+name] = name
+	}
+	return m
+}()
+
+// countFacets counts the facet values of rows: the ten most common values of each
+// keyword facet, and the date buckets relative to now.
+func countFacets(rows []facetRow, now time.Time) map[string][]FacetCount {
+	counts := map[string]map[string]int{}
+	for _, name := range facetColumns {
+		counts[name] = map[string]int{}
+	}
+	dates := make([]int, len(dateBuckets))
+	for _, row := range rows {
+		for name, vs := range row.values {
+			for _, v := range vs {
+				counts[name][v]++
+			}
+		}
+		if row.dated {
+			t := time.Unix(0, row.date)
+			last := len(dateBuckets) - 1 // "older": the documents no other bucket has
+			for i, b := range dateBuckets[:last] {
+				if t.After(now.Add(-b.age)) {
+					dates[i]++
+				}
+			}
+			if !t.After(now.Add(-dateBuckets[last-1].age)) {
+				dates[last]++
+			}
 		}
 	}
 	out := map[string][]FacetCount{}
@@ -247,5 +302,5 @@ func facetsOf(r bindex.IndexReader, docs []collectedHit, now time.Time) (map[str
 		dc = append(dc, f)
 	}
 	out[FacetDate] = dc
-	return out, nil
+	return out
 }

@@ -35,6 +35,8 @@
 // snapshot and keeps the best results itself (collect.go), reading relevance and facets
 // from doc values; the best Window results are then blended with the link prior and the
 // topic relevance (see Ranking), and only the page shown is loaded, with its snippet.
+// A collection split over several indexes (the nodes of a cluster) ranks as one index over
+// all of it would, in three phases — statistics, query, fetch (shard.go).
 //
 // # Durability
 //

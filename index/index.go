@@ -61,7 +61,7 @@ func (o Options) withDefaults() Options {
 		o.CacheEntries = 1024
 	}
 	if o.MaxResults <= 0 {
-		o.MaxResults = 1000
+		o.MaxResults = defaultMaxResults
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -96,6 +96,8 @@ var (
 	keyCheckpoint = []byte("sonda:checkpoint") // the latest fetch time among the documents of persisted batches
 	keySync       = []byte("sonda:sync")       // written by Sync, to have a batch to wait for
 )
+
+const defaultMaxResults = 1000
 
 // ErrLocked means another process has the index open.
 var ErrLocked = errors.New("index: the index is in use by another sonda process")

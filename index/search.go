@@ -13,6 +13,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/numeric"
 	"github.com/blevesearch/bleve/v2/search"
+	bq "github.com/blevesearch/bleve/v2/search/query"
 
 	"github.com/sonda-search/sonda/query"
 )
@@ -58,6 +59,11 @@ type Result struct {
 	// when Total is at most MaxResults, otherwise the best MaxResults (counting facets over
 	// every match of a common word would cost more than the search).
 	FacetsOver int `json:"facets_over,omitempty"`
+	// Shards is how many shards of a collection split over several indexes were asked
+	// (see cluster/search; 0 for one index), and Missing names those that did not answer:
+	// the results are then those of the others only.
+	Shards  int      `json:"shards,omitempty"`
+	Missing []string `json:"missing_shards,omitempty"`
 }
 
 // Hit is one result.
@@ -106,13 +112,8 @@ var datasetFacets = []string{FacetFormat, FacetCRS, FacetProducer}
 
 const maxPerPage = 100
 
-// Search runs a query. A malformed query returns a *QueryError; an empty one an empty
-// result.
-func (ix *Index) Search(ctx context.Context, req Request) (*Result, error) {
-	start := time.Now()
-	if ix.closed.Load() {
-		return nil, errClosed
-	}
+// Normalized is req with its defaults: page 1, 10 per page (at most 100), kind lowercased.
+func (req Request) Normalized() Request {
 	if req.Page <= 0 {
 		req.Page = 1
 	}
@@ -120,6 +121,31 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Result, error) {
 		req.PerPage = 10
 	}
 	req.PerPage = min(req.PerPage, maxPerPage)
+	req.Kind = normKind(req.Kind)
+	return req
+}
+
+func normKind(kind string) string { return strings.ToLower(strings.TrimSpace(kind)) }
+
+// withKind narrows q to the documents of kind ("": all).
+func withKind(q bq.Query, kind string) bq.Query {
+	if kind == "" {
+		return q
+	}
+	kq := bleve.NewTermQuery(kind)
+	kq.SetField(fieldKind)
+	kq.SetBoost(filterBoost)
+	return bleve.NewConjunctionQuery(q, kq)
+}
+
+// Search runs a query. A malformed query returns a *QueryError; an empty one an empty
+// result.
+func (ix *Index) Search(ctx context.Context, req Request) (*Result, error) {
+	start := time.Now()
+	if ix.closed.Load() {
+		return nil, errClosed
+	}
+	req = req.Normalized()
 	op := ix.opts.Implicit
 	if req.Operator != "" {
 		o, err := query.ParseOperator(req.Operator)
@@ -128,7 +154,6 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Result, error) {
 		}
 		op = o
 	}
-	req.Kind = strings.ToLower(strings.TrimSpace(req.Kind))
 	ranking, override := ix.Ranking(), ""
 	if req.Ranking != nil {
 		ranking = req.Ranking.withDefaults()
@@ -210,8 +235,14 @@ func relaxable(n query.Node) bool {
 func (ix *Index) languages() []string {
 	ix.statsMu.RLock()
 	defer ix.statsMu.RUnlock()
+	return languagesOf(ix.stats.langs)
+}
+
+// languagesOf are the languages with documents among counts (every analyzer language when
+// there are none), sorted.
+func languagesOf(counts map[string]int64) []string {
 	var out []string
-	for l, n := range ix.stats.langs {
+	for l, n := range counts {
 		if n > 0 {
 			out = append(out, l)
 		}
@@ -230,13 +261,35 @@ type ranked struct {
 	signals   map[string]linkSignal
 	facets    map[string][]FacetCount
 	facetOver int
+	rows      []facetRow // the shard path: the facet values of the best results
 	tr        translation
+	blend     bool // the best Window results are (to be) blended with links and relevance
 }
 
-// rank runs a parsed query and returns at least the best n results (fewer when fewer
-// match; never more than MaxResults), in final order.
-func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string, need int, facets bool) (*ranked, error) {
-	langs := ix.languages()
+// view is the collection a query is ranked against: the index itself, or, for one shard
+// of a collection split over several indexes, the whole collection's statistics (see
+// shard.go), so that every shard scores as one index over all the documents would.
+type view struct {
+	langs   []string
+	bs      *bm25fStats
+	bleve   *search.BM25Stats
+	topical bool // some document has a topic relevance
+	links   bool // the link prior takes part in the blend
+	depth   int  // MaxResults
+	// global are the whole collection's document and term counts (nil: the index's own);
+	// the shard path returns its best hits unblended, with their raw signals.
+	global *globalCounts
+}
+
+// localView is the index's own statistics, in one snapshot.
+func (ix *Index) localView() *view {
+	ix.statsMu.RLock()
+	defer ix.statsMu.RUnlock()
+	return ix.stats.view(languagesOf(ix.stats.langs), ix.opts.Links != nil, ix.opts.MaxResults)
+}
+
+// view is the ranking view of statistics s over languages langs.
+func (s *fieldStats) view(langs []string, links bool, depth int) *view {
 	fields := make([]string, 0, len(langs)*len(textFields)+9)
 	for _, l := range langs {
 		for _, f := range textFields {
@@ -249,29 +302,24 @@ func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string,
 	for _, name := range datasetFacets {
 		fields = append(fields, typedPrefix+name)
 	}
-	// One snapshot of the statistics for the whole query.
-	ix.statsMu.RLock()
-	bs := ix.stats.bm25f()
-	stats := ix.stats.bm25Stats(fields)
-	topical := ix.stats.topic > 0
-	ix.statsMu.RUnlock()
-	tr := translate(n, r, langs, bs)
-	q := tr.q
-	if kind != "" {
-		kq := bleve.NewTermQuery(kind)
-		kq.SetField(fieldKind)
-		kq.SetBoost(filterBoost)
-		q = bleve.NewConjunctionQuery(q, kq)
-	}
-	useRelevance := r.Relevance > 0 && topical
-	blend := r.Link > 0 && ix.opts.Links != nil || useRelevance || tr.text == 0
+	return &view{langs: langs, bs: s.bm25f(), bleve: s.bm25Stats(fields), topical: s.topic > 0, links: links, depth: depth}
+}
+
+// rank runs a parsed query and returns at least the best n results (fewer when fewer
+// match; never more than MaxResults), in final order; on the shard path (v.global set),
+// in text order, unblended, with the link signals of the best Window.
+func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string, need int, facets bool, v *view) (*ranked, error) {
+	tr := translate(n, r, v.langs, v.bs)
+	q := withKind(tr.q, kind)
+	useRelevance := r.Relevance > 0 && v.topical
+	blend := r.Link > 0 && v.links || useRelevance || tr.text == 0
 	size := need
 	if blend {
 		size = max(need, r.Window)
 	}
-	size = min(size, ix.opts.MaxResults)
-	sctx := context.WithValue(ctx, search.BM25StatsKey, stats)
-	o := collectOptions{n: size, facets: facets, facetDepth: ix.opts.MaxResults}
+	size = min(size, v.depth)
+	sctx := context.WithValue(ctx, search.BM25StatsKey, v.bleve)
+	o := collectOptions{n: size, facets: facets, facetDepth: v.depth, counts: v.global, rows: v.global != nil}
 	if useRelevance {
 		o.relevance = r.Window
 	}
@@ -282,17 +330,17 @@ func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string,
 		}
 		return nil, fmt.Errorf("index: search %q: %w", n.String(), err)
 	}
-	out := &ranked{total: c.total, facets: c.facets, facetOver: c.facetOver, tr: tr, hits: c.hits}
-	if blend {
-		br := r
-		if !useRelevance {
-			// No document has a topic relevance: its weight goes back to the text, so that
-			// the balance of text and links is the same whatever the relevance weight.
-			br.Relevance = 0
-		}
-		if out.signals, err = ix.blend(br, out.hits, tr.text == 0); err != nil {
+	out := &ranked{total: c.total, facets: c.facets, facetOver: c.facetOver, rows: c.rows, tr: tr, hits: c.hits, blend: blend}
+	if !blend {
+		return out, nil
+	}
+	if r.Link > 0 && ix.opts.Links != nil {
+		if out.signals, err = ix.linkSignals(r, out.hits[:min(len(out.hits), r.Window)]); err != nil {
 			return nil, err
 		}
+	}
+	if v.global == nil {
+		blendHits(blendRanking(r, useRelevance), out.hits, out.signals, v.links, tr.text == 0)
 	}
 	return out, nil
 }
@@ -301,7 +349,7 @@ func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string,
 func (ix *Index) run(ctx context.Context, n query.Node, req Request, r Ranking, res *Result) error {
 	from := (req.Page - 1) * req.PerPage
 	need := from + req.PerPage
-	rk, err := ix.rank(ctx, n, r, req.Kind, need, req.Facets)
+	rk, err := ix.rank(ctx, n, r, req.Kind, need, req.Facets, ix.localView())
 	if err != nil {
 		return err
 	}
@@ -315,20 +363,29 @@ func (ix *Index) run(ctx context.Context, n query.Node, req Request, r Ranking, 
 		return nil
 	}
 	for _, h := range rk.hits[from:min(need, len(rk.hits))] {
-		hit, err := ix.hit(ctx, h, rk.tr)
+		hit, err := ix.resultHit(ctx, h, rk.tr, rk.signals)
 		if err != nil {
 			return err
-		}
-		if s, ok := rk.signals[h.id]; ok {
-			hit.InLinks = s.inLinks
-		} else if ix.opts.Links != nil {
-			if sig, err := ix.opts.Links.Signals([]string{hit.URL}); err == nil {
-				hit.InLinks = sig[0].InLinks
-			}
 		}
 		res.Hits = append(res.Hits, hit)
 	}
 	return nil
+}
+
+// resultHit is a result as shown: its stored document, snippet and in-link count.
+func (ix *Index) resultHit(ctx context.Context, h scored, tr translation, signals map[string]linkSignal) (Hit, error) {
+	hit, err := ix.hit(ctx, h, tr)
+	if err != nil {
+		return Hit{}, err
+	}
+	if s, ok := signals[h.id]; ok {
+		hit.InLinks = s.inLinks
+	} else if ix.opts.Links != nil {
+		if sig, err := ix.opts.Links.Signals([]string{hit.URL}); err == nil {
+			hit.InLinks = sig[0].InLinks
+		}
+	}
+	return hit, nil
 }
 
 // SearchIDs ranks the documents matching q (in the query language, with implicit operator
@@ -347,7 +404,7 @@ func (ix *Index) SearchIDs(ctx context.Context, q string, n int, op string) ([]s
 	if err != nil || node == nil {
 		return nil, 0, err
 	}
-	rk, err := ix.rank(ctx, node, ix.Ranking(), "", n, false)
+	rk, err := ix.rank(ctx, node, ix.Ranking(), "", n, false, ix.localView())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -404,37 +461,57 @@ type linkSignal struct {
 	prior   float64
 }
 
-// blend reorders the best Window hits by the final score (see Ranking). filterOnly says the
-// query has no words, so text scores say nothing and the link prior decides.
-func (ix *Index) blend(r Ranking, hits []scored, filterOnly bool) (map[string]linkSignal, error) {
+// linkSignals returns the link signals of hits, by ID: in-link count and the prior the
+// ranking's LinkSignal chooses.
+func (ix *Index) linkSignals(r Ranking, hits []scored) (map[string]linkSignal, error) {
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	urls := make([]string, len(hits))
+	for i, h := range hits {
+		urls[i] = h.id
+	}
+	sig, err := ix.opts.Links.Signals(urls)
+	if err != nil {
+		return nil, fmt.Errorf("index: link signals: %w", err)
+	}
+	signals := make(map[string]linkSignal, len(sig))
+	for i, s := range sig {
+		p := s.Prior
+		if r.LinkSignal == "inlinks" {
+			p = s.InLinkPrior
+		}
+		signals[urls[i]] = linkSignal{inLinks: s.InLinks, prior: p}
+	}
+	return signals, nil
+}
+
+// blendRanking is r as the blend applies it: when no document has a topic relevance, its
+// weight goes back to the text, so that the balance of text and links is the same
+// whatever the relevance weight.
+func blendRanking(r Ranking, useRelevance bool) Ranking {
+	if !useRelevance {
+		r.Relevance = 0
+	}
+	return r
+}
+
+// blendHits reorders the best Window hits (in text order) by the final score (see
+// Ranking). links says a link graph takes part (without one the link weight is 0);
+// filterOnly says the query has no words, so text scores say nothing and the link prior
+// decides. A single index and the gatherer of a split one both blend here, so that their
+// orders and scores agree.
+func blendHits(r Ranking, hits []scored, signals map[string]linkSignal, links, filterOnly bool) {
 	window := hits[:min(len(hits), r.Window)]
 	if len(window) == 0 {
-		return nil, nil
+		return
 	}
 	best := 0.0
 	for _, h := range window {
 		best = max(best, h.text)
 	}
-	signals := map[string]linkSignal{}
-	if ix.opts.Links != nil {
-		urls := make([]string, len(window))
-		for i, h := range window {
-			urls[i] = h.id
-		}
-		sig, err := ix.opts.Links.Signals(urls)
-		if err != nil {
-			return nil, fmt.Errorf("index: link signals: %w", err)
-		}
-		for i, s := range sig {
-			p := s.Prior
-			if r.LinkSignal == "inlinks" {
-				p = s.InLinkPrior
-			}
-			signals[urls[i]] = linkSignal{inLinks: s.InLinks, prior: p}
-		}
-	}
 	wl, wr := r.Link, r.Relevance
-	if ix.opts.Links == nil {
+	if !links {
 		wl = 0
 	}
 	wt := max(0, 1-wl-wr)
@@ -460,7 +537,6 @@ func (ix *Index) blend(r Ranking, hits []scored, filterOnly bool) (map[string]li
 			hits[i].score = floor * hits[i].text / max(best, hits[i].text) * 0.999
 		}
 	}
-	return signals, nil
 }
 
 // hit loads a result's stored document and makes its snippet.

@@ -164,3 +164,46 @@ func (s *sumSearcher) emit(ctx *search.SearchContext) (*search.DocumentMatch, er
 	}
 	return out, nil
 }
+
+// constQuery matches what its query matches, every document with the same score. Range
+// filters (after:, before:, bbox:) use it: Bleve expands a range into one term per value
+// and precision the index holds and scores a match by that term's rarity and the number
+// of terms, so the same document would score differently in indexes holding different
+// dates — and a filter's matches are all equally good anyway.
+type constQuery struct {
+	q     bq.Query
+	score float64
+}
+
+// Searcher implements Bleve's query.Query.
+func (q *constQuery) Searcher(ctx context.Context, i bindex.IndexReader, m mapping.IndexMapping, options search.SearcherOptions) (search.Searcher, error) {
+	s, err := q.q.Searcher(ctx, i, m, options)
+	if err != nil {
+		return nil, err
+	}
+	return &constSearcher{Searcher: s, score: q.score}, nil
+}
+
+type constSearcher struct {
+	search.Searcher
+	score float64
+}
+
+func (s *constSearcher) Weight() float64      { return s.score * s.score }
+func (s *constSearcher) SetQueryNorm(float64) {}
+
+func (s *constSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+	dm, err := s.Searcher.Next(ctx)
+	if dm != nil {
+		dm.Score = s.score
+	}
+	return dm, err
+}
+
+func (s *constSearcher) Advance(ctx *search.SearchContext, id bindex.IndexInternalID) (*search.DocumentMatch, error) {
+	dm, err := s.Searcher.Advance(ctx, id)
+	if dm != nil {
+		dm.Score = s.score
+	}
+	return dm, err
+}

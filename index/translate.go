@@ -93,8 +93,7 @@ func (t *translator) node(n query.Node, positive bool) bq.Query {
 	case *query.DateRange:
 		q := bleve.NewDateRangeQuery(n.From, n.To)
 		q.SetField(fieldDate)
-		q.SetBoost(filterBoost)
-		return q
+		return &constQuery{q: q, score: filterBoost}
 	case *query.Bool:
 		return t.boolean(n, positive)
 	}
@@ -237,7 +236,7 @@ func filter(f *query.Filter) bq.Query {
 		if err != nil {
 			return bleve.NewMatchNoneQuery() // the parser validated it; never here
 		}
-		return bboxQuery(b)
+		return &constQuery{q: bboxQuery(b), score: filterBoost}
 	}
 	return nil
 }

@@ -1,0 +1,506 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/blevesearch/bleve/v2/search"
+	bindex "github.com/blevesearch/bleve_index_api"
+
+	"github.com/sonda-search/sonda/query"
+)
+
+// This file lets a collection split over several indexes (shards: the nodes of a cluster)
+// rank as one index over all of it would. BM25F takes document frequencies, document counts
+// and average field lengths from its index, and the blend with link rank and relevance
+// normalizes by the best text score, so neither a shard's scores nor its order mean
+// anything next to another shard's. The search therefore runs in three phases, as
+// Elasticsearch's dfs_query_then_fetch:
+//
+//  1. ShardStats: every shard counts its documents, field lengths and the documents holding
+//     each term the query looks up; the gatherer adds them up (CollectionStats.Add).
+//  2. ShardSearch: every shard ranks with the whole collection's statistics and returns its
+//     best hits with their text scores and the raw signals of the blend (topic relevance,
+//     link prior and in-link count); Gather merges them and blends, with the same code as
+//     Search (blendHits), and counts facets over the best results of all shards.
+//  3. ShardFetch: the shards holding the page's results return them with their snippets.
+//
+// What is equal to one index: text scores (every statistic BM25F and Bleve's clauses use is
+// the collection's), topic relevance (a document's own), the blend and its window, totals,
+// facets and pages. What is not: the link prior is whatever each shard's link graph says
+// — in-link counts are global when in-edges travel with routed links, PageRank over a
+// node's own graph is not — and the order of exactly equal scores: one index orders them
+// by internal document number, which depends on how its segments lie, a split collection
+// by shard and then by each shard's internal number.
+
+// ShardRequest is a search as one shard of a split collection answers it. The gatherer
+// fills every field, so that all shards rank alike whatever their own configuration.
+type ShardRequest struct {
+	Query    string  `json:"q"`
+	Operator string  `json:"operator,omitempty"` // "and" or "or" ("": the shard's own)
+	Kind     string  `json:"kind,omitempty"`
+	Ranking  Ranking `json:"ranking"`
+	// Need is how many of the best results the page needs (its last one's rank).
+	Need   int  `json:"need,omitempty"`
+	Facets bool `json:"facets,omitempty"`
+	// Depth is the deepest result served (the gatherer's MaxResults).
+	Depth int `json:"depth,omitempty"`
+	// Langs are the analyzer languages the query's words are looked up in: the
+	// collection's (ShardStats counts the terms of these; ShardFetch highlights them).
+	Langs []string `json:"langs,omitempty"`
+	// Links says some shard has a link graph, so the link prior takes part in the blend.
+	Links bool `json:"links,omitempty"`
+}
+
+// CollectionStats are the counts scoring needs, of one shard or (added up) of a whole
+// collection, for one query's terms.
+type CollectionStats struct {
+	Docs    int64                        `json:"docs"`    // documents (BM25F's N)
+	Indexed uint64                       `json:"indexed"` // Bleve's document count (the N of its term clauses)
+	Topic   int64                        `json:"topic"`   // documents with a topic relevance
+	Langs   map[string]int64             `json:"langs"`   // documents per analyzer language
+	Fields  map[string]FieldTotal        `json:"fields"`  // per indexed text field
+	Terms   map[string]map[string]uint64 `json:"terms"`   // field → term → documents holding it
+	Links   bool                         `json:"links,omitempty"`
+}
+
+// FieldTotal is how many documents have a field and their total analyzed length.
+type FieldTotal struct {
+	Docs   int64 `json:"docs"`
+	Length int64 `json:"length"`
+}
+
+// Add adds o's counts to s.
+func (s *CollectionStats) Add(o *CollectionStats) {
+	if s.Langs == nil {
+		s.Langs = map[string]int64{}
+	}
+	if s.Fields == nil {
+		s.Fields = map[string]FieldTotal{}
+	}
+	if s.Terms == nil {
+		s.Terms = map[string]map[string]uint64{}
+	}
+	s.Docs += o.Docs
+	s.Indexed += o.Indexed
+	s.Topic += o.Topic
+	s.Links = s.Links || o.Links
+	for l, n := range o.Langs {
+		s.Langs[l] += n
+	}
+	for f, t := range o.Fields {
+		st := s.Fields[f]
+		st.Docs += t.Docs
+		st.Length += t.Length
+		s.Fields[f] = st
+	}
+	for f, terms := range o.Terms {
+		m := s.Terms[f]
+		if m == nil {
+			m = make(map[string]uint64, len(terms))
+			s.Terms[f] = m
+		}
+		for t, n := range terms {
+			m[t] += n
+		}
+	}
+}
+
+// Languages are the analyzer languages of the documents counted (every one when there are
+// none), sorted: what ShardRequest.Langs should be.
+func (s *CollectionStats) Languages() []string { return languagesOf(s.Langs) }
+
+func (s *CollectionStats) fieldStats() fieldStats {
+	fs := newFieldStats()
+	fs.docs, fs.topic = s.Docs, s.Topic
+	for l, n := range s.Langs {
+		fs.langs[l] = n
+	}
+	for f, t := range s.Fields {
+		fs.fields[f] = &fieldTotal{docs: t.Docs, length: t.Length}
+	}
+	return fs
+}
+
+func (s *fieldStats) export() *CollectionStats {
+	cs := &CollectionStats{Docs: s.docs, Topic: s.topic, Langs: make(map[string]int64, len(s.langs)),
+		Fields: make(map[string]FieldTotal, len(s.fields)), Terms: map[string]map[string]uint64{}}
+	for l, n := range s.langs {
+		if n != 0 {
+			cs.Langs[l] = n
+		}
+	}
+	for f, t := range s.fields {
+		if t.docs != 0 {
+			cs.Fields[f] = FieldTotal{Docs: t.docs, Length: t.length}
+		}
+	}
+	return cs
+}
+
+// globalCounts are a collection's document count and term document frequencies, which
+// countsReader gives Bleve's searchers and sonda's BM25F in place of the shard's own.
+type globalCounts struct {
+	docs  uint64
+	terms map[string]map[string]uint64
+}
+
+// countsReader is an index reader whose document count and term document frequencies are
+// a whole collection's (counts set), or which records the terms looked up and their
+// local frequencies (recorded set).
+type countsReader struct {
+	bindex.IndexReader
+	counts   *globalCounts
+	recorded map[string]map[string]uint64
+}
+
+func (c *countsReader) DocCount() (uint64, error) {
+	if c.counts != nil {
+		return c.counts.docs, nil
+	}
+	return c.IndexReader.DocCount()
+}
+
+func (c *countsReader) TermFieldReader(ctx context.Context, term []byte, field string, freq, norm, vectors bool) (bindex.TermFieldReader, error) {
+	r, err := c.IndexReader.TermFieldReader(ctx, term, field, freq, norm, vectors)
+	if err != nil {
+		return nil, err
+	}
+	if c.recorded != nil {
+		m := c.recorded[field]
+		if m == nil {
+			m = map[string]uint64{}
+			c.recorded[field] = m
+		}
+		m[string(term)] = r.Count()
+		return r, nil
+	}
+	if c.counts != nil {
+		// A term the statistics phase did not see (written since) keeps its local count.
+		if n, ok := c.counts.terms[field][string(term)]; ok {
+			return &countedTerms{TermFieldReader: r, count: n}, nil
+		}
+	}
+	return r, nil
+}
+
+// FieldDictContains passes Bleve's optional dictionary lookup through (range searchers use
+// it to expand ranges to the terms the index holds).
+func (c *countsReader) FieldDictContains(field string) (bindex.FieldDictContains, error) {
+	if irc, ok := c.IndexReader.(bindex.IndexReaderContains); ok {
+		return irc.FieldDictContains(field)
+	}
+	return nil, fmt.Errorf("index: the reader cannot look terms up in field %s", field)
+}
+
+// countedTerms is a term's postings in this shard with the collection's document count.
+type countedTerms struct {
+	bindex.TermFieldReader
+	count uint64
+}
+
+func (c *countedTerms) Count() uint64 { return c.count }
+
+// view is the ranking view of a collection's statistics.
+func (s *CollectionStats) view(links bool, depth int) *view {
+	fs := s.fieldStats()
+	v := fs.view(s.Languages(), links, depth)
+	v.global = &globalCounts{docs: s.Indexed, terms: s.Terms}
+	return v
+}
+
+// shardQuery parses a shard request.
+func (ix *Index) shardQuery(req ShardRequest) (query.Node, query.Operator, Ranking, error) {
+	op := ix.opts.Implicit
+	if req.Operator != "" {
+		o, err := query.ParseOperator(req.Operator)
+		if err != nil {
+			return nil, op, Ranking{}, &QueryError{Pos: 0, Msg: err.Error()}
+		}
+		op = o
+	}
+	r := req.Ranking.withDefaults()
+	if err := r.validate(); err != nil {
+		return nil, op, r, err
+	}
+	if req.Depth < 0 || req.Need < 0 {
+		return nil, op, r, fmt.Errorf("index: shard request: need %d and depth %d must not be negative", req.Need, req.Depth)
+	}
+	n, err := query.Parse(req.Query, query.Options{Implicit: op})
+	if err != nil {
+		return nil, op, r, err
+	}
+	return n, op, r, nil
+}
+
+// ShardStats is the statistics phase: this index's counts, and the documents holding each
+// term the query (translated for req.Langs; with its relaxation to OR, when it has one)
+// looks up.
+func (ix *Index) ShardStats(ctx context.Context, req ShardRequest) (cs *CollectionStats, err error) {
+	if ix.closed.Load() {
+		return nil, errClosed
+	}
+	n, op, r, err := ix.shardQuery(req)
+	if err != nil {
+		return nil, err
+	}
+	ix.statsMu.RLock()
+	cs = ix.stats.export()
+	ix.statsMu.RUnlock()
+	cs.Links = ix.opts.Links != nil
+	rd, err := ix.reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	if cs.Indexed, err = rd.DocCount(); err != nil {
+		return nil, fmt.Errorf("index: count documents: %w", err)
+	}
+	if n == nil {
+		return cs, nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			cs, err = nil, fmt.Errorf("index: search failed inside Bleve: %v", p)
+		}
+	}()
+	langs := req.Langs
+	if len(langs) == 0 {
+		langs = languagesOf(cs.Langs)
+	}
+	// Every field of every language is looked up, present here or not: another shard may
+	// have it.
+	every := &bm25fStats{docs: 1, langs: map[string]float64{}, avgLen: map[string]float64{fieldURL: 1}}
+	for _, l := range langs {
+		every.langs[l] = 1
+		for _, f := range textFields {
+			every.avgLen[langField(f, l)] = 1
+		}
+	}
+	rec := &countsReader{IndexReader: rd, recorded: cs.Terms}
+	record := func(n query.Node) error {
+		q := withKind(translate(n, r, langs, every).q, normKind(req.Kind))
+		s, err := q.Searcher(ctx, rec, ix.bi.Mapping(), search.SearcherOptions{})
+		if err != nil {
+			return fmt.Errorf("index: search %q: %w", n.String(), err)
+		}
+		return s.Close()
+	}
+	if err := record(n); err != nil {
+		return nil, err
+	}
+	if op == query.And && relaxable(n) {
+		if n2, err := query.Parse(req.Query, query.Options{Implicit: query.Or}); err == nil && n2 != nil {
+			if err := record(n2); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return cs, nil
+}
+
+// ShardHits is one shard's answer to the search phase.
+type ShardHits struct {
+	Total uint64     `json:"total"`
+	Hits  []ShardHit `json:"hits"` // by text score, best first
+	// FacetRows are the facet values of the shard's best results (with Facets).
+	FacetRows []FacetRow `json:"facet_rows,omitempty"`
+	Query     string     `json:"query"` // canonical form
+	// FilterOnly says the query has no words, only filters.
+	FilterOnly bool `json:"filter_only,omitempty"`
+	// Relaxable says the query is words that OR can relax when no document has them all.
+	Relaxable bool `json:"relaxable,omitempty"`
+}
+
+// ShardHit is one of a shard's best results with the signals the blend needs.
+type ShardHit struct {
+	ID        string  `json:"id"`
+	Text      float64 `json:"text"`      // text score, from the collection's statistics
+	Relevance float64 `json:"relevance"` // topic relevance (-1: none or not read)
+	// Linked says the shard's link graph gave InLinks and Prior.
+	Linked  bool    `json:"linked,omitempty"`
+	InLinks int     `json:"inlinks,omitempty"`
+	Prior   float64 `json:"prior,omitempty"`
+}
+
+// FacetRow is the facet values of one result.
+type FacetRow struct {
+	Score  float64             `json:"s"`
+	Values map[string][]string `json:"v,omitempty"`
+	Date   *int64              `json:"d,omitempty"` // unix nanoseconds
+}
+
+// ShardSearch is the search phase: the shard's best hits ranked with the collection's
+// statistics, unblended.
+func (ix *Index) ShardSearch(ctx context.Context, req ShardRequest, global *CollectionStats) (*ShardHits, error) {
+	if ix.closed.Load() {
+		return nil, errClosed
+	}
+	n, op, r, err := ix.shardQuery(req)
+	if err != nil {
+		return nil, err
+	}
+	out := &ShardHits{Hits: []ShardHit{}}
+	if n == nil {
+		return out, nil
+	}
+	out.Query, out.Relaxable = n.String(), op == query.And && relaxable(n)
+	depth := req.Depth
+	if depth <= 0 {
+		depth = ix.opts.MaxResults
+	}
+	rk, err := ix.rank(ctx, n, r, normKind(req.Kind), max(req.Need, 1), req.Facets, global.view(req.Links, depth))
+	if err != nil {
+		return nil, err
+	}
+	out.Total, out.FilterOnly = rk.total, rk.tr.text == 0
+	out.Hits = make([]ShardHit, len(rk.hits))
+	for i, h := range rk.hits {
+		sh := ShardHit{ID: h.id, Text: h.text, Relevance: h.relevance}
+		if s, ok := rk.signals[h.id]; ok {
+			sh.Linked, sh.InLinks, sh.Prior = true, s.inLinks, s.prior
+		}
+		out.Hits[i] = sh
+	}
+	for _, row := range rk.rows {
+		fr := FacetRow{Score: row.score, Values: row.values}
+		if row.dated {
+			d := row.date
+			fr.Date = &d
+		}
+		out.FacetRows = append(out.FacetRows, fr)
+	}
+	return out, nil
+}
+
+// ShardFetch is the fetch phase: the stored documents of ids as results, with snippets
+// for the query's words (in req.Langs) and in-link counts; a document deleted since shows
+// only its ID.
+func (ix *Index) ShardFetch(ctx context.Context, req ShardRequest, ids []string) ([]Hit, error) {
+	if ix.closed.Load() {
+		return nil, errClosed
+	}
+	n, _, r, err := ix.shardQuery(req)
+	if err != nil {
+		return nil, err
+	}
+	langs := req.Langs
+	if len(langs) == 0 {
+		langs = ix.languages()
+	}
+	tr := translation{terms: map[string]map[string]bool{}}
+	if n != nil {
+		tr = translate(n, r, langs, &bm25fStats{langs: map[string]float64{}, avgLen: map[string]float64{}})
+	}
+	out := make([]Hit, 0, len(ids))
+	for _, id := range ids {
+		h, err := ix.resultHit(ctx, scored{id: id, relevance: -1}, tr, nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// Gathered is a page of results merged from the shards of a collection.
+type Gathered struct {
+	// Result is the page. Its hits carry ID, URL (the ID), score and relevance, and
+	// in-link count when a link graph gave it; the fetch phase fills in the rest.
+	Result *Result
+	// Shards are the shard (the index in the parts given to Gather) of each hit.
+	Shards []int
+	// Relaxable says the query is words that OR can relax, should no document have them
+	// all (Total 0): search again with operator "or" and mark the result Relaxed.
+	Relaxable bool
+}
+
+// Gather merges the shards' answers to the search phase into the page req asks for, as
+// one index over the whole collection (with statistics global) would rank it. Missing
+// shards are nil parts.
+func Gather(req Request, r Ranking, depth int, global *CollectionStats, parts []*ShardHits, now time.Time) *Gathered {
+	req = req.Normalized()
+	r = r.withDefaults()
+	if depth <= 0 {
+		depth = defaultMaxResults
+	}
+	res := &Result{Page: req.Page, PerPage: req.PerPage, Hits: []Hit{}}
+	type fromShard struct {
+		scored
+		shard int
+	}
+	var all []fromShard
+	var rows []facetRow
+	signals := map[string]linkSignal{}
+	filterOnly, relaxable := false, false
+	for i, p := range parts {
+		if p == nil {
+			continue
+		}
+		res.Total += p.Total
+		if res.Query == "" {
+			res.Query = p.Query
+		}
+		filterOnly = filterOnly || p.FilterOnly
+		relaxable = relaxable || p.Relaxable
+		for _, h := range p.Hits {
+			all = append(all, fromShard{scored{id: h.ID, text: h.Text, score: h.Text, relevance: h.Relevance}, i})
+			if h.Linked {
+				signals[h.ID] = linkSignal{inLinks: h.InLinks, prior: h.Prior}
+			}
+		}
+		for _, fr := range p.FacetRows {
+			row := facetRow{score: fr.Score, values: fr.Values}
+			if fr.Date != nil {
+				row.date, row.dated = *fr.Date, true
+			}
+			rows = append(rows, row)
+		}
+	}
+	// Best text first; equal scores in shard order, each shard's in its own order (by
+	// internal document number, as one index orders them), so that a deeper page extends
+	// a shallower one.
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].text != all[j].text {
+			return all[i].text > all[j].text
+		}
+		return all[i].shard < all[j].shard
+	})
+	need := req.Page * req.PerPage
+	useRelevance := r.Relevance > 0 && global.Topic > 0
+	blend := r.Link > 0 && global.Links || useRelevance || filterOnly
+	size := need
+	if blend {
+		size = max(need, r.Window)
+	}
+	all = all[:min(len(all), size, depth)]
+	hits := make([]scored, len(all))
+	shardOf := make(map[string]int, len(all))
+	for i, h := range all {
+		hits[i] = h.scored
+		shardOf[h.id] = h.shard
+	}
+	if blend {
+		blendHits(blendRanking(r, useRelevance), hits, signals, global.Links, filterOnly)
+	}
+	res.Pages = (min(int(res.Total), depth) + req.PerPage - 1) / req.PerPage
+	if req.Facets {
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].score > rows[j].score })
+		rows = rows[:min(len(rows), depth)]
+		res.Facets, res.FacetsOver = countFacets(rows, now), len(rows)
+	}
+	out := &Gathered{Result: res}
+	from := (req.Page - 1) * req.PerPage
+	for _, h := range hits[min(from, len(hits)):min(need, len(hits))] {
+		hit := Hit{ID: h.id, URL: h.id, Score: h.score, Relevance: h.relevance}
+		if s, ok := signals[h.id]; ok {
+			hit.InLinks = s.inLinks
+		}
+		res.Hits = append(res.Hits, hit)
+		out.Shards = append(out.Shards, shardOf[h.id])
+	}
+	out.Relaxable = relaxable
+	return out
+}
