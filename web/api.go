@@ -78,6 +78,8 @@ func (s *Server) backendError(r *http.Request, what string, err error) (int, str
 	case errors.As(err, &qe):
 		pos := qe.Pos
 		return http.StatusBadRequest, qe.Msg, &pos
+	case errors.Is(err, ErrUnavailable):
+		return http.StatusServiceUnavailable, strings.TrimSuffix(err.Error(), ": "+ErrUnavailable.Error()), nil
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable, what + " took too long; try a narrower query or again later", nil
 	case errors.Is(err, context.Canceled):
@@ -109,14 +111,17 @@ type apiFacet struct {
 }
 
 type apiSearchResult struct {
-	Query   string                `json:"query"`
-	Total   uint64                `json:"total"`
-	TookMS  float64               `json:"took_ms"`
-	Relaxed bool                  `json:"relaxed,omitempty"` // no document had every word
-	Page    int                   `json:"page"`
-	PerPage int                   `json:"per_page"`
-	Hits    []apiHit              `json:"hits"`
-	Facets  map[string][]apiFacet `json:"facets"`
+	Query   string  `json:"query"`
+	Total   uint64  `json:"total"`
+	TookMS  float64 `json:"took_ms"`
+	Relaxed bool    `json:"relaxed,omitempty"` // no document had every word
+	// Partial says some nodes of a cluster did not answer in time: MissingShards names them.
+	Partial       bool                  `json:"partial,omitempty"`
+	MissingShards []string              `json:"missing_shards,omitempty"`
+	Page          int                   `json:"page"`
+	PerPage       int                   `json:"per_page"`
+	Hits          []apiHit              `json:"hits"`
+	Facets        map[string][]apiFacet `json:"facets"`
 }
 
 func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) {
@@ -136,7 +141,7 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := apiSearchResult{Query: p.q, Total: res.Total, TookMS: float64(res.Took.Microseconds()) / 1000, Relaxed: res.Relaxed,
-		Page: p.page, PerPage: p.perPage, Hits: []apiHit{}, Facets: apiFacets(res.Facets)}
+		Partial: len(res.Missing) > 0, MissingShards: res.Missing, Page: p.page, PerPage: p.perPage, Hits: []apiHit{}, Facets: apiFacets(res.Facets)}
 	for i, h := range res.Hits {
 		out.Hits = append(out.Hits, apiHit{ID: h.ID, URL: h.URL, Title: h.Title, Snippet: string(SafeSnippet(h.Snippet)),
 			Score: h.Score, Kind: h.Kind, Rank: (p.page-1)*p.perPage + i + 1, Host: h.Host, Fetched: h.Fetched,

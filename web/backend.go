@@ -62,6 +62,10 @@ type CrawlControl interface {
 	Gatherer() prometheus.Gatherer
 }
 
+// ErrUnavailable marks a backend error that is nobody's fault in the request: the API
+// answers 503 with its message (a cluster with no node serving searches yet).
+var ErrUnavailable = errors.New("unavailable")
+
 // ErrCrawlRunning is returned by CrawlControl.Start when a crawl is already running.
 var ErrCrawlRunning = errors.New("a crawl is already running; stop it first")
 
@@ -83,6 +87,10 @@ type SearchResult struct {
 	Query  string                  // the query as the engine understood it
 	// Relaxed says no document had every word, so these have only some of them.
 	Relaxed bool
+	// Shards is how many nodes of a cluster were asked (0: one index), Missing those that
+	// did not answer in time: the results are then the others' only.
+	Shards  int
+	Missing []string
 }
 
 // Hit is one result.

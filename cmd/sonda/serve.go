@@ -11,12 +11,16 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sonda-search/sonda/app"
+	"github.com/sonda-search/sonda/cluster/search"
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/web"
+	webcluster "github.com/sonda-search/sonda/web/cluster"
 	"github.com/sonda-search/sonda/web/local"
 )
 
@@ -24,7 +28,7 @@ func init() { register(newServeCmd) }
 
 func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "serve [--data DIR] [--addr HOST:PORT]",
+		Use:   "serve [--data DIR | --nats URL [--cluster NAME]] [--addr HOST:PORT]",
 		Short: "Serve the web UI, the HTTP API and /metrics over a data directory",
 		Long: `serve opens the data directory and serves, on one address:
   /            search, results, cached documents and link relations
@@ -42,14 +46,27 @@ Write requests (crawl control) need the token, sent as "Authorization: Bearer TO
 It comes from serve.token in sonda.yaml or SONDA_SERVE_TOKEN; when neither is set, serve
 makes a random one and prints it.
 
+With --nats, serve opens no data directory: it searches a whole cluster of sonda nodes
+through the NATS server at URL. Every query goes to every node that serves searches, and
+the answers merge into the ranking one index over all their pages would give (search
+settings — ranking, operator, max-results — are this configuration's, for every node). A
+node that does not answer within a second or two is left out, and the page says which;
+nodes are found by asking them (they answer while they run). Cached documents, link
+relations and the crawl dashboard belong to the nodes.
+
 Examples:
   sonda serve --data mycrawl/sonda-data
-  SONDA_SERVE_TOKEN=$(cat token) sonda serve -c mycrawl/sonda.yaml --addr 0.0.0.0:8080`,
+  SONDA_SERVE_TOKEN=$(cat token) sonda serve -c mycrawl/sonda.yaml --addr 0.0.0.0:8080
+  sonda serve --nats nats://127.0.0.1:4222 --cluster sonda`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(cmd, serveFlags...)
 			if err != nil {
 				return err
+			}
+			if url, _ := cmd.Flags().GetString("nats"); url != "" {
+				name, _ := cmd.Flags().GetString("cluster")
+				return serveCluster(cmd.Context(), cfg, url, name, cmd.OutOrStdout())
 			}
 			d, err := openData(cfg, nil)
 			if err != nil {
@@ -64,6 +81,8 @@ Examples:
 		},
 	}
 	cmd.Flags().String("addr", "", "listen on `HOST:PORT` (default serve.addr: 127.0.0.1:8080; port 0 picks a free one)")
+	cmd.Flags().String("nats", "", "search a cluster through the NATS server at `URL` (nats://HOST:PORT) instead of a data directory")
+	cmd.Flags().String("cluster", search.DefaultCluster, "the cluster's `NAME` on that NATS server (with --nats)")
 	return cmd
 }
 
@@ -85,9 +104,46 @@ func openData(cfg config.Config, progress func(crawl.Progress)) (*local.Data, er
 	return d, err
 }
 
+// serveCluster serves the search UI and API over the cluster name on the NATS server at
+// url until ctx ends.
+func serveCluster(ctx context.Context, cfg config.Config, url, name string, out io.Writer) error {
+	ixo, err := app.IndexOptions(cfg, newLogger(cfg))
+	if err != nil {
+		return usageError{err}
+	}
+	nc, err := nats.Connect(url, nats.Name("sonda serve"), nats.MaxReconnects(-1))
+	if err != nil {
+		return usageError{fmt.Errorf("--nats %s: %w (is a NATS server running there? sonda nats starts one)", url, err)}
+	}
+	defer nc.Close()
+	dir, err := search.NewDirectory(nc, name, 0, 0)
+	if err != nil {
+		return usageError{err}
+	}
+	defer dir.Close()
+	g, err := search.NewGatherer(nc, dir.Members, search.GathererOptions{Cluster: name, Ranking: ixo.Ranking,
+		Operator: ixo.Implicit.String(), MaxResults: ixo.MaxResults})
+	if err != nil {
+		return usageError{err}
+	}
+	ln, err := net.Listen("tcp", cfg.Serve.Addr)
+	if err != nil {
+		return usageError{fmt.Errorf("serve.addr %s: %w", cfg.Serve.Addr, err)}
+	}
+	opts := webcluster.New(g).WebOptions()
+	opts.Logger = newLogger(cfg)
+	return serveUI(ctx, opts, cfg, fmt.Sprintf("cluster %s at %s", name, url), ln, out)
+}
+
 // serveData serves d's UI and API on ln until ctx ends, then shuts the server down
 // gracefully (the caller closes d, which stops a running crawl).
 func serveData(ctx context.Context, d *local.Data, cfg config.Config, ln net.Listener, out io.Writer) error {
+	return serveUI(ctx, d.WebOptions(), cfg, cfg.Data, ln, out)
+}
+
+// serveUI serves the UI and API with the backends of opts, over what (a data directory
+// or a cluster), on ln until ctx ends, then shuts the server down gracefully.
+func serveUI(ctx context.Context, opts web.Options, cfg config.Config, what string, ln net.Listener, out io.Writer) error {
 	token, generated := cfg.Serve.Token, false
 	if token == "" {
 		var err error
@@ -96,14 +152,13 @@ func serveData(ctx context.Context, d *local.Data, cfg config.Config, ln net.Lis
 		}
 		generated = true
 	}
-	opts := d.WebOptions()
 	opts.Token = token
 	handler, err := web.New(opts)
 	if err != nil {
 		return usageError{err}
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	fmt.Fprintf(out, "serving %s on http://%s/ (dashboard: http://%s/dashboard)\n", cfg.Data, ln.Addr(), ln.Addr())
+	fmt.Fprintf(out, "serving %s on http://%s/ (dashboard: http://%s/dashboard)\n", what, ln.Addr(), ln.Addr())
 	if generated {
 		fmt.Fprintf(out, "write token for crawl control (generated for this run; set SONDA_SERVE_TOKEN to choose one): %s\n", token)
 	}

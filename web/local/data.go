@@ -114,20 +114,26 @@ type backends struct{ d *Data }
 func (b backends) Search(ctx context.Context, req web.SearchRequest) (*web.SearchResult, error) {
 	res, err := b.d.Index.Search(ctx, index.Request{Query: req.Query, Page: req.Page, PerPage: req.PerPage, Kind: req.Kind, Facets: req.Facets})
 	if err != nil {
-		return nil, webSearchError(err)
+		return nil, SearchError(err)
 	}
+	return SearchResult(res), nil
+}
+
+// SearchResult converts an index's result to the web layer's (the cluster backend,
+// web/cluster, converts the gatherer's with it too).
+func SearchResult(res *index.Result) *web.SearchResult {
 	out := &web.SearchResult{Total: res.Total, Took: res.Took, Query: res.Query, Relaxed: res.Relaxed, Hits: make([]web.Hit, 0, len(res.Hits)),
-		Facets: webFacets(res.Facets)}
+		Facets: webFacets(res.Facets), Shards: res.Shards, Missing: res.Missing}
 	for _, h := range res.Hits {
 		out.Hits = append(out.Hits, web.Hit{ID: h.ID, Kind: h.Kind, URL: h.URL, Title: h.Title, Snippet: h.Snippet,
 			Score: h.Score, Fetched: h.Fetched, Host: h.Host, InLinks: h.InLinks, Fields: h.Fields})
 	}
-	return out, nil
+	return out
 }
 
-// webSearchError gives the web layer a malformed query as its *web.QueryError (answered
-// 400 with the position) and any other search error as it is.
-func webSearchError(err error) error {
+// SearchError gives the web layer a malformed query as its *web.QueryError (answered 400
+// with the position) and any other search error as it is.
+func SearchError(err error) error {
 	var qe *index.QueryError
 	if errors.As(err, &qe) {
 		return &web.QueryError{Pos: qe.Pos, Msg: qe.Msg}

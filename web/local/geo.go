@@ -42,7 +42,7 @@ func (b geoBackend) SearchDatasets(ctx context.Context, req web.DatasetRequest) 
 	}
 	res, err := b.s.Search(ctx, gr)
 	if err != nil {
-		return nil, webSearchError(err)
+		return nil, SearchError(err)
 	}
 	out := &web.DatasetResult{Total: res.Total, TookMS: float64(res.Took.Microseconds()) / 1000, Query: res.Query, Mode: string(res.Mode),
 		Order: string(res.Order), Page: res.Page, Pages: res.Pages, Relaxed: res.Relaxed, Hits: make([]web.DatasetHit, 0, len(res.Hits)),
