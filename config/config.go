@@ -15,6 +15,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -33,6 +34,7 @@ type Config struct {
 	URLs       URLs       `yaml:"urls"`
 	Scope      Scope      `yaml:"scope"`
 	WARC       WARC       `yaml:"warc"`
+	Render     Render     `yaml:"render"`
 	Serve      Serve      `yaml:"serve"`
 	Revisit    Revisit    `yaml:"revisit"`
 	Geo        Geo        `yaml:"geo"`
@@ -155,6 +157,25 @@ type WARC struct {
 	Enabled     bool     `yaml:"enabled"`
 	MaxFileSize ByteSize `yaml:"max-file-size"`
 }
+
+// Render configures JavaScript rendering (package render): when pages are run in a headless
+// Chromium, and the bounds of each run.
+type Render struct {
+	Mode              string        `yaml:"mode"` // never, auto, always
+	Chromium          string        `yaml:"chromium"`
+	Tabs              int           `yaml:"tabs"`
+	NavigationTimeout time.Duration `yaml:"navigation-timeout"`
+	Idle              time.Duration `yaml:"idle"`
+	Deadline          time.Duration `yaml:"deadline"`
+	Scrolls           int           `yaml:"scrolls"`
+	LoadMedia         bool          `yaml:"load-media"`
+	MemoryLimit       ByteSize      `yaml:"memory-limit"`
+	AllowPrivate      bool          `yaml:"allow-private"`
+	CacheSize         ByteSize      `yaml:"cache-size"`
+}
+
+// RenderModes are the values of render.mode.
+var RenderModes = []string{"never", "auto", "always"}
 
 // Serve configures `sonda serve`: the web UI, the HTTP API and /metrics.
 type Serve struct {
@@ -442,6 +463,16 @@ func (c *Config) Validate() error {
 	}{{"connect-timeout", c.Fetch.ConnectTimeout}, {"tls-timeout", c.Fetch.TLSTimeout}, {"first-byte-timeout", c.Fetch.FirstByteTimeout}, {"body-timeout", c.Fetch.BodyTimeout}} {
 		check(t.d > 0, "fetch.%s: must be positive", t.name)
 	}
+	check(slices.Contains(RenderModes, c.Render.Mode), "render.mode: %q is not one of never, auto, always", c.Render.Mode)
+	check(c.Render.Tabs >= 1, "render.tabs: must be at least 1 (got %d)", c.Render.Tabs)
+	for _, t := range []struct {
+		name string
+		d    time.Duration
+	}{{"navigation-timeout", c.Render.NavigationTimeout}, {"idle", c.Render.Idle}, {"deadline", c.Render.Deadline}} {
+		check(t.d > 0, "render.%s: must be positive", t.name)
+	}
+	check(c.Render.MemoryLimit > 0, "render.memory-limit: must be positive")
+	check(c.Render.CacheSize >= 0, "render.cache-size: must not be negative")
 	check(c.Focus.Threshold >= 0 && c.Focus.Threshold <= 1, "focus.threshold: must be in [0, 1] (0: each topic's own), got %v", c.Focus.Threshold)
 	check(c.Focus.BestN >= 1, "focus.best-n: must be at least 1 (got %d)", c.Focus.BestN)
 	switch c.Scope.Follow {

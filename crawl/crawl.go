@@ -70,6 +70,8 @@ type Crawler struct {
 	policy    robots.Policy
 	stats     *stats
 	metrics   *metrics
+	rs        renderState     // render.mode: the browser, its gate's cache and pacing
+	resolve   []fetch.Mapping // fetch.resolve, which the render gate trusts
 
 	dupMu sync.Mutex // serializes duplicate lookup+registration (see store.CheckDuplicates)
 
@@ -163,6 +165,7 @@ func New(cfg config.Config, opts ...Option) (*Crawler, error) {
 	if c.fetcher, err = fetch.New(fo); err != nil {
 		return nil, err
 	}
+	c.resolve = fo.Resolve
 	c.norm = urlnorm.New(NormalizerOptions(cfg))
 	if c.db == nil {
 		if c.db, err = store.Open(StateDir(cfg.Data), store.Options{Logger: c.log}); err != nil {
@@ -204,6 +207,9 @@ func New(cfg config.Config, opts ...Option) (*Crawler, error) {
 			return nil, err
 		}
 	}
+	if err := c.startRendering(); err != nil {
+		return nil, err
+	}
 	c.metrics = newMetrics(c)
 	ok = true
 	return c, nil
@@ -220,7 +226,7 @@ func (c *Crawler) Registry() http.Handler { return promHandler(c.metrics.reg) }
 func (c *Crawler) Gatherer() prometheus.Gatherer { return c.metrics.reg }
 
 func (c *Crawler) closeParts() error {
-	var errs []error
+	errs := []error{c.rs.close()}
 	if c.frontier != nil {
 		c.frontier.Close()
 	}
@@ -256,6 +262,7 @@ type Summary struct {
 	Relevant    int64 // judged pages found relevant: the harvest is Relevant / Judged
 	Frontier    frontier.Stats
 	Freshness   *float64 // the freshness the revisit plan expects (see FreshnessReporter), or nil
+	Render      RenderSummary
 }
 
 // PagesPerSecond is the fetch rate over the run.
@@ -273,7 +280,7 @@ func (c *Crawler) summary(reason string) Summary {
 		Bytes: s.bytes.Load(), Errors: copyCounts(&s.mu, s.byError), Statuses: copyCounts(&s.mu, s.byStatus),
 		Rejected: copyCounts(&s.mu, s.byRule), LinksFound: s.linksFound.Load(), LinksQueued: s.linksQueued.Load(),
 		Disallowed: s.disallowed.Load(), Judged: s.judged.Load(), Relevant: s.relevant.Load(), Frontier: c.frontier.Stats(),
-		Freshness: c.expectedFreshness(),
+		Freshness: c.expectedFreshness(), Render: c.rs.summary(),
 	}
 }
 

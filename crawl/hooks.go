@@ -10,6 +10,7 @@ import (
 	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/frontier"
 	"github.com/sonda-search/sonda/parse"
+	"github.com/sonda-search/sonda/render"
 	"github.com/sonda-search/sonda/robots"
 	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/urlnorm"
@@ -35,6 +36,14 @@ type Document struct {
 	// Results holds analyzers' typed results by analyzer name (the news analyzer's article),
 	// for the sinks that index or stream them.
 	Results map[string]any
+
+	// Rendered is the browser's render of the page when it was rendered (render.mode):
+	// Fetch then holds the rendered DOM as its body (Body and UTF8; everything else as
+	// fetched), Page and Text come from it, and Raw is the response as the server sent it.
+	Rendered *render.Result
+	Raw      *fetch.Result
+
+	renderedOnly map[string]bool // links only the rendered DOM has
 
 	hopQueued bool                       // a redirect target was queued: the redirect chain goes on
 	writes    []func(store.Writer) error // analyzers' records, committed with the page record
@@ -68,6 +77,9 @@ type Link struct {
 	// in the page's link list (redirect targets, meta refresh).
 	Source *Document
 	Index  int
+	// Rendered marks a link found only in the DOM a browser built (render.mode), not in
+	// the page's raw HTML.
+	Rendered bool
 }
 
 // LinkScorer gives a discovered link its priority: higher is fetched sooner (within its

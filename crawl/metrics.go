@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/sonda-search/sonda/render"
 )
 
 // stats are the crawl's running totals: they feed the progress line, status.json, the
@@ -90,8 +92,9 @@ func topCounts(m map[string]int64, n int) []string {
 
 // metrics exposes the crawl to Prometheus.
 type metrics struct {
-	reg          *prometheus.Registry
-	fetchSeconds prometheus.Histogram
+	reg           *prometheus.Registry
+	fetchSeconds  prometheus.Histogram
+	renderSeconds prometheus.Histogram // nil when render.mode is never
 }
 
 func newMetrics(c *Crawler) *metrics {
@@ -128,6 +131,25 @@ func newMetrics(c *Crawler) *metrics {
 			}
 			return math.NaN()
 		})
+	}
+	if c.rs.r != nil {
+		rs := &c.rs
+		st := func(f func(render.Stats) int64) func() float64 {
+			return func() float64 { return float64(f(rs.r.Stats())) }
+		}
+		reg.MustRegister(
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sonda_render_pages_total", Help: "Pages rendered in the browser."}, st(func(s render.Stats) int64 { return s.Renders })),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sonda_render_failures_total", Help: "Renders that failed (the page was read from its raw HTML)."}, st(func(s render.Stats) int64 { return s.Failures })),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sonda_render_browser_restarts_total", Help: "Browser processes started after the first (crash or memory bound)."}, st(func(s render.Stats) int64 { return s.Restarts })),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sonda_render_browser_memory_bytes", Help: "Resident memory of the browser's processes, last measured."}, st(func(s render.Stats) int64 { return s.Memory })),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sonda_render_subrequests_total", Help: "Requests of rendered pages answered by the gate (network or cache)."}, func() float64 { return float64(rs.subrequests.Load()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sonda_render_cache_hits_total", Help: "Requests of rendered pages answered from the per-crawl cache."}, func() float64 { return float64(rs.cacheHits.Load()) }),
+		)
+		m.renderSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "sonda_render_duration_seconds", Help: "Duration of page renders, from navigation to the DOM read.",
+			Buckets: prometheus.ExponentialBuckets(0.05, 2, 12),
+		})
+		reg.MustRegister(m.renderSeconds)
 	}
 	reg.MustRegister(&labeledCounts{s: s, field: func(s *stats) map[string]int64 { return s.byError },
 		desc: prometheus.NewDesc("sonda_fetch_errors_total", "Fetches recorded with an error, by kind.", []string{"kind"}, nil)})

@@ -79,19 +79,33 @@ func (c *Crawler) robotsFor(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 			return nil, true, c.frontier.Release(l, time.Time{})
 		}
 	}
-	prev, err := c.robots.previous(o)
-	if err != nil {
-		c.robots.abandon(o)
-		return nil, true, err
-	}
 	if !c.mayFetch(l.Item.Host) {
 		c.robots.abandon(o)
 		return nil, true, c.frontier.Release(l, c.clock().Add(gateRetry))
 	}
-	res := c.fetchRobots(ctx, l.Item.Host, o)
+	slot, res, err := c.loadRobots(ctx, l.Item.Host, o)
+	if ctx.Err() != nil {
+		return nil, true, c.frontier.Release(l, time.Time{})
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	delay := c.delay(slot, res)
+	return nil, true, c.frontier.Release(l, c.clock().Add(delay))
+}
+
+// loadRobots fetches origin's robots.txt (of host) and stores the entry; the caller got the
+// right to fetch it from robots.lookup. res is the last response (for the host's rest).
+func (c *Crawler) loadRobots(ctx context.Context, host, o string) (slot *robotsSlot, res *fetch.Result, err error) {
+	prev, err := c.robots.previous(o)
+	if err != nil {
+		c.robots.abandon(o)
+		return nil, nil, err
+	}
+	res = c.fetchRobots(ctx, host, o)
 	if ctx.Err() != nil {
 		c.robots.abandon(o)
-		return nil, true, c.frontier.Release(l, time.Time{})
+		return nil, res, ctx.Err()
 	}
 	resp := robots.Response{Status: res.Status, Body: res.Body, Err: res.Err}
 	if res.Header != nil {
@@ -100,16 +114,12 @@ func (c *Crawler) robotsFor(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 	entry := robots.FromFetch(resp, c.clock(), prev, c.policy)
 	slot, err = c.robots.store(o, entry)
 	if err != nil {
-		return nil, true, err
+		return nil, res, err
 	}
 	if entry.Outcome == robots.Unreachable {
 		c.log.Warn("robots.txt unreachable; host waits", "origin", o, "failures", entry.Failures, "retry", entry.Expires.Format(time.RFC3339), "error", entry.Err)
 	}
-	if err := c.tellRobotsListeners(o, entry); err != nil {
-		return nil, true, err
-	}
-	delay := c.delay(slot, res)
-	return nil, true, c.frontier.Release(l, c.clock().Add(delay))
+	return slot, res, c.tellRobotsListeners(o, entry)
 }
 
 // tellRobotsListeners gives a freshly fetched robots.txt to the RobotsListeners and queues
@@ -242,7 +252,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 		}
 		if res.Status == 200 && len(res.Body) > 0 {
 			// A body that broke off mid-way (decompression error, reset) is still content.
-			c.analyzeContent(ctx, d, &out)
+			c.analyzeContent(ctx, d, &out, slot)
 		}
 	case res.Status == 304:
 		if d.Prev != nil { // unchanged: keep what we knew
@@ -262,9 +272,9 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 	case res.Status >= 400:
 		errKind = "http-" + strconv.Itoa(res.Status)
 	case res.Status >= 200 && res.Status < 300:
-		c.analyzeContent(ctx, d, &out)
+		c.analyzeContent(ctx, d, &out, slot)
 	}
-	c.archive(res, d)
+	c.archiveRendered(d, c.archive(res, d))
 	if out.Retry.IsZero() {
 		out.Revisit = c.nextVisit(d, now)
 	}
@@ -369,7 +379,8 @@ func (c *Crawler) candidate(l Link, parent string) (frontier.Item, bool) {
 }
 
 // analyzeContent parses a successful response, fills the record and collects its links.
-func (c *Crawler) analyzeContent(ctx context.Context, d *Document, out *frontier.Outcome) {
+// An HTML page that render.mode says to render is read from the DOM its scripts build.
+func (c *Crawler) analyzeContent(ctx context.Context, d *Document, out *frontier.Outcome, slot *robotsSlot) {
 	res, rec := d.Fetch, d.Record
 	if res.Skipped != "" {
 		return
@@ -391,6 +402,9 @@ func (c *Crawler) analyzeContent(ctx context.Context, d *Document, out *frontier
 		if err != nil {
 			rec.Error, rec.ErrorDetail = "parse", err.Error()
 			return
+		}
+		if res.Err == nil && c.wantRender(d, page) {
+			page = c.renderPage(ctx, d, page, slot)
 		}
 		d.Page = page
 		d.Text = page.Text()
@@ -452,7 +466,7 @@ func (c *Crawler) discover(d *Document, out *frontier.Outcome, raw string, index
 	if err != nil {
 		return
 	}
-	if item, ok := c.candidate(Link{URL: u, Depth: d.Item.Depth + 1, Source: d, Index: index}, d.Item.URL); ok {
+	if item, ok := c.candidate(Link{URL: u, Depth: d.Item.Depth + 1, Source: d, Index: index, Rendered: d.renderedOnly[raw]}, d.Item.URL); ok {
 		out.Discovered = append(out.Discovered, item)
 	}
 }
@@ -512,10 +526,11 @@ func (c *Crawler) fingerprint(d *Document) {
 	rec.DuplicateOf, rec.NearDuplicateOf = dup.ExactOf, dup.NearOf
 }
 
-// archive writes the exchange to the WARC files; d (nil for robots.txt) gets the location.
-func (c *Crawler) archive(res *fetch.Result, d *Document) {
+// archive writes the exchange to the WARC files; d (nil for robots.txt and subresources)
+// gets the location. It returns the response record's WARC-Record-ID ("" if none).
+func (c *Crawler) archive(res *fetch.Result, d *Document) string {
 	if c.warc == nil || res == nil || res.RawResponseHeader == nil {
-		return
+		return ""
 	}
 	meta := []warc.Field{{Name: "fetchTimeMs", Value: strconv.FormatInt(res.Timing.Total.Milliseconds(), 10)}}
 	if res.Charset != "" {
@@ -528,6 +543,15 @@ func (c *Crawler) archive(res *fetch.Result, d *Document) {
 		if d.Page != nil {
 			for _, lk := range d.Page.Links {
 				meta = append(meta, warc.Field{Name: "outlink", Value: lk.URL})
+			}
+		}
+		if d.Rendered != nil {
+			// The page was read from its rendered DOM (the conversion record after this
+			// capture); these links only that DOM has.
+			for _, lk := range d.Page.Links {
+				if d.renderedOnly[lk.URL] {
+					meta = append(meta, warc.Field{Name: "rendered-outlink", Value: lk.URL})
+				}
 			}
 		}
 	}
@@ -548,11 +572,12 @@ func (c *Crawler) archive(res *fetch.Result, d *Document) {
 	})
 	if err != nil {
 		c.log.Error("WARC write failed", "url", target, "error", err)
-		return
+		return ""
 	}
 	if d != nil {
 		d.Record.WARC = loc.File + "#" + strconv.FormatInt(loc.Offset, 10)
 	}
+	return loc.RecordID
 }
 
 // finish completes a lease: the record, its visit and the discovered links are committed

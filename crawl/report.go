@@ -28,6 +28,8 @@ type Progress struct {
 	// Freshness is the freshness the revisit policy's plan expects (0..1), when the policy
 	// reports one (FreshnessReporter); nil otherwise.
 	Freshness *float64
+	// Render describes rendering (render.mode auto or always); nil when it is off.
+	Render *RenderSummary
 }
 
 // String is the one-line form shown on a terminal. With a topic it ends with the running
@@ -40,6 +42,10 @@ func (p Progress) String() string {
 	}
 	if p.Freshness != nil {
 		s += fmt.Sprintf("  expected freshness %.1f%%", 100**p.Freshness)
+	}
+	if r := p.Render; r != nil {
+		s += fmt.Sprintf("  rendered %d (p50 %dms p99 %dms, +%d links, %d restarts, browser %s)",
+			r.Renders, r.P50Ms, r.P99Ms, r.LinksAdded, r.Restarts, FormatBytes(r.MemoryBytes))
 	}
 	return s
 }
@@ -80,6 +86,8 @@ type Status struct {
 	// ExpectedFreshness is the freshness the revisit policy's plan expects (0..1), when it
 	// reports one.
 	ExpectedFreshness *float64 `json:"expected_freshness,omitempty"`
+	// Render describes rendering, with its figures per host, when render.mode is not never.
+	Render *RenderSummary `json:"render,omitempty"`
 }
 
 func statusFinished(reason string) string { return "finished: " + reason }
@@ -104,6 +112,11 @@ func (c *Crawler) progress(prevPages int64, interval time.Duration) Progress {
 	p := Progress{Elapsed: time.Since(s.started), Pages: s.pages.Load(), Queued: fs.Queued, InFlight: fs.InFlight,
 		Hosts: fs.Hosts, Errors: s.errors.Load(), Bytes: s.bytes.Load(), Judged: s.judged.Load(), Relevant: s.relevant.Load(),
 		Freshness: c.expectedFreshness()}
+	if c.rs.r != nil {
+		r := c.rs.summary()
+		r.Hosts = nil // the line shows totals
+		p.Render = &r
+	}
 	if interval > 0 {
 		p.PagesPerSec = float64(p.Pages-prevPages) / interval.Seconds()
 	}
@@ -117,6 +130,9 @@ func (c *Crawler) writeStatus(state string, sum Summary) {
 		Seen: sum.Frontier.Seen, Hosts: sum.Frontier.Hosts, PagesPerS: sum.PagesPerSecond(), Errors: sum.Errors,
 		Statuses: sum.Statuses, Rejected: sum.Rejected, Judged: sum.Judged, Relevant: sum.Relevant,
 		ExpectedFreshness: sum.Freshness}
+	if c.rs.r != nil {
+		st.Render = &sum.Render
+	}
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return

@@ -349,3 +349,11 @@ func dialErrorKind(err error, timedOut bool) ErrorKind {
 	}
 	return KindConnect
 }
+
+// BlockedReason says why addr is refused without AllowPrivate ("loopback", "private",
+// ...), or "" for a public address: the guard's own rule, for callers that judge an
+// address before any dial (a renderer judging the URLs a page's scripts ask for).
+func BlockedReason(addr netip.Addr) string { return blockedReason(addr) }
+
+// Matches reports whether the mapping applies to host.
+func (m Mapping) Matches(host string) bool { return m.matches(host) }

@@ -7,9 +7,12 @@ import (
 	"strconv"
 )
 
-// treeRSS is the resident memory, in bytes, of process pid and all its descendants
-// (Chromium runs renderers, a GPU and a network process as children), read from /proc.
-// It is 0 where /proc is missing, which turns the memory bound off.
+// treeRSS is the memory, in bytes, of process pid and all its descendants (Chromium runs
+// renderers, a GPU and a network process as children), read from /proc: their
+// proportional set size, which shares pages among the processes mapping them (summing
+// resident sizes would count the browser's shared libraries once per process, several
+// hundred MiB too many), or the resident size where the kernel gives no PSS. It is 0
+// where /proc is missing, which turns the memory bound off.
 func treeRSS(pid int) int64 {
 	if pid <= 0 {
 		return 0
@@ -42,15 +45,34 @@ func treeRSS(pid int) int64 {
 	for todo := []int{pid}; len(todo) > 0; {
 		p := todo[len(todo)-1]
 		todo = append(todo[:len(todo)-1], children[p]...)
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/statm")
-		if err != nil {
-			continue
-		}
-		if f := bytes.Fields(b); len(f) >= 2 {
-			if n, err := strconv.ParseInt(string(f[1]), 10, 64); err == nil {
-				total += n * page
+		total += processMemory(p, page)
+	}
+	return total
+}
+
+// processMemory is one process's PSS from smaps_rollup, else its RSS from statm.
+func processMemory(pid int, page int64) int64 {
+	dir := "/proc/" + strconv.Itoa(pid)
+	if b, err := os.ReadFile(dir + "/smaps_rollup"); err == nil {
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			if rest, ok := bytes.CutPrefix(line, []byte("Pss:")); ok {
+				f := bytes.Fields(rest) // "1234 kB"
+				if len(f) >= 1 {
+					if kb, err := strconv.ParseInt(string(f[0]), 10, 64); err == nil {
+						return kb << 10
+					}
+				}
 			}
 		}
 	}
-	return total
+	b, err := os.ReadFile(dir + "/statm")
+	if err != nil {
+		return 0
+	}
+	if f := bytes.Fields(b); len(f) >= 2 {
+		if n, err := strconv.ParseInt(string(f[1]), 10, 64); err == nil {
+			return n * page
+		}
+	}
+	return 0
 }

@@ -53,6 +53,15 @@ type Page struct {
 	LastModified    string   `json:"last_modified,omitempty"`
 	Visits          int      `json:"visits"`
 	WARC            string   `json:"warc,omitempty"` // file#offset of the response record
+
+	// Rendering (render.mode): Rendered says the text, links and analyses come from the
+	// DOM a browser built by running the page's scripts; RenderedLinks counts the links
+	// only that DOM has; RenderError says why a render was tried and failed (the page
+	// was then read from its raw HTML).
+	Rendered      bool   `json:"rendered,omitempty"`
+	RenderedLinks int    `json:"rendered_links,omitempty"`
+	RenderError   string `json:"render_error,omitempty"`
+	RenderedWARC  string `json:"rendered_warc,omitempty"` // file#offset of the conversion record with the rendered DOM
 }
 
 // Visit is one entry of a URL's visit history.

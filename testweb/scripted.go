@@ -39,10 +39,11 @@ type ScriptWeb struct {
 	// Articles, Datasets, StaticHosts and StaticPages size the web. Defaults: 12, 6, 4, 6.
 	Articles, Datasets, StaticHosts, StaticPages int
 
-	mu   sync.Mutex
-	srv  *http.Server
-	addr string
-	hits map[string]int // "host path" → requests
+	mu    sync.Mutex
+	srv   *http.Server
+	addr  string
+	hits  map[string]int         // "host path" → requests
+	times map[string][]time.Time // host → arrival of each request
 }
 
 // PerScroll is how many articles one page of the SPA's list API returns.
@@ -73,7 +74,7 @@ func (w *ScriptWeb) Start() (string, error) {
 	w.mu.Lock()
 	w.srv = &http.Server{Handler: w, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	w.addr = l.Addr().String()
-	w.hits = map[string]int{}
+	w.hits, w.times = map[string]int{}, map[string][]time.Time{}
 	srv := w.srv
 	w.mu.Unlock()
 	go srv.Serve(l)
@@ -103,6 +104,13 @@ func (w *ScriptWeb) Hits(host, path string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.hits[host+" "+path]
+}
+
+// Times are the arrival times of host's requests, in order.
+func (w *ScriptWeb) Times(host string) []time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]time.Time(nil), w.times[host]...)
 }
 
 // UnknownHits is how many requests reached the server for a host it does not serve (an
@@ -207,6 +215,7 @@ func (w *ScriptWeb) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	w.mu.Lock()
 	w.hits[host+" "+target]++
+	w.times[host] = append(w.times[host], time.Now())
 	w.mu.Unlock()
 	if r.URL.Path == "/robots.txt" {
 		writeBody(rw, r, http.StatusOK, textType, []byte("User-agent: *\nDisallow: /private/\n"))

@@ -51,6 +51,7 @@ Examples:
   sonda crawl --seed https://example.org/ --max-pages 1000
   sonda crawl -c mycrawl/sonda.yaml --duration 2h
   sonda crawl --topic topics/nuclear.yaml --seed https://en.wikipedia.org/wiki/Nuclear_power
+  sonda crawl --render auto --seed https://portal.example.org/   # script-built sites; needs chromium
   sonda crawl --data /tmp/t --seed http://www.site00.test/ --allow-private \
       --resolve '*.test=127.0.0.1:8080' --min-delay 0`,
 		Args: cobra.NoArgs,
@@ -89,6 +90,7 @@ func addCrawlFlags(f *pflag.FlagSet) {
 	f.String("metrics-addr", "", "serve Prometheus /metrics on `HOST:PORT` while crawling")
 	f.String("revisit", "", "revisit fetched pages with `POLICY`: "+strings.Join(revisit.PolicyNames, ", ")+" (optimal needs --budget)")
 	f.String("budget", "", "requests per second shared by discovery and revisits, e.g. 10/s, 600/min, 90000/d")
+	f.String("render", "", "run pages' JavaScript in headless Chromium: `never`, auto (pages that look script-built, on hosts where it pays) or always (see render: in sonda.yaml)")
 }
 
 // crawlFlags bind the crawl command's setting flags to the configuration.
@@ -145,6 +147,10 @@ var crawlFlags = []settingFlag{
 	}},
 	{"revisit", func(c *config.Config, f *pflag.FlagSet) (err error) {
 		c.Revisit.Policy, err = f.GetString("revisit")
+		return
+	}},
+	{"render", func(c *config.Config, f *pflag.FlagSet) (err error) {
+		c.Render.Mode, err = f.GetString("render")
 		return
 	}},
 	{"budget", func(c *config.Config, f *pflag.FlagSet) error {
@@ -249,6 +255,16 @@ func printSummary(w io.Writer, data string, s crawl.Summary) {
 	}
 	if len(s.Rejected) > 0 {
 		fmt.Fprintf(w, "  links left out by scope: %s\n", joinCounts(s.Rejected))
+	}
+	if r := s.Render; r.Mode != "" && r.Mode != "never" {
+		fmt.Fprintf(w, "  rendering (%s): %d pages rendered (p50 %dms, p99 %dms), %d failed, %d links only in rendered pages, %d subresource requests (%d from cache), %d browser restarts\n",
+			r.Mode, r.Renders, r.P50Ms, r.P99Ms, r.Failures, r.LinksAdded, r.Subrequests, r.CacheHits, r.Restarts)
+		if r.Mode == "auto" {
+			fmt.Fprintf(w, "    auto: %d pages looked script-built, %d of them left raw on hosts where rendering did not pay\n", r.Detected, r.SkippedLearned)
+		}
+		if len(r.Blocked) > 0 {
+			fmt.Fprintf(w, "    requests of rendered pages refused: %s\n", joinCounts(r.Blocked))
+		}
 	}
 	fmt.Fprintf(w, "  data: %s (sonda status --data %s; sonda export --data %s --what pages)\n", data, data, data)
 }
