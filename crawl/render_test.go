@@ -43,7 +43,7 @@ func startScriptWeb(t *testing.T) *testweb.ScriptWeb {
 	return w
 }
 
-func scriptWebConfig(t *testing.T, w *testweb.ScriptWeb, mode string) config.Config {
+func scriptWebConfig(t testing.TB, w *testweb.ScriptWeb, mode string) config.Config {
 	cfg := config.Default()
 	cfg.Data = t.TempDir()
 	cfg.Crawl.Seeds = w.Seeds()
@@ -62,8 +62,9 @@ func scriptWebConfig(t *testing.T, w *testweb.ScriptWeb, mode string) config.Con
 
 // docSink keeps what each crawled document said.
 type docSink struct {
-	mu   sync.Mutex
-	docs map[string]*Document
+	mu      sync.Mutex
+	docs    map[string]*Document
+	metrics map[string]float64 // the crawl's metrics at its end (counters and gauges)
 }
 
 func (s *docSink) Name() string { return "test-docs" }
@@ -99,6 +100,23 @@ func crawlScriptWeb(t *testing.T, cfg config.Config, opts ...Option) (Summary, *
 	}
 	if sum.Reason != "frontier empty" {
 		t.Fatalf("crawl stopped: %s", sum.Reason)
+	}
+	mfs, err := c.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink.metrics = map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			switch {
+			case m.GetCounter() != nil:
+				sink.metrics[mf.GetName()] += m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				sink.metrics[mf.GetName()] += m.GetGauge().GetValue()
+			case m.GetHistogram() != nil:
+				sink.metrics[mf.GetName()] += float64(m.GetHistogram().GetSampleCount())
+			}
+		}
 	}
 	return sum, sink
 }
@@ -195,6 +213,11 @@ func TestRenderedWARC(t *testing.T) {
 	d := docs.get("http://www.spa.test/article/2")
 	if d == nil || d.Record.RenderedWARC == "" {
 		t.Fatalf("no rendered capture recorded: %+v", d)
+	}
+	for _, m := range []string{"sonda_render_pages_total", "sonda_render_duration_seconds", "sonda_render_browser_memory_bytes", "sonda_render_subrequests_total"} {
+		if docs.metrics[m] <= 0 {
+			t.Errorf("metric %s = %v, want > 0", m, docs.metrics[m])
+		}
 	}
 	files, _ := filepath.Glob(filepath.Join(WARCDir(cfg.Data), "*.warc.gz"))
 	responses := map[string]string{} // record id → target

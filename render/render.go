@@ -179,6 +179,9 @@ type Result struct {
 	Blocked  []Blocked
 	Scrolls  int // scrolls that made the page grow
 	Duration time.Duration
+	// NeverIdle is set when the page still made requests at the deadline: the DOM was
+	// read as it was then.
+	NeverIdle bool
 	// Retried is set when a browser crash cut the first attempt short.
 	Retried bool
 }
@@ -511,6 +514,7 @@ type session struct {
 	mu          sync.Mutex
 	pending     int
 	last        time.Time // last request start or end
+	asked       int       // requests paused so far
 	requests    int
 	blocked     []Blocked
 	navigations []string
@@ -518,6 +522,7 @@ type session struct {
 
 func (s *session) started() {
 	s.mu.Lock()
+	s.asked++
 	s.pending++
 	s.last = time.Now()
 	s.mu.Unlock()
@@ -669,9 +674,9 @@ type snapshot struct {
 const scrollJS = `(() => { const h = document.documentElement.scrollHeight; window.scrollTo(0, h); return h; })()`
 
 // render loads p in the tab, waits for the network to go idle, scrolls, and takes the DOM.
-func (t *tab) render(ctx context.Context, p Page, o *Options) (*Result, error) {
+func (t *tab) render(outer context.Context, p Page, o *Options) (*Result, error) {
 	started := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, o.Deadline)
+	ctx, cancel := context.WithTimeout(outer, o.Deadline)
 	defer cancel()
 	s := &session{ctx: ctx, page: p, opts: o, last: time.Now()}
 	t.mu.Lock()
@@ -683,14 +688,15 @@ func (t *tab) render(ctx context.Context, p Page, o *Options) (*Result, error) {
 		t.mu.Unlock()
 	}()
 	// Tab actions run on a context derived from the tab's, so the tab outlives them;
-	// the render's own deadline bounds them through stopOn.
-	run := func(limit time.Duration, a chromedp.Action[chromedp.Void]) error {
+	// the render's own deadline (or the caller's context, for the last read) bounds them.
+	runUntil := func(bound context.Context, limit time.Duration, a chromedp.Action[chromedp.Void]) error {
 		actx, acancel := context.WithTimeout(t.ctx, limit)
 		defer acancel()
-		stop := context.AfterFunc(ctx, acancel)
+		stop := context.AfterFunc(bound, acancel)
 		defer stop()
 		return chromedp.Do(actx, a)
 	}
+	run := func(limit time.Duration, a chromedp.Action[chromedp.Void]) error { return runUntil(ctx, limit, a) }
 	nav := min(o.NavigationTimeout, o.Deadline)
 	if err := run(nav, chromedp.Navigate(p.Response.FinalURL)); err != nil {
 		return nil, fmt.Errorf("render: load %s: %w", p.Response.FinalURL, err)
@@ -698,11 +704,11 @@ func (t *tab) render(ctx context.Context, p Page, o *Options) (*Result, error) {
 	if !s.mainDone.Load() {
 		return nil, fmt.Errorf("render: load %s: the browser did not ask for the page", p.Response.FinalURL)
 	}
-	if err := s.waitIdle(ctx, o.Idle); err != nil {
-		return nil, err
-	}
+	s.touch() // scripts run until load and after: the quiet period starts no earlier
+	// A page that never goes quiet (polling, a stream) is read as it is at the deadline.
+	unquiet := s.waitIdle(ctx, o.Idle, run) != nil
 	scrolls := 0
-	for i := 0; i < o.Scrolls; i++ {
+	for i := 0; i < o.Scrolls && !unquiet; i++ {
 		var before, after float64
 		s.touch() // the quiet period starts now: the scroll handler runs after this
 		if err := run(nav, chromedp.Func(func(c context.Context, tt *chromedp.Target) error {
@@ -712,8 +718,9 @@ func (t *tab) render(ctx context.Context, p Page, o *Options) (*Result, error) {
 		})); err != nil {
 			return nil, fmt.Errorf("render: scroll %s: %w", p.Response.FinalURL, err)
 		}
-		if err := s.waitIdle(ctx, o.Idle); err != nil {
-			return nil, err
+		if s.waitIdle(ctx, o.Idle, run) != nil {
+			unquiet = true
+			break
 		}
 		if err := run(nav, chromedp.Func(func(c context.Context, tt *chromedp.Target) error {
 			var err error
@@ -727,8 +734,11 @@ func (t *tab) render(ctx context.Context, p Page, o *Options) (*Result, error) {
 		}
 		scrolls++
 	}
+	if outer.Err() != nil {
+		return nil, outer.Err()
+	}
 	var snap snapshot
-	if err := run(nav, chromedp.Func(func(c context.Context, tt *chromedp.Target) error {
+	if err := runUntil(outer, nav, chromedp.Func(func(c context.Context, tt *chromedp.Target) error {
 		var err error
 		snap, err = chromedp.Evaluate[snapshot](snapshotJS)(c, tt)
 		return err
@@ -738,13 +748,49 @@ func (t *tab) render(ctx context.Context, p Page, o *Options) (*Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return &Result{HTML: []byte(snap.HTML), URL: snap.URL, Navigations: s.navigations, Requests: s.requests,
-		Blocked: s.blocked, Scrolls: scrolls, Duration: time.Since(started)}, nil
+		Blocked: s.blocked, Scrolls: scrolls, Duration: time.Since(started), NeverIdle: unquiet}, nil
 }
 
-// waitIdle waits until no request has been pending for quiet. Requests are all answered
-// by this process, so pending counts are exact; what cannot be known is whether a script
-// will ask for more later, hence the quiet period.
-func (s *session) waitIdle(ctx context.Context, quiet time.Duration) error {
+// idleJS resolves when the page's main thread has nothing left to do (or after 5s of
+// constant work): scripts still handling a response or building the DOM finish first.
+const idleJS = `new Promise(r => (window.requestIdleCallback || ((f) => setTimeout(f, 50)))(() => r(true), {timeout: 5000}))`
+
+// waitIdle waits until the page is done: no request pending for quiet, then the main
+// thread idle, then no new request for a short settle time (a request a script started
+// just before going idle takes a moment to reach us). Requests are all answered by this
+// process, so pending counts are exact; what cannot be known is whether a script will ask
+// for more later, hence the quiet periods. A loaded machine slows all of this down rather
+// than cutting it short.
+func (s *session) waitIdle(ctx context.Context, quiet time.Duration, run func(time.Duration, chromedp.Action[chromedp.Void]) error) error {
+	settle := min(quiet/2, 100*time.Millisecond)
+	for {
+		if err := s.waitQuiet(ctx, quiet); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		asked := s.asked
+		s.mu.Unlock()
+		if err := run(10*time.Second, chromedp.Func(func(c context.Context, t *chromedp.Target) error {
+			_, err := chromedp.Evaluate[bool](idleJS, chromedp.EvalAwaitPromise)(c, t)
+			return err
+		})); err != nil && ctx.Err() != nil {
+			return fmt.Errorf("render: %s: %w", s.page.Response.FinalURL, ctx.Err())
+		}
+		s.touch()
+		if err := s.waitQuiet(ctx, settle); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		done := s.asked == asked
+		s.mu.Unlock()
+		if done {
+			return nil
+		}
+	}
+}
+
+// waitQuiet waits until no request has been pending for quiet.
+func (s *session) waitQuiet(ctx context.Context, quiet time.Duration) error {
 	tick := time.NewTicker(min(quiet/4, 50*time.Millisecond) + time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -31,7 +31,7 @@ func chromium(t *testing.T) string {
 }
 
 // scriptWeb serves a ScriptWeb and returns it with a fetcher that reaches it.
-func scriptWeb(t *testing.T) (*testweb.ScriptWeb, *fetch.Fetcher) {
+func scriptWeb(t testing.TB) (*testweb.ScriptWeb, *fetch.Fetcher) {
 	t.Helper()
 	w := &testweb.ScriptWeb{}
 	if _, err := w.Start(); err != nil {
@@ -92,7 +92,7 @@ func (g *fetcherGate) saw(u string) bool {
 	return false
 }
 
-func get(t *testing.T, f *fetch.Fetcher, u string) *fetch.Result {
+func get(t testing.TB, f *fetch.Fetcher, u string) *fetch.Result {
 	t.Helper()
 	res := f.Fetch(context.Background(), fetch.Request{URL: u})
 	if res.Err != nil || res.Status != http.StatusOK {
@@ -262,5 +262,18 @@ func TestParallelTabs(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestNeverIdlePage: a page that polls for ever is read as it is at the deadline.
+func TestNeverIdlePage(t *testing.T) {
+	_, f := scriptWeb(t)
+	r := newRenderer(t, Options{Tabs: 1, Deadline: 3 * time.Second})
+	res, err := r.Render(testCtx(t), Page{Response: get(t, f, "http://www.hostile.test/poll.html"), Gate: &fetcherGate{f: f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.NeverIdle || !strings.Contains(string(res.HTML), "polled ") || res.Duration > 30*time.Second {
+		t.Errorf("never idle %v after %v; DOM:\n%s", res.NeverIdle, res.Duration, res.HTML)
 	}
 }

@@ -27,7 +27,8 @@ import (
 //     dataset's page (with links to its GeoJSON and zipped shapefile) are filled in by
 //     script from /api/3/action/package_search and package_show.
 //   - www.hostile.test: a page whose script tries to reach a private address (the IP of
-//     this server, and the cloud metadata address) and a path robots.txt disallows.
+//     this server, and the cloud metadata address) and a path robots.txt disallows; and,
+//     not linked, /poll.html, which polls an API for ever.
 //   - www.thin.test: short pages with a script that adds nothing: they look script-built,
 //     and rendering them never pays.
 //   - www.staticN.test: ordinary server-built pages, half of them with an analytics-style
@@ -440,6 +441,12 @@ for (const u of ["http://` + self + `/secret", "http://169.254.169.254/latest/me
 const a = document.createElement("a"); a.href = "/after.html"; a.textContent = "after the attempts"; document.body.appendChild(a);
 </script>`
 		writeBody(rw, r, http.StatusOK, htmlType, []byte(`<!DOCTYPE html><html><head><title>Hostile</title></head><body><div id="app"></div>`+js+`</body></html>`))
+	case "/poll.html": // never quiet: polls for ever (not linked: for render's own tests)
+		writeBody(rw, r, http.StatusOK, htmlType, []byte(`<!DOCTYPE html><html><head><title>Poll</title></head><body><p id="n">0</p><script>
+let n = 0; setInterval(() => fetch("/api/poll?n=" + (++n)).then(() => { document.getElementById("n").textContent = "polled " + n; }), 100);
+</script></body></html>`))
+	case "/api/poll":
+		writeJSON(rw, r, map[string]bool{"ok": true})
 	case "/after.html":
 		writeBody(rw, r, http.StatusOK, htmlType, tinyPage(nil, "After", "The page after the attempts."))
 	case "/private/data.json":

@@ -75,6 +75,10 @@ state to report the frontier exactly.`,
 			if len(st.Errors) > 0 {
 				fmt.Fprintf(out, "errors:    %s\n", joinCounts(st.Errors))
 			}
+			if r := st.Render; r != nil {
+				fmt.Fprintf(out, "render:    %s: %d rendered (p50 %dms, p99 %dms), %d failed, %d browser restarts, browser %s, %d links only in rendered pages\n",
+					r.Mode, r.Renders, r.P50Ms, r.P99Ms, r.Failures, r.Restarts, crawl.FormatBytes(r.MemoryBytes), r.LinksAdded)
+			}
 			return nil
 		},
 	}
