@@ -40,6 +40,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -80,6 +81,9 @@ type DB struct {
 	dir   string
 
 	readOnly bool
+
+	corruptMu sync.Mutex
+	corrupt   []pebble.DataCorruptionInfo // files found corrupt, once each
 
 	stopSync chan struct{}
 	syncDone sync.WaitGroup
@@ -134,6 +138,19 @@ func Open(dir string, opts Options) (*DB, error) {
 		po.ReadOnly = true
 		po.FS = readOnlyFS{vfs.Default}
 	}
+	// A checksum mismatch in a table must reach the reader as an error naming the file
+	// (Pebble's default listener makes it a fatal panic). CorruptFiles keeps the list.
+	db := &DB{dir: dir, readOnly: opts.ReadOnly, stopSync: make(chan struct{})}
+	po.EventListener = &pebble.EventListener{DataCorruption: func(info pebble.DataCorruptionInfo) {
+		db.corruptMu.Lock()
+		defer db.corruptMu.Unlock()
+		if !slices.ContainsFunc(db.corrupt, func(c pebble.DataCorruptionInfo) bool { return c.Path == info.Path }) {
+			db.corrupt = append(db.corrupt, info)
+			if opts.Logger != nil {
+				opts.Logger.Error("store: a database file is corrupt; sonda check reports what it holds, sonda repair salvages the rest", "file", info.Path, "details", info.Details)
+			}
+		}
+	}}
 	po.EnsureDefaults()
 	pdb, err := pebble.Open(dir, po)
 	if err != nil {
@@ -145,7 +162,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	// The cache reference is ours until Close: Pebble does not keep the cache alive by
 	// itself, and a released cache silently caches nothing.
-	db := &DB{pdb: pdb, cache: cache, dir: dir, readOnly: opts.ReadOnly, stopSync: make(chan struct{})}
+	db.pdb, db.cache = pdb, cache
 	if opts.SyncInterval > 0 && !opts.ReadOnly {
 		db.syncDone.Add(1)
 		go db.syncLoop(opts.SyncInterval)
@@ -197,6 +214,30 @@ func (db *DB) syncLoop(every time.Duration) {
 // Sync makes every committed batch durable against power loss.
 func (db *DB) Sync() error {
 	return db.pdb.LogData(nil, pebble.Sync)
+}
+
+// CorruptFiles lists the database files found corrupt so far (a checksum mismatch while
+// reading them), each with the key range it holds.
+func (db *DB) CorruptFiles() []pebble.DataCorruptionInfo {
+	db.corruptMu.Lock()
+	defer db.corruptMu.Unlock()
+	return slices.Clone(db.corrupt)
+}
+
+// Explain adds to a read error what a user needs when it comes from a corrupt file: the
+// file's path and how to recover. Other errors are returned as they are.
+func (db *DB) Explain(err error) error {
+	if err == nil || !pebble.IsCorruptionError(err) {
+		return err
+	}
+	var paths []string
+	for _, c := range db.CorruptFiles() {
+		paths = append(paths, c.Path)
+	}
+	if len(paths) == 0 {
+		paths = []string{"a file of " + db.dir}
+	}
+	return fmt.Errorf("%w; the crawl database is damaged (%s is corrupt): `sonda check --data DATA` says what it holds, `sonda repair --data DATA` keeps every key that reads and reports the rest", err, strings.Join(paths, ", "))
 }
 
 // Pebble returns the underlying database for packages that own a key prefix (see the

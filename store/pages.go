@@ -115,7 +115,7 @@ func (db *DB) Page(key URLKey) (p *Page, ok bool, err error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("store: read page: %w", err)
+		return nil, false, fmt.Errorf("store: read page: %w", db.Explain(err))
 	}
 	defer closer.Close()
 	p = new(Page)
@@ -150,7 +150,7 @@ func EachRecord[T any](db *DB, prefix byte, what string, fn func(URLKey, *T) err
 		copy(key[:], it.Key()[1:])
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return fmt.Errorf("store: iterate %ss: %w", what, err)
+			return fmt.Errorf("store: iterate %ss: %w", what, db.Explain(err))
 		}
 		rec := new(T)
 		if err := json.Unmarshal(v, rec); err != nil {
@@ -160,7 +160,10 @@ func EachRecord[T any](db *DB, prefix byte, what string, fn func(URLKey, *T) err
 			return err
 		}
 	}
-	return it.Error()
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("store: iterate %ss: %w", what, db.Explain(err))
+	}
+	return nil
 }
 
 func visitKey(k URLKey, at time.Time) []byte {

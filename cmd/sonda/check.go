@@ -20,9 +20,9 @@ func init() { register(newCheckCmd) }
 func newCheckCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check",
-		Short: "Check how sonda sees URLs and robots.txt rules",
+		Short: "Check how sonda sees URLs and robots.txt rules, or verify a data directory",
 	}
-	cmd.AddCommand(newCheckURLCmd(), newCheckRobotsCmd())
+	cmd.AddCommand(newCheckURLCmd(), newCheckRobotsCmd(), newCheckDataCmd())
 	return cmd
 }
 

@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sonda-search/sonda/app"
 	"github.com/sonda-search/sonda/config"
-	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/index"
 )
 
@@ -43,8 +41,8 @@ search.index off. The data directory must not be in use.`,
 			if err != nil {
 				return err
 			}
-			if _, err := os.Stat(crawl.StateDir(cfg.Data)); err != nil {
-				return usageError{fmt.Errorf("no crawl in %s: %w", cfg.Data, err)}
+			if err := requireCrawl(cfg.Data); err != nil {
+				return err
 			}
 			return rebuildIndex(cmd.Context(), cfg, cmd.ErrOrStderr())
 		},

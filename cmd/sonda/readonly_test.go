@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -30,19 +29,7 @@ func TestReadOnlyCommandsChangeNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills a real crawl process")
 	}
-	web := testweb.New(testweb.Config{Seed: 7, Hosts: 5, Disable: testweb.Slow})
-	addr, err := web.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
-	data := t.TempDir()
-	args := []string{"crawl", "--data", data, "--allow-private", "--resolve", "*.test=" + addr, "--min-delay", "20ms", "--concurrency", "2"}
-	for _, s := range web.Seeds() {
-		args = append(args, "--seed", s)
-	}
-	cmd := exec.Command(sondaBin, args...)
-	cmd.Env = append(os.Environ(), "SONDA_SCOPE_FOLLOW=any", "SONDA_LOG_LEVEL=warn")
+	cmd, data := testCrawl(t, testweb.Config{Seed: 7, Hosts: 5, Disable: testweb.Slow}, "--min-delay", "20ms", "--concurrency", "2")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sonda-search/sonda/testweb"
+)
+
+// testCrawl starts a test web of cfg and returns a crawl command of it into a new data
+// directory, with extra flags.
+func testCrawl(t *testing.T, cfg testweb.Config, extra ...string) (*exec.Cmd, string) {
+	t.Helper()
+	web, addr := serveWeb(t, cfg)
+	data := t.TempDir()
+	cmd := exec.Command(sondaBin, append(crawlArgs(web, addr, data), extra...)...)
+	cmd.Env = append(os.Environ(), quickEnv...)
+	return cmd, data
+}
+
+// crawlToEnd runs a crawl of a small, plain test web to its end in a new data directory.
+func crawlToEnd(t *testing.T) string {
+	t.Helper()
+	cmd, data := testCrawl(t, testweb.Config{Seed: 11, Hosts: 8, PagesPerHost: 30, Disable: testweb.AllFeatures &^ testweb.Robots}, "--concurrency", "4")
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("crawl: %v\n%s", err, out)
+	}
+	t.Logf("crawl took %v", time.Since(start))
+	return data
+}
+
+// TestCheckAndRepairDamagedWAL damages the crawl database's write-ahead log in its middle
+// and a WARC file's middle record: check data must report both and exit 1, status must
+// refuse with the log named instead of silently dropping records, and repair must make the
+// directory pass check again.
+func TestCheckAndRepairDamagedWAL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real crawl")
+	}
+	data := crawlToEnd(t)
+	out, stderr, code := run(t, nil, "check", "data", "--data", data)
+	if code != 0 || !strings.Contains(out, "no damage found") {
+		t.Fatalf("check data on a sound directory: exit %d\n%s%s", code, out, stderr)
+	}
+
+	// The largest log holds the crawl's batches; damage its second block.
+	logs, _ := filepath.Glob(filepath.Join(data, "state", "*.log"))
+	var log string
+	var content []byte
+	for _, l := range logs {
+		if b, _ := os.ReadFile(l); len(b) > len(content) {
+			log, content = l, b
+		}
+	}
+	if len(content) < 3*32<<10 {
+		t.Fatalf("the crawl's log has %d bytes: too few to damage its middle", len(content))
+	}
+	content[32<<10+500] ^= 0x20
+	os.WriteFile(log, content, 0o644)
+
+	out, _, code = run(t, nil, "check", "data", "--data", data)
+	if code != 1 || !strings.Contains(out, "DAMAGE: store: the write-ahead log is damaged") || !strings.Contains(out, log) || !strings.Contains(out, "sonda repair --data") {
+		t.Fatalf("check data on a damaged log: exit %d\n%s", code, out)
+	}
+	_, stderr, code = run(t, nil, "status", "--data", data)
+	if code == 0 || !strings.Contains(stderr, log) {
+		t.Fatalf("status on a damaged log: exit %d\n%s", code, stderr)
+	}
+
+	start := time.Now()
+	out, stderr, code = run(t, nil, "repair", "--data", data)
+	t.Logf("repair took %v", time.Since(start))
+	if code != 0 || !strings.Contains(out, "store: replayed") || !strings.Contains(out, "index: rebuilt") {
+		t.Fatalf("repair: exit %d\n%s%s", code, out, stderr)
+	}
+	t.Logf("repair:\n%s", out)
+	out, stderr, code = run(t, nil, "check", "data", "--data", data)
+	if code != 0 {
+		t.Fatalf("check data after repair: exit %d\n%s%s", code, out, stderr)
+	}
+	if _, _, code := run(t, nil, "status", "--data", data); code != 0 {
+		t.Fatalf("status after repair: exit %d", code)
+	}
+}

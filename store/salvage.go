@@ -1,0 +1,172 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Salvage rebuilds the database in dir from what reads cleanly, for a database with a
+// corrupt table file (a checksum mismatch, which every read of that file meets). Every key
+// outside the key ranges of the corrupt files is copied into a new database; the old one
+// is moved into DamagedDir (state-TIME) and the new one takes its place. It returns what
+// was done and what was lost: the key range of each corrupt file, with the owners of the
+// prefixes it spans (see the package doc), since a key there may have lived in a sound
+// file too but cannot be read past the corrupt one. It returns nil, and changes nothing,
+// when every key reads. Run RepairWAL first: Open refuses a damaged log.
+func Salvage(dir string, opts Options) ([]string, error) {
+	src, err := Open(dir, Options{ReadOnly: true, Logger: opts.Logger, CacheSize: opts.CacheSize})
+	if err != nil {
+		return nil, err
+	}
+	// First pass: read every key, collecting the corrupt ranges; nothing is written when
+	// there are none.
+	skip, copied, err := scanAll(src, nil)
+	if err != nil || len(skip) == 0 {
+		src.Close()
+		return nil, err
+	}
+	tmp := dir + ".salvage"
+	if err := os.RemoveAll(tmp); err != nil {
+		src.Close()
+		return nil, fmt.Errorf("store: salvage: %w", err)
+	}
+	dst, err := Open(tmp, Options{SyncInterval: -1, Logger: opts.Logger})
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	_, copied, err = scanAll(src, dst)
+	src.Close()
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: salvage: %w", err)
+	}
+	aside := filepath.Join(DamagedDir(dir), "state-"+time.Now().UTC().Format("20060102T150405Z"))
+	if err := os.MkdirAll(DamagedDir(dir), 0o700); err != nil {
+		return nil, fmt.Errorf("store: salvage: %w", err)
+	}
+	if err := os.Rename(dir, aside); err != nil {
+		return nil, fmt.Errorf("store: salvage: %w", err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return nil, fmt.Errorf("store: salvage: moved the damaged database to %s but could not put the salvaged one (%s) in its place: %w", aside, tmp, err)
+	}
+	if err := syncDir(filepath.Dir(dir)); err != nil {
+		return nil, err
+	}
+	report := []string{fmt.Sprintf("store: salvaged %d keys into a new database; the damaged one is in %s", copied, aside)}
+	for _, c := range skip {
+		report = append(report, fmt.Sprintf("store: %s is corrupt (%v): the keys from %q to %q not read before the damage are lost (%s)",
+			c.Path, c.Details, c.Bounds.Start, c.Bounds.End.Key, prefixOwners(c.Bounds.Start, c.Bounds.End.Key)))
+	}
+	return report, nil
+}
+
+// scanAll reads every key of src in order, stepping over the key range of each file found
+// corrupt, and copies what it reads into dst when dst is not nil. It returns the corrupt
+// files met and how many keys it read.
+func scanAll(src, dst *DB) ([]pebble.DataCorruptionInfo, int, error) {
+	var skip []pebble.DataCorruptionInfo
+	n := 0
+	var from []byte
+	for {
+		it, err := src.pdb.NewIter(&pebble.IterOptions{LowerBound: from})
+		if err != nil {
+			return skip, n, err
+		}
+		var b *pebble.Batch
+		if dst != nil {
+			b = dst.pdb.NewBatch()
+		}
+		var last []byte
+		for it.First(); it.Valid(); it.Next() {
+			v, err := it.ValueAndErr()
+			if err != nil {
+				break
+			}
+			last = append(last[:0], it.Key()...)
+			n++
+			if b != nil {
+				b.Set(it.Key(), v, nil)
+				if b.Len() > 4<<20 {
+					if err := b.Commit(pebble.NoSync); err != nil {
+						it.Close()
+						return skip, n, err
+					}
+					b = dst.pdb.NewBatch()
+				}
+			}
+		}
+		iterErr := it.Error()
+		it.Close()
+		if b != nil {
+			if err := b.Commit(pebble.NoSync); err != nil {
+				return skip, n, err
+			}
+		}
+		if iterErr == nil {
+			return skip, n, nil
+		}
+		// Find the corrupt file the iterator stopped at and resume after its range.
+		var next *pebble.DataCorruptionInfo
+		for _, c := range src.CorruptFiles() {
+			if !slices.ContainsFunc(skip, func(s pebble.DataCorruptionInfo) bool { return s.Path == c.Path }) {
+				next = &c
+				break
+			}
+		}
+		if next == nil || !pebble.IsCorruptionError(iterErr) {
+			return skip, n, iterErr
+		}
+		skip = append(skip, *next)
+		end := append(bytes.Clone(next.Bounds.End.Key), 0)
+		if bytes.Compare(end, from) <= 0 || (last != nil && bytes.Compare(end, last) <= 0) {
+			return skip, n, fmt.Errorf("store: salvage cannot step over %s: %w", next.Path, iterErr)
+		}
+		from = end
+	}
+}
+
+// prefixOwners names the owners (see the package doc) of the key prefixes from lo to hi.
+func prefixOwners(lo, hi []byte) string {
+	owners := map[byte]string{
+		'p': "page records", 'v': "visit history", 'x': "exact-duplicate index", 'n': "near-duplicate index",
+		'q': "frontier queues", 'h': "frontier hosts", 's': "frontier seen set", 'm': "frontier counters",
+		'r': "robots.txt cache", 't': "trap counters", 'k': "crawl settings", 'l': "link graph",
+		'g': "geo catalog", 'a': "news articles", 'f': "feeds and sitemaps", 'o': "news topics",
+	}
+	if len(lo) == 0 || len(hi) == 0 {
+		return "unknown prefixes"
+	}
+	var names []string
+	for p := lo[0]; ; p++ {
+		if o, ok := owners[p]; ok {
+			names = append(names, o)
+		}
+		if p >= hi[0] || p == 0xff {
+			break
+		}
+	}
+	if len(names) == 0 {
+		return "no known prefix"
+	}
+	return fmt.Sprint(names)
+}
+
+// CountKeys reads every key of db, stepping over corrupt files as Salvage does (they are
+// then in db.CorruptFiles), and returns how many it read. The error is the last one met.
+func CountKeys(db *DB) (int, error) {
+	skip, n, err := scanAll(db, nil)
+	if err == nil && len(skip) > 0 {
+		err = fmt.Errorf("store: %d corrupt files", len(skip))
+	}
+	return n, err
+}
