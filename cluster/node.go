@@ -279,6 +279,12 @@ func (n *Node) Attach(c *crawl.Crawler) error {
 	}
 	n.out = o
 	n.outCount.Store(int64(pending))
+	// A node starts owning nothing: what its frontier still holds from an earlier run is
+	// stale (its hosts were taken over and rebuilt from JetStream) and is rebuilt again for
+	// the partitions it takes back.
+	if _, _, err := n.fr.Purge(func(string) bool { return true }); err != nil {
+		return fmt.Errorf("cluster: forget the queues of an earlier run: %w", err)
+	}
 	return nil
 }
 
