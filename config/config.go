@@ -93,6 +93,7 @@ type Crawl struct {
 	MetricsAddr  string        `yaml:"metrics-addr"`
 	Budget       Rate          `yaml:"budget"`
 	StopGrace    time.Duration `yaml:"stop-grace"`
+	MinFreeSpace ByteSize      `yaml:"min-free-space"`
 }
 
 // Politeness bounds the load sonda puts on each host.
@@ -447,6 +448,7 @@ func (c *Config) Validate() error {
 	check(c.Crawl.MaxPages >= 0, "crawl.max-pages: must not be negative")
 	check(c.Crawl.Duration >= 0, "crawl.duration: must not be negative")
 	check(c.Crawl.StopGrace >= 0, "crawl.stop-grace: must not be negative (0 aborts fetches in flight at once)")
+	check(c.Crawl.MinFreeSpace >= 0, "crawl.min-free-space: must not be negative (0 turns the check off)")
 	check(c.Politeness.PerHost > 0, "politeness.per-host: must be at least 1 (got %d)", c.Politeness.PerHost)
 	check(c.Politeness.MinDelay >= 0, "politeness.min-delay: must not be negative")
 	check(c.Politeness.DelayFactor >= 0, "politeness.delay-factor: must not be negative")

@@ -56,6 +56,11 @@ type Crawler struct {
 	variants  scope.VariantCounter
 	robots    *robotsCache
 	warc      *warc.Writer
+
+	// freeSpace measures the data directory's file system (a variable for tests).
+	freeSpace func(dir string) (uint64, error)
+	// storageErr is the first failure to store what was fetched (see failStorage).
+	storageErr atomic.Pointer[error]
 	scorer    LinkScorer
 	revisit   RevisitPolicy
 	analyze   []Analyzer
@@ -141,7 +146,7 @@ func New(cfg config.Config, opts ...Option) (*Crawler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Crawler{cfg: cfg, stats: newStats(), clock: time.Now, policy: RobotsPolicy(cfg)}
+	c := &Crawler{cfg: cfg, stats: newStats(), clock: time.Now, policy: RobotsPolicy(cfg), freeSpace: freeSpace}
 	c.log = slog.New(slog.DiscardHandler)
 	for _, o := range opts {
 		o(c)
@@ -310,6 +315,9 @@ func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Pr
 	if len(seeds) == 0 && c.router == nil {
 		return Summary{}, errors.New("crawl: nothing to crawl: give seeds (crawl.seeds in sonda.yaml, or --seed URL)")
 	}
+	if err := c.checkSpace(); err != nil {
+		return Summary{}, err
+	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if d := c.cfg.Crawl.Duration; d > 0 {
@@ -344,7 +352,10 @@ func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Pr
 		}()
 	}
 	stopReport := c.reportLoop(runCtx, progress)
+	waitSpace := c.watchSpace(runCtx, cancel)
 	wg.Wait()
+	cancel(nil) // ends watchSpace when the frontier emptied
+	waitSpace()
 	stopReport()
 
 	reason := "frontier empty"
@@ -355,10 +366,15 @@ func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Pr
 		reason = "max-pages"
 	case errors.Is(cause, errDuration):
 		reason = "duration"
+	case c.storageFailed() != nil:
+		reason = "storage failure"
 	}
 	sum := c.summary(reason)
 	c.writeStatus(statusFinished(reason), sum)
 	close(errs)
+	if err := c.storageFailed(); err != nil {
+		return sum, err
+	}
 	for err := range errs {
 		return sum, err
 	}

@@ -275,6 +275,9 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 		c.analyzeContent(ctx, d, &out, slot)
 	}
 	c.archiveRendered(d, c.archive(res, d))
+	if err := c.storageFailed(); err != nil {
+		return err
+	}
 	if out.Retry.IsZero() {
 		out.Revisit = c.nextVisit(d, now)
 	}
@@ -571,7 +574,9 @@ func (c *Crawler) archive(res *fetch.Result, d *Document) string {
 		ResponseHeader: res.RawResponseHeader, Payload: res.Wire, Truncated: truncated, Metadata: meta,
 	})
 	if err != nil {
-		c.log.Error("WARC write failed", "url", target, "error", err)
+		// Without its capture the page must not be recorded: the crawl stops, and the
+		// page, still leased, is fetched again when it resumes.
+		c.failStorage(fmt.Errorf("crawl: writing the capture of %s to the WARC files: %w", target, err))
 		return ""
 	}
 	if d != nil {
