@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -18,7 +19,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/sonda-search/sonda/cluster"
+	"github.com/sonda-search/sonda/cluster/search"
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/testweb"
 )
@@ -167,7 +171,7 @@ func (r *clusterRig) start(id string, seeds bool, extra ...string) *nodeProc {
 	cmd.Env = append(os.Environ(), "SONDA_SCOPE_FOLLOW=any", "SONDA_FETCH_USER_AGENT=sonda-node-"+id,
 		"SONDA_CLUSTER_TTL="+clusterTTL.String(), "SONDA_CLUSTER_PARTITIONS=32",
 		"SONDA_POLITENESS_RETRY_DELAY=50ms", "SONDA_ROBOTS_RETRY_DELAY=50ms", "SONDA_ROBOTS_MAX_FAILURES=2",
-		"SONDA_FETCH_FIRST_BYTE_TIMEOUT=5s", "SONDA_LOG_LEVEL=info", "SONDA_SEARCH_INDEX=false")
+		"SONDA_FETCH_FIRST_BYTE_TIMEOUT=5s", "SONDA_LOG_LEVEL=info")
 	f, err := os.Create(filepath.Join(r.dir, fmt.Sprintf("node-%s-%d.log", id, time.Now().UnixNano())))
 	if err != nil {
 		r.t.Fatal(err)
@@ -298,12 +302,43 @@ func (r *clusterRig) checkStatus(members int) {
 			if !strings.Contains(text, "total") || !strings.Contains(text, "pages/s") {
 				r.t.Errorf("cluster status table:\n%s", text)
 			}
+			r.checkSearchShards(members)
 			return
 		}
 		last = out
 		time.Sleep(100 * time.Millisecond)
 	}
 	r.t.Errorf("cluster status never showed %d members serving all 32 partitions; last:\n%s", members, last)
+}
+
+// checkSearchShards checks every node answers the scatter-gather search's pings with its
+// shard (package cluster/search).
+func (r *clusterRig) checkSearchShards(members int) {
+	r.t.Helper()
+	nc, err := nats.Connect(r.nats)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer nc.Close()
+	dir, err := search.NewDirectory(nc, "", 100*time.Millisecond, time.Minute)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer dir.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ids, _ := dir.Members(ctx)
+		cancel()
+		if len(ids) == members {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Errorf("search shards answering: %v, want %d nodes", ids, members)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // hostsBy lists, per node, the hosts it fetched.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sonda-search/sonda/app"
 	"github.com/sonda-search/sonda/cluster"
+	"github.com/sonda-search/sonda/cluster/search"
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
 )
@@ -157,6 +158,14 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 		return err
 	}
 	defer in.Close()
+	if in.Index != nil {
+		// This node's shard of the cluster's search (sonda serve --nats gathers them).
+		srv, err := search.Listen(nc, cfg.Cluster.Name, id, in.Index)
+		if err != nil {
+			return fmt.Errorf("node: answer searches: %w", err)
+		}
+		defer srv.Close()
+	}
 	opts, err := in.CrawlOptions(&cfg)
 	if err != nil {
 		return err
