@@ -44,39 +44,39 @@ import (
 // Crawler runs crawls on one data directory. Create it with New, run it with Run, and
 // Close it when done.
 type Crawler struct {
-	cfg       config.Config
-	log       *slog.Logger
-	db        *store.DB
-	frontier  *frontier.Frontier
-	fetcher   *fetch.Fetcher
-	norm      *urlnorm.Normalizer
-	scope     atomic.Pointer[scope.Scope]
-	router    Router // cluster mode: discovered URLs go to their owner
-	gate      Gate   // cluster mode: may this node fetch from a host now
-	variants  scope.VariantCounter
-	robots    *robotsCache
-	warc      *warc.Writer
+	cfg      config.Config
+	log      *slog.Logger
+	db       *store.DB
+	frontier *frontier.Frontier
+	fetcher  *fetch.Fetcher
+	norm     *urlnorm.Normalizer
+	scope    atomic.Pointer[scope.Scope]
+	router   Router // cluster mode: discovered URLs go to their owner
+	gate     Gate   // cluster mode: may this node fetch from a host now
+	variants scope.VariantCounter
+	robots   *robotsCache
+	warc     *warc.Writer
 
 	// freeSpace measures the data directory's file system (a variable for tests).
 	freeSpace func(dir string) (uint64, error)
 	// storageErr is the first failure to store what was fetched (see failStorage).
 	storageErr atomic.Pointer[error]
-	scorer    LinkScorer
-	revisit   RevisitPolicy
-	analyze   []Analyzer
-	sinks     []Sink
-	pacer     *pacer                 // crawl.budget; nil when unlimited
-	textNorm  fingerprint.Normalizer // change detection (revisit.ignore)
-	md5Print  bool                   // revisit.fingerprint: md5
-	filters   []LinkFilter
-	requests  []RequestPolicy
-	robotsLs  []RobotsListener
-	overrides []RevisitOverride
-	policy    robots.Policy
-	stats     *stats
-	metrics   *metrics
-	rs        renderState     // render.mode: the browser, its gate's cache and pacing
-	resolve   []fetch.Mapping // fetch.resolve, which the render gate trusts
+	scorer     LinkScorer
+	revisit    RevisitPolicy
+	analyze    []Analyzer
+	sinks      []Sink
+	pacer      *pacer                 // crawl.budget; nil when unlimited
+	textNorm   fingerprint.Normalizer // change detection (revisit.ignore)
+	md5Print   bool                   // revisit.fingerprint: md5
+	filters    []LinkFilter
+	requests   []RequestPolicy
+	robotsLs   []RobotsListener
+	overrides  []RevisitOverride
+	policy     robots.Policy
+	stats      *stats
+	metrics    *metrics
+	rs         renderState     // render.mode: the browser, its gate's cache and pacing
+	resolve    []fetch.Mapping // fetch.resolve, which the render gate trusts
 
 	dupMu sync.Mutex // serializes duplicate lookup+registration (see store.CheckDuplicates)
 
