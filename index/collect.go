@@ -193,20 +193,20 @@ func readRelevance(r bindex.IndexReader, ordered []collectedHit, hits []scored) 
 	return nil
 }
 
-// facetRow is the facet values of one result: its keyword facets' values, by facet name,
-// and its date.
+// facetRow is the facet values of one result: its keyword facets' values and its date.
 type facetRow struct {
 	score  float64
-	values map[string][]string
+	values []facetValue
 	date   int64 // unix nanoseconds
 	dated  bool
 }
 
+// facetValue is one value of a facet.
+type facetValue struct{ facet, value string }
+
 // facetRowsOf reads the site, kind, language, dataset facets and date of the given
 // documents from their doc values.
 func facetRowsOf(r bindex.IndexReader, docs []collectedHit) ([]facetRow, error) {
-	// The keyword column of each facet; a facet's filter is the query-language field of
-	// its name.
 	columns := []string{fieldDate}
 	for field := range facetColumns {
 		columns = append(columns, field)
@@ -215,16 +215,20 @@ func facetRowsOf(r bindex.IndexReader, docs []collectedHit) ([]facetRow, error) 
 	if err != nil {
 		return nil, fmt.Errorf("index: read facets: %w", err)
 	}
+	// Values repeat from one document to the next: one string each.
+	intern := map[string]string{}
 	rows := make([]facetRow, len(docs))
 	for i, d := range docs {
 		row := &rows[i]
 		row.score = d.score
 		err := dv.VisitDocValues(d.iid, func(field string, term []byte) {
 			if name, ok := facetColumns[field]; ok {
-				if row.values == nil {
-					row.values = map[string][]string{}
+				v, ok := intern[string(term)]
+				if !ok {
+					v = string(term)
+					intern[v] = v
 				}
-				row.values[name] = append(row.values[name], string(term))
+				row.values = append(row.values, facetValue{name, v})
 			} else if field == fieldDate {
 				if nanos, ok := decodeInt(term); ok {
 					row.date, row.dated = nanos, true
@@ -256,10 +260,8 @@ func countFacets(rows []facetRow, now time.Time) map[string][]FacetCount {
 	}
 	dates := make([]int, len(dateBuckets))
 	for _, row := range rows {
-		for name, vs := range row.values {
-			for _, v := range vs {
-				counts[name][v]++
-			}
+		for _, v := range row.values {
+			counts[v.facet][v.value]++
 		}
 		if row.dated {
 			t := time.Unix(0, row.date)

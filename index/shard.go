@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/blevesearch/bleve/v2/search"
@@ -305,9 +306,9 @@ func (ix *Index) ShardStats(ctx context.Context, req ShardRequest) (cs *Collecti
 type ShardHits struct {
 	Total uint64     `json:"total"`
 	Hits  []ShardHit `json:"hits"` // by text score, best first
-	// FacetRows are the facet values of the shard's best results (with Facets).
-	FacetRows []FacetRow `json:"facet_rows,omitempty"`
-	Query     string     `json:"query"` // canonical form
+	// Facets are the facet values of the shard's best results (with Facets).
+	Facets *FacetRows `json:"facets,omitempty"`
+	Query  string     `json:"query"` // canonical form
 	// FilterOnly says the query has no words, only filters.
 	FilterOnly bool `json:"filter_only,omitempty"`
 	// Relaxable says the query is words that OR can relax when no document has them all.
@@ -325,11 +326,77 @@ type ShardHit struct {
 	Prior   float64 `json:"prior,omitempty"`
 }
 
-// FacetRow is the facet values of one result.
-type FacetRow struct {
-	Score  float64             `json:"s"`
-	Values map[string][]string `json:"v,omitempty"`
-	Date   *int64              `json:"d,omitempty"` // unix nanoseconds
+// FacetRows are the facet values of a shard's best results, by columns: result i has
+// text score Scores[i], date Dates[i] (unix nanoseconds; none when Undated[i]) and the
+// values Values[j] for j in Refs[i], each a facet name and a value separated by a NUL.
+type FacetRows struct {
+	Scores  []float64 `json:"scores"`
+	Dates   []int64   `json:"dates"`
+	Undated []int     `json:"undated,omitempty"` // the results without a date
+	Refs    [][]int32 `json:"refs"`
+	Values  []string  `json:"values"`
+}
+
+// Validate reports whether h is well formed (its facet columns agree), as Gather needs it.
+func (h *ShardHits) Validate() error {
+	if h.Facets != nil {
+		_, err := h.Facets.decode()
+		return err
+	}
+	return nil
+}
+
+func encodeFacetRows(rows []facetRow) *FacetRows {
+	out := &FacetRows{Scores: make([]float64, len(rows)), Dates: make([]int64, len(rows)), Refs: make([][]int32, len(rows))}
+	ref := map[facetValue]int32{}
+	for i, row := range rows {
+		out.Scores[i], out.Dates[i] = row.score, row.date
+		if !row.dated {
+			out.Undated = append(out.Undated, i)
+		}
+		for _, v := range row.values {
+			j, ok := ref[v]
+			if !ok {
+				j = int32(len(out.Values))
+				ref[v] = j
+				out.Values = append(out.Values, v.facet+"\x00"+v.value)
+			}
+			out.Refs[i] = append(out.Refs[i], j)
+		}
+	}
+	return out
+}
+
+func (f *FacetRows) decode() ([]facetRow, error) {
+	n := len(f.Scores)
+	if len(f.Dates) != n || len(f.Refs) != n {
+		return nil, fmt.Errorf("index: facet rows: %d scores, %d dates, %d references", n, len(f.Dates), len(f.Refs))
+	}
+	values := make([]facetValue, len(f.Values))
+	for i, v := range f.Values {
+		facet, value, ok := strings.Cut(v, "\x00")
+		if !ok {
+			return nil, fmt.Errorf("index: facet rows: value %q has no facet name", v)
+		}
+		values[i] = facetValue{facet, value}
+	}
+	rows := make([]facetRow, n)
+	for i := range rows {
+		rows[i] = facetRow{score: f.Scores[i], date: f.Dates[i], dated: true}
+		for _, j := range f.Refs[i] {
+			if j < 0 || int(j) >= len(values) {
+				return nil, fmt.Errorf("index: facet rows: reference %d out of %d values", j, len(values))
+			}
+			rows[i].values = append(rows[i].values, values[j])
+		}
+	}
+	for _, i := range f.Undated {
+		if i < 0 || i >= n {
+			return nil, fmt.Errorf("index: facet rows: undated result %d of %d", i, n)
+		}
+		rows[i].dated = false
+	}
+	return rows, nil
 }
 
 // ShardSearch is the search phase: the shard's best hits ranked with the collection's
@@ -364,13 +431,8 @@ func (ix *Index) ShardSearch(ctx context.Context, req ShardRequest, global *Coll
 		}
 		out.Hits[i] = sh
 	}
-	for _, row := range rk.rows {
-		fr := FacetRow{Score: row.score, Values: row.values}
-		if row.dated {
-			d := row.date
-			fr.Date = &d
-		}
-		out.FacetRows = append(out.FacetRows, fr)
+	if req.Facets {
+		out.Facets = encodeFacetRows(rk.rows)
 	}
 	return out, nil
 }
@@ -419,8 +481,8 @@ type Gathered struct {
 
 // Gather merges the shards' answers to the search phase into the page req asks for, as
 // one index over the whole collection (with statistics global) would rank it. Missing
-// shards are nil parts.
-func Gather(req Request, r Ranking, depth int, global *CollectionStats, parts []*ShardHits, now time.Time) *Gathered {
+// shards are nil parts; a part that does not Validate is an error.
+func Gather(req Request, r Ranking, depth int, global *CollectionStats, parts []*ShardHits, now time.Time) (*Gathered, error) {
 	req = req.Normalized()
 	r = r.withDefaults()
 	if depth <= 0 {
@@ -451,12 +513,12 @@ func Gather(req Request, r Ranking, depth int, global *CollectionStats, parts []
 				signals[h.ID] = linkSignal{inLinks: h.InLinks, prior: h.Prior}
 			}
 		}
-		for _, fr := range p.FacetRows {
-			row := facetRow{score: fr.Score, values: fr.Values}
-			if fr.Date != nil {
-				row.date, row.dated = *fr.Date, true
+		if p.Facets != nil {
+			r, err := p.Facets.decode()
+			if err != nil {
+				return nil, err
 			}
-			rows = append(rows, row)
+			rows = append(rows, r...)
 		}
 	}
 	// Best text first; equal scores in shard order, each shard's in its own order (by
@@ -502,5 +564,5 @@ func Gather(req Request, r Ranking, depth int, global *CollectionStats, parts []
 		out.Shards = append(out.Shards, shardOf[h.id])
 	}
 	out.Relaxable = relaxable
-	return out
+	return out, nil
 }
