@@ -144,12 +144,19 @@ func (g *Gatherer) Search(ctx context.Context, req index.Request) (*index.Result
 		clear(missing)
 	}
 	sr.Links = global.Links
-	res := g.query(ctx, req, sr, ranking, global, live, missing)
+	res, err := g.query(ctx, req, sr, ranking, global, live, missing)
+	if err != nil {
+		return nil, err
+	}
 	if res.Result.Total == 0 && res.Relaxable && op == query.And {
 		// No document has every word: those with some of them, and say so.
 		or := sr
 		or.Operator = query.Or.String()
-		if r2 := g.query(ctx, req, or, ranking, global, live, missing); r2.Result.Total > 0 {
+		r2, err := g.query(ctx, req, or, ranking, global, live, missing)
+		if err != nil {
+			return nil, err
+		}
+		if r2.Result.Total > 0 {
 			res, sr = r2, or
 			res.Result.Relaxed = true
 		}
@@ -167,13 +174,17 @@ func (g *Gatherer) Search(ctx context.Context, req index.Request) (*index.Result
 
 // query is phase 2 over the live nodes: their best hits, gathered. A node that fails
 // joins missing.
-func (g *Gatherer) query(ctx context.Context, req index.Request, sr index.ShardRequest, r index.Ranking, global *index.CollectionStats, live []string, missing map[string]string) *index.Gathered {
+func (g *Gatherer) query(ctx context.Context, req index.Request, sr index.ShardRequest, r index.Ranking, global *index.CollectionStats, live []string, missing map[string]string) (*index.Gathered, error) {
 	replies := make([]reply, len(live))
 	errs := g.scatter(ctx, live, phaseQuery, func(int) request { return request{Req: sr, Global: global} }, replies)
 	parts := make([]*index.ShardHits, len(live))
 	for i, node := range live {
 		if errs[i] != nil {
 			missing[node] = errs[i].Error()
+			continue
+		}
+		if err := replies[i].Hits.Validate(); err != nil {
+			missing[node] = fmt.Sprintf("query: malformed answer: %v", err)
 			continue
 		}
 		parts[i] = replies[i].Hits
