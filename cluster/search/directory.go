@@ -19,16 +19,18 @@ func pingSubject(cluster string) string {
 	return "sonda." + cluster + ".search.ping"
 }
 
-// Directory finds the nodes that serve searches by asking them: every Server answers a
-// ping with its node ID. It is the members function of a Gatherer for a process that has
-// no view of the cluster's membership (sonda serve --nats). A node that answered once
-// stays a member for Forget after its last answer, so that a node that stops answering
-// is named among the missing shards of every search until then, not silently left out.
+// Directory finds the nodes that serve searches by asking them — every Server answers a
+// ping with its node ID — and, when given one, from a listing of the cluster's members
+// (package cluster's membership). It is the members function of a Gatherer in a process
+// that is not a node (sonda serve --nats). A node seen once stays a member for forget
+// after it was last seen, so that a node that stops is named among the missing shards of
+// every search until then, not silently left out.
 type Directory struct {
 	nc      *nats.Conn
 	cluster string
 	every   time.Duration
 	forget  time.Duration
+	listed  func(context.Context) ([]string, error)
 
 	mu      sync.Mutex
 	seen    map[string]time.Time // node → last answer
@@ -37,9 +39,10 @@ type Directory struct {
 	stopped chan struct{}
 }
 
-// NewDirectory starts pinging cluster's search nodes every interval (default 1 s); a node
-// silent for forget (default 10 minutes) is dropped. Close stops it.
-func NewDirectory(nc *nats.Conn, cluster string, every, forget time.Duration) (*Directory, error) {
+// NewDirectory starts pinging cluster's search nodes, and calling listed (when not nil),
+// every interval (default 1 s); a node unseen for forget (default 10 minutes) is dropped.
+// Close stops it.
+func NewDirectory(nc *nats.Conn, cluster string, every, forget time.Duration, listed func(context.Context) ([]string, error)) (*Directory, error) {
 	if cluster == "" {
 		cluster = DefaultCluster
 	}
@@ -53,7 +56,7 @@ func NewDirectory(nc *nats.Conn, cluster string, every, forget time.Duration) (*
 		forget = 10 * time.Minute
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &Directory{nc: nc, cluster: cluster, every: every, forget: forget, seen: map[string]time.Time{},
+	d := &Directory{nc: nc, cluster: cluster, every: every, forget: forget, listed: listed, seen: map[string]time.Time{},
 		pinged: make(chan struct{}), stop: cancel, stopped: make(chan struct{})}
 	go d.loop(ctx)
 	return d, nil
@@ -72,6 +75,7 @@ func (d *Directory) loop(ctx context.Context) {
 	first := true
 	for {
 		d.ping(ctx)
+		d.list(ctx)
 		if first {
 			close(d.pinged)
 			first = false
@@ -113,6 +117,27 @@ func (d *Directory) ping(ctx context.Context) {
 			return
 		case <-ctx.Done():
 			return
+		}
+	}
+}
+
+// list records the members the listing names.
+func (d *Directory) list(ctx context.Context) {
+	if d.listed == nil {
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, d.every)
+	defer cancel()
+	nodes, err := d.listed(lctx)
+	if err != nil {
+		return // the pings still find the nodes
+	}
+	now := time.Now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, n := range nodes {
+		if checkToken("node ID", n) == nil {
+			d.seen[n] = now
 		}
 	}
 }

@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/sonda-search/sonda/app"
+	"github.com/sonda-search/sonda/cluster"
 	"github.com/sonda-search/sonda/cluster/search"
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
@@ -29,7 +31,7 @@ func init() { register(newServeCmd) }
 func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve [--data DIR | --nats URL [--cluster NAME]] [--addr HOST:PORT]",
-		Short: "Serve the web UI, the HTTP API and /metrics over a data directory",
+		Short: "Serve the web UI, the HTTP API and /metrics over a data directory (or search a cluster)",
 		Long: `serve opens the data directory and serves, on one address:
   /            search, results, cached documents and link relations
   /dashboard   the crawl dashboard: live figures and charts, start and stop
@@ -50,9 +52,10 @@ With --nats, serve opens no data directory: it searches a whole cluster of sonda
 through the NATS server at URL. Every query goes to every node that serves searches, and
 the answers merge into the ranking one index over all their pages would give (search
 settings — ranking, operator, max-results — are this configuration's, for every node). A
-node that does not answer within a second or two is left out, and the page says which;
-nodes are found by asking them (they answer while they run). Cached documents, link
-relations and the crawl dashboard belong to the nodes.
+node that does not answer within two seconds is left out, and the page says which. Cached documents, link
+relations and the crawl dashboard belong to the nodes. The nodes searched are those the
+cluster's membership lists and those that answer a ping; one that stops is reported
+missing for ten minutes, then forgotten.
 
 Examples:
   sonda serve --data mycrawl/sonda-data
@@ -116,7 +119,13 @@ func serveCluster(ctx context.Context, cfg config.Config, url, name string, out 
 		return usageError{fmt.Errorf("--nats %s: %w (is a NATS server running there? sonda nats starts one)", url, err)}
 	}
 	defer nc.Close()
-	dir, err := search.NewDirectory(nc, name, 0, 0)
+	// The nodes: those the membership lists (when JetStream has it) and those that answer
+	// pings, each remembered for a while after it was last seen.
+	var listed func(context.Context) ([]string, error)
+	if js, err := jetstream.New(nc); err == nil {
+		listed = func(ctx context.Context) ([]string, error) { return cluster.LiveMembers(ctx, js, name) }
+	}
+	dir, err := search.NewDirectory(nc, name, 0, 0, listed)
 	if err != nil {
 		return usageError{err}
 	}
