@@ -320,7 +320,7 @@ func (r *clusterRig) checkSearchShards(members int) {
 		r.t.Fatal(err)
 	}
 	defer nc.Close()
-	dir, err := search.NewDirectory(nc, "", 100*time.Millisecond, time.Minute)
+	dir, err := search.NewDirectory(nc, "", 100*time.Millisecond, time.Minute, nil)
 	if err != nil {
 		r.t.Fatal(err)
 	}
