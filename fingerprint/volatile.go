@@ -68,17 +68,20 @@ func (v *Volatile) Mask(s string) string {
 	if v == nil || s == "" {
 		return s
 	}
-	spans := v.scan(s)
-	if len(spans) == 0 {
-		return s
-	}
 	var b strings.Builder
-	b.Grow(len(s))
 	at := 0
-	for _, sp := range spans {
-		b.WriteString(s[at:sp.from])
-		b.WriteByte(' ')
-		at = sp.to
+	v.scan(s, func(spans []span) {
+		if b.Cap() == 0 {
+			b.Grow(len(s))
+		}
+		for _, sp := range spans {
+			b.WriteString(s[at:sp.from])
+			b.WriteByte(' ')
+			at = sp.to
+		}
+	})
+	if b.Cap() == 0 {
+		return s // nothing masked
 	}
 	b.WriteString(s[at:])
 	return b.String()
@@ -90,7 +93,9 @@ func (v *Volatile) Count(s string) int {
 	if v == nil {
 		return 0
 	}
-	return len(v.scan(s))
+	n := 0
+	v.scan(s, func(spans []span) { n += len(spans) })
+	return n
 }
 
 type span struct{ from, to int }
@@ -116,7 +121,9 @@ type scanner struct {
 	out  []span
 }
 
-func (v *Volatile) scan(s string) []span {
+// scan hands the fragments of s to found, in order and with offsets in s, a chunk of the
+// text at a time (never with none).
+func (v *Volatile) scan(s string, found func([]span)) {
 	hasDigit := false
 	for i := 0; i < len(s); i++ {
 		if s[i] >= '0' && s[i] <= '9' {
@@ -125,15 +132,55 @@ func (v *Volatile) scan(s string) []span {
 		}
 	}
 	if !hasDigit && !v.on["dates"] && !v.on["times"] {
-		return nil // every other rule is anchored on digits
+		return // every other rule is anchored on digits
 	}
-	sc := scanner{s: s, v: v, toks: tokenize(s)}
-	sc.run()
-	return sc.out
+	// A token takes 24 bytes and a text can have one per byte: a long text is scanned in
+	// chunks, so the scanner's memory is bounded whatever the size of the page.
+	var toks []token
+	for off := 0; off < len(s); {
+		end := chunkEnd(s, off)
+		sc := scanner{s: s[off:end], v: v, toks: tokenize(toks[:0], s[off:end])}
+		sc.run()
+		if len(sc.out) > 0 {
+			for i := range sc.out {
+				sc.out[i].from += off
+				sc.out[i].to += off
+			}
+			found(sc.out)
+		}
+		toks, off = sc.toks, end
+	}
 }
 
-func tokenize(s string) []token {
-	toks := make([]token, 0, len(s)/3)
+// maxScanChunk is the most text the scanner tokenizes at once (see scan).
+const maxScanChunk = 64 << 10
+
+// chunkEnd is where the chunk of s starting at off ends: at most maxScanChunk bytes on,
+// after the last line end of its second half if there is one (a fragment never spans
+// lines), else after its last space, else at a character boundary.
+func chunkEnd(s string, off int) int {
+	end := off + maxScanChunk
+	if end >= len(s) {
+		return len(s)
+	}
+	half := s[off+maxScanChunk/2 : end]
+	if i := strings.LastIndexByte(half, '\n'); i >= 0 {
+		return off + maxScanChunk/2 + i + 1
+	}
+	if i := strings.LastIndexByte(half, ' '); i >= 0 {
+		return off + maxScanChunk/2 + i + 1
+	}
+	for end > off+1 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return end
+}
+
+// tokenize appends the tokens of s to toks.
+func tokenize(toks []token, s string) []token {
+	if toks == nil {
+		toks = make([]token, 0, len(s)/3)
+	}
 	for i := 0; i < len(s); {
 		r, size := rune(s[i]), 1
 		if r >= utf8.RuneSelf {
@@ -302,8 +349,9 @@ func (sc *scanner) number(i int) int {
 	// The numeric group: digits joined by single separators, e.g. 2024-01-02, 10:30:05,
 	// 1,234.5 or 1.4.2.
 	end := i
-	var seps []byte
-	parts := []int{i}
+	var sepBuf [8]byte // on the stack for the usual short groups (a page has many)
+	var partBuf [9]int
+	seps, parts := sepBuf[:0], append(partBuf[:0], i)
 	for sc.is(end+1, tPunct) && sc.is(end+2, tNum) && len(sc.text(end+1)) == 1 && strings.Contains(".,:/-", sc.text(end+1)) {
 		seps = append(seps, sc.text(end + 1)[0])
 		end += 2

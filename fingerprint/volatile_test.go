@@ -1,6 +1,7 @@
 package fingerprint
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -111,5 +112,40 @@ func BenchmarkVolatileMask(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	for i := 0; i < b.N; i++ {
 		v.Mask(text)
+	}
+}
+
+// TestVolatileMaskMemoryBound: masking a long hostile text (a token at nearly every byte)
+// allocates a small multiple of its size, not the ~60 times a token per byte costs when
+// the whole text is tokenized at once; and chunking changes nothing on text with lines.
+func TestVolatileMaskMemoryBound(t *testing.T) {
+	v, _ := NewVolatile(DefaultVolatileKinds...)
+	hostile := strings.Repeat("1.2-3/4 ", 10<<20/8) // 10 MiB
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	masked := v.Mask(hostile)
+	runtime.ReadMemStats(&after)
+	if len(masked) > len(hostile) {
+		t.Fatalf("masked text longer than the text")
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 6*uint64(len(hostile)) {
+		t.Errorf("Mask of %d bytes allocated %d bytes (%.1f×); want at most 6×", len(hostile), alloc, float64(alloc)/float64(len(hostile)))
+	}
+
+	para := "The board met on March 3, 2024; updated 5 minutes ago, version 2.4.1, 1,234 visitors.\n" +
+		"Rivers and reservoirs were discussed again at length by everyone present.\n"
+	text := strings.Repeat(para, 3*maxScanChunk/len(para)+7)
+	whole := scanner{s: text, v: v, toks: tokenize(nil, text)}
+	whole.run()
+	var got []span
+	v.scan(text, func(spans []span) { got = append(got, spans...) })
+	if len(got) != len(whole.out) {
+		t.Fatalf("chunked scan found %d fragments, whole text %d", len(got), len(whole.out))
+	}
+	for i := range got {
+		if got[i] != whole.out[i] {
+			t.Fatalf("fragment %d: chunked %v, whole %v", i, got[i], whole.out[i])
+		}
 	}
 }
