@@ -29,11 +29,11 @@ func benchPages(b *testing.B) [][]byte {
 // in each mode; docs/s is the single-core rate.
 func BenchmarkExtract(b *testing.B) {
 	pages := benchPages(b)
-	for _, o := range []Options{{}, {NoFastPath: true}, {NoFallback: true}, {Mode: ModeThesis}, {Mode: ModeTrafilatura}} {
+	for _, o := range []Options{{}, {FastPath: true}, {NoFallback: true}, {Mode: ModeThesis}, {Mode: ModeTrafilatura}} {
 		name := string(o.Mode)
 		switch {
-		case o.NoFastPath:
-			name = "sonda-no-fast-path"
+		case o.FastPath:
+			name = "sonda-fast-path"
 		case o.NoFallback:
 			name = "sonda-no-fallback"
 		case name == "":

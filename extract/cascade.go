@@ -11,8 +11,8 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// cascade is ModeSonda: metadata from the most reliable signal per field, body from the
-// fast path or go-trafilatura.
+// cascade is ModeSonda: metadata from the most reliable signal per field, body from
+// go-trafilatura (or the fast path, when enabled).
 func (e *Extractor) cascade(doc *nethtml.Node, pageURL string, base *url.URL) *Article {
 	s := gather(doc)
 	a := &Article{URL: pageURL, Mode: ModeSonda}

@@ -25,9 +25,9 @@ const (
 	// Declared UTF-8, but the bytes are not UTF-8 (typically Latin-1): decoded
 	// as windows-1252 instead. Written as e.g. "header-invalid".
 	suffixInvalid = "-invalid"
-	// Declared a single-byte charset (ISO-8859-1, windows-1252, ...) but the
-	// bytes are valid UTF-8 with multibyte sequences: decoded as UTF-8, since
-	// real single-byte text almost never forms valid multibyte UTF-8 by chance.
+	// Declared a legacy charset (ISO-8859-1, windows-1252, GBK, Shift_JIS, ...)
+	// but the bytes are valid UTF-8 with multibyte sequences: decoded as UTF-8,
+	// since real legacy text almost never forms valid multibyte UTF-8 by chance.
 	// Written as e.g. "header-utf8".
 	suffixUTF8 = "-utf8"
 )
@@ -87,12 +87,15 @@ func declared(body []byte, enc encoding.Encoding, name, source string) ([]byte, 
 			return v.text(body), name, source
 		}
 		return decodeAs(body, "windows-1252"), "windows-1252", source + suffixInvalid
-	case singleByte && name != "x-user-defined":
+	case name != "x-user-defined":
+		// Legacy multibyte charsets (GBK, Shift_JIS, EUC-*, Big5) pair high bytes in ways
+		// UTF-8 forbids just as often: their text is no more likely to pass for UTF-8 than
+		// Latin text. Pages saved and re-encoded as UTF-8 keep a stale <meta charset=gb2312>.
 		v := scanUTF8(body)
 		if v.invalid == 0 && v.multibyte > 0 {
 			return v.text(body), "utf-8", source + suffixUTF8
 		}
-		if v.multibyte == 0 && v.invalid == 0 && v.tail == 0 {
+		if singleByte && v.multibyte == 0 && v.invalid == 0 && v.tail == 0 {
 			return body, name, source // pure ASCII reads the same in every Latin charset
 		}
 	}
@@ -252,4 +255,14 @@ func isASCII(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// ToUTF8 transcodes a body saved without its HTTP header (a page on disk, a test set) to
+// UTF-8 exactly as Fetch would had the server declared no charset: byte order mark, then
+// the <meta> prescan (HTML) or XML declaration (XML), then UTF-8 sniffing, else
+// windows-1252. `sonda extract` and the extraction evaluation read pages through it, so
+// that they see the text a crawl would.
+func ToUTF8(body []byte, mediaType string) []byte {
+	out, _, _ := toUTF8(body, mediaType, "")
+	return out
 }

@@ -55,6 +55,7 @@ func TestToUTF8(t *testing.T) {
 		{"meta says utf-8, bytes are latin-1", append([]byte(`<meta charset=utf-8>`), latin1(text)...), "text/html", "", text, "windows-1252", SourceMeta + "-invalid"},
 		{"header says latin-1, bytes are utf-8", []byte(text), "text/html", "iso-8859-1", text, "utf-8", SourceHeader + "-utf8"},
 		{"meta says windows-1252, bytes are utf-8", []byte(`<meta charset="windows-1252">` + text), "text/html", "", text, "utf-8", SourceMeta + "-utf8"},
+		{"meta says gb2312, bytes are utf-8", []byte(`<meta charset="gb2312">中文 ` + text), "text/html", "", "中文 " + text, "utf-8", SourceMeta + "-utf8"},
 		{"header says latin-1, ascii body", []byte("plain"), "text/html", "iso-8859-1", "plain", "windows-1252", SourceHeader},
 		{"utf-8 with one stray byte is repaired", []byte(text + "\xff" + text), "text/html", "utf-8", "café, pão, coração.\uFFFDAção", "utf-8", SourceHeader},
 		{"utf-8 cut mid-character", []byte(text)[:6], "text/html", "utf-8", "Aç", "utf-8", SourceHeader},

@@ -2,7 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"text/tabwriter"
@@ -16,96 +20,190 @@ import (
 func init() { evalCommands = append(evalCommands, newEvalExtractionCmd) }
 
 func newEvalExtractionCmd() *cobra.Command {
-	var modes string
-	var workers int
-	var asJSON, noFastPath bool
+	var modes, baseline string
+	var workers, perPage int
+	var asJSON, fastPath bool
 	var failures string
 	cmd := &cobra.Command{
-		Use:   "extraction [--modes sonda,trafilatura,thesis] [--workers N] [--json] DIR",
-		Short: "Score article extraction on a Readability-style test set",
-		Long: `eval extraction runs each extraction mode over DIR, a test set laid out like Mozilla
-Readability's (one folder per page: source.html, expected.html, expected-metadata.json;
-../shared/testdata/readability is one), and prints one row per mode:
+		Use:   "extraction [--modes sonda,thesis] [--baseline trafilatura] [--per-page N] [--workers N] [--json] [DIR...]",
+		Short: "Score article extraction against a baseline on the tuning set and a held-out set",
+		Long: `eval extraction runs each extraction mode and the baseline over each test set DIR and
+prints one row per set and mode. A DIR is laid out like Mozilla Readability's test suite
+(one folder per page: source.html, expected.html, expected-metadata.json) or like Dragnet's
+(html/ID.html with gold/ID.txt). Without DIR it scores both sets in ../shared/testdata:
+dragnet, the set the cascade is tuned on, and readability, held out. A change that gains on
+one and loses on the other is overfitting.
 
+  role            tuned (the set the cascade's decisions were tuned on) or held-out
   body P, R, F1   4-word shingles over \w+ tokens; precision and recall averaged over
                   pages, F1 from the means
+  vs base         body F1 minus the baseline's on the same set, same run
   title, byline, published, site, lang
-                  accuracy on the pages whose ground truth has the field, compared after
-                  normalizing white space and case (bylines without "By", times as instants
-                  or wall-clock readings to the expected precision, languages by primary tag)
+                  accuracy on the pages whose ground truth has the field (Readability
+                  layout only), compared after normalizing white space and case (bylines
+                  without "By", times as instants or wall-clock readings to the expected
+                  precision, languages by primary tag)
   meta            the mean of those five
   pub day         published time judged by its day only
   readerable      agreement of is_article with Readability's readerable flag
   docs/s          pages per second of wall time with --workers goroutines
   docs/cpu-s      pages per second of CPU time: what one core sustains
 
-  sonda eval extraction ../shared/testdata/readability
+--per-page N explains the difference with the baseline: for each set and mode, the pages
+grouped by the cascade stage that produced their body (sources.body: article, trafilatura,
+jsonld...) with the mean F1 of the mode and of the baseline on them, then the N pages where
+the mode loses most.
+
+  sonda eval extraction
+  sonda eval extraction --per-page 20 ../shared/testdata/dragnet
   GOMAXPROCS=1 sonda eval extraction --workers 1 ../shared/testdata/readability
   sonda eval extraction --modes sonda --failures byline ../shared/testdata/readability`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError{fmt.Errorf("give one test-set folder (got %d arguments), e.g. ../shared/testdata/readability", len(args))}
-			}
-			return nil
-		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cases, err := exteval.Load(args[0])
-			if err != nil {
-				return usageError{err}
+			if len(args) == 0 {
+				for _, set := range []string{"dragnet", "readability"} {
+					dir := filepath.Join("..", "shared", "testdata", set)
+					if _, err := os.Stat(dir); err != nil {
+						return usageError{fmt.Errorf("no test set given and %s not found (%v): give DIR, e.g. a copy of Mozilla Readability's test pages", dir, err)}
+					}
+					args = append(args, dir)
+				}
 			}
-			var results []exteval.Result
-			for _, m := range strings.Split(modes, ",") {
-				ex, err := extract.New(extract.Options{Mode: extract.Mode(strings.TrimSpace(m)), NoFastPath: noFastPath})
+			if workers <= 0 {
+				workers = runtime.GOMAXPROCS(0)
+			}
+			var exs []*extract.Extractor
+			names := strings.Split(modes, ",")
+			if baseline != "" {
+				names = append([]string{baseline}, names...)
+			}
+			seen := map[string]bool{}
+			for _, m := range names {
+				m = strings.TrimSpace(m)
+				if m == "" || seen[m] {
+					continue
+				}
+				seen[m] = true
+				ex, err := extract.New(extract.Options{Mode: extract.Mode(m), FastPath: fastPath})
 				if err != nil {
 					return usageError{err}
 				}
-				if workers <= 0 {
-					workers = runtime.GOMAXPROCS(0)
+				exs = append(exs, ex)
+			}
+			type setResult struct {
+				name, role string
+				base       *exteval.Result
+				results    []exteval.Result
+			}
+			var sets []setResult
+			for _, dir := range args {
+				cases, err := exteval.Load(dir)
+				if err != nil {
+					return usageError{err}
 				}
-				results = append(results, exteval.Run(cases, ex, workers))
+				sr := setResult{name: filepath.Base(filepath.Clean(dir)), role: exteval.Role(dir)}
+				for _, ex := range exs {
+					r := exteval.Run(cases, ex, workers)
+					sr.results = append(sr.results, r)
+				}
+				if baseline != "" {
+					sr.base = &sr.results[0]
+				}
+				sets = append(sets, sr)
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(out)
-				for _, r := range results {
-					if failures == "" {
-						r.PerPage = nil
-					}
-					if err := enc.Encode(r); err != nil {
-						return err
+				for _, sr := range sets {
+					for _, r := range sr.results {
+						if failures == "" {
+							r.PerPage = nil
+						}
+						row := struct {
+							Set  string `json:"set"`
+							Role string `json:"role"`
+							exteval.Result
+						}{sr.name, sr.role, r}
+						if err := enc.Encode(row); err != nil {
+							return err
+						}
 					}
 				}
 				return nil
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "mode\tpages\tbody P\tbody R\tbody F1\ttitle\tbyline\tpublished\tsite\tlang\tmeta\tpub day\treaderable\tdocs/s\tdocs/cpu-s\t")
-			for _, r := range results {
-				fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t", r.Mode, r.Pages, r.Precision, r.Recall, r.F1)
-				for _, f := range exteval.Fields {
-					fmt.Fprintf(tw, "%s\t", fraction(r.Fields[f]))
+			fmt.Fprintln(tw, "set\trole\tmode\tpages\tbody P\tbody R\tbody F1\tvs base\ttitle\tbyline\tpublished\tsite\tlang\tmeta\tpub day\treaderable\tdocs/s\tdocs/cpu-s\t")
+			for _, sr := range sets {
+				for _, r := range sr.results {
+					vs := "-"
+					if sr.base != nil && r.Mode != sr.base.Mode {
+						vs = fmt.Sprintf("%+.4f", r.F1-sr.base.F1)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.3f\t%.3f\t%.3f\t%s\t", sr.name, sr.role, r.Mode, r.Pages, r.Precision, r.Recall, r.F1, vs)
+					for _, f := range exteval.Fields {
+						fmt.Fprintf(tw, "%s\t", fraction(r.Fields[f]))
+					}
+					fmt.Fprintf(tw, "%.3f\t%s\t%s\t%.1f\t%.1f\t\n", r.MetadataAccuracy(), fraction(r.PublishedDay), fraction(r.Readerable), r.DocsPerSecond(), r.DocsPerCPUSecond())
 				}
-				fmt.Fprintf(tw, "%.3f\t%s\t%s\t%.1f\t%.1f\t\n", r.MetadataAccuracy(), fraction(r.PublishedDay), fraction(r.Readerable), r.DocsPerSecond(), r.DocsPerCPUSecond())
 			}
 			if err := tw.Flush(); err != nil {
 				return err
 			}
+			if perPage > 0 {
+				for _, sr := range sets {
+					if sr.base == nil {
+						return usageError{errors.New("--per-page compares with the baseline: do not set --baseline \"\"")}
+					}
+					for _, r := range sr.results {
+						if r.Mode != sr.base.Mode {
+							printPerPage(out, sr.name, r, *sr.base, perPage)
+						}
+					}
+				}
+			}
 			if failures != "" {
-				for _, r := range results {
-					fmt.Fprintf(out, "\n%s: pages where %s was wrong\n", r.Mode, failures)
-					for _, f := range r.SortedFailures(failures) {
-						fmt.Fprintf(out, "  %-40s got %q want %q\n", f[0], f[1], f[2])
+				for _, sr := range sets {
+					for _, r := range sr.results {
+						fmt.Fprintf(out, "\n%s, %s: pages where %s was wrong\n", sr.name, r.Mode, failures)
+						for _, f := range r.SortedFailures(failures) {
+							fmt.Fprintf(out, "  %-40s got %q want %q\n", f[0], f[1], f[2])
+						}
 					}
 				}
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&modes, "modes", "sonda,trafilatura,thesis", "comma-separated extraction `MODES` to score")
+	cmd.Flags().StringVar(&modes, "modes", "sonda,thesis", "comma-separated extraction `MODES` to score")
+	cmd.Flags().StringVar(&baseline, "baseline", string(extract.ModeTrafilatura), "the `MODE` every other mode is compared with (\"\" for none)")
+	cmd.Flags().IntVar(&perPage, "per-page", 0, "explain the difference with the baseline: stages, then the `N` pages lost most")
 	cmd.Flags().IntVar(&workers, "workers", 0, "pages extracted at once (default: one per core)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per mode")
-	cmd.Flags().BoolVar(&noFastPath, "no-fast-path", false, "sonda mode: always run the full body extractor")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per set and mode")
+	cmd.Flags().BoolVar(&fastPath, "fast-path", false, "sonda mode: take the body from a page's <article> without go-trafilatura when it clearly holds the text")
 	cmd.Flags().StringVar(&failures, "failures", "", "list the pages where `FIELD` (title, byline, published, site_name, language) was wrong")
 	return cmd
+}
+
+// printPerPage prints, for one set, r against the baseline by cascade stage and the n pages
+// r loses most on.
+func printPerPage(out io.Writer, set string, r, base exteval.Result, n int) {
+	diffs := exteval.Compare(r, base)
+	fmt.Fprintf(out, "\n%s, %s against %s, by the stage that produced the body:\n", set, r.Mode, base.Mode)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "stage\tpages\tlost\twon\tF1\tbase F1\t\n")
+	for _, s := range exteval.ByStage(diffs) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%.3f\t\n", s.Stage, s.Pages, s.Lost, s.Won, s.MeanF1, s.MeanBaseF1)
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(out, "pages lost most:\n")
+	tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "page\tstage\tP\tR\tF1\tbase F1\t\n")
+	for i, d := range diffs {
+		if i == n || d.Loss() <= 0 {
+			break
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t\n", d.Name, d.BodyFrom, d.Precision, d.Recall, d.F1, d.Base)
+	}
+	_ = tw.Flush()
 }
 
 // fraction prints an accuracy as "0.912 (115/126)".

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,9 +10,9 @@ import (
 	"runtime"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/net/html/charset"
 
 	"github.com/sonda-search/sonda/extract"
+	"github.com/sonda-search/sonda/fetch"
 )
 
 func init() { register(newExtractCmd) }
@@ -22,14 +21,15 @@ func newExtractCmd() *cobra.Command {
 	var urls []string
 	var mode string
 	var workers int
-	var noFallback bool
+	var noFallback, fastPath bool
 	cmd := &cobra.Command{
 		Use:   "extract [--url URL]... [--mode sonda|thesis|trafilatura] FILE...",
 		Short: "Extract the article (metadata and body) from saved HTML files as JSON",
 		Long: `extract reads saved HTML pages and prints what sonda extracts from each: url,
 canonical_url, title, description, authors, published and modified (RFC 3339 with the
 page's zone), site_name, language, section, tags, image, body (paragraphs, headings, list
-items, quotes with their kind), word_count, is_article and kind (article, listing, page,
+items, quotes with their kind), text (the body as one string, blocks separated by blank
+lines), word_count, is_article and kind (article, listing, page,
 media, empty; not_article says why a page is not one), and sources (which signal gave
 each field).
 
@@ -40,7 +40,7 @@ url. Files are extracted in parallel on --workers cores. The exit status is 1 if
 could not be read.
 
 Modes: sonda (the cascade: JSON-LD, Open Graph, Twitter, meta, microdata, <time>,
-bylines; body by the <article> fast path or go-trafilatura), thesis (seed 003's Open Graph
+bylines; body by go-trafilatura, or by the <article> fast path with --fast-path), thesis (seed 003's Open Graph
 fields and <article> paragraphs), trafilatura (go-trafilatura alone).
 
   sonda extract page.html
@@ -56,7 +56,7 @@ fields and <article> paragraphs), trafilatura (go-trafilatura alone).
 			if len(urls) > len(files) {
 				return usageError{fmt.Errorf("%d --url values for %d files: the i-th --url names the i-th file", len(urls), len(files))}
 			}
-			ex, err := extract.New(extract.Options{Mode: extract.Mode(mode), NoFallback: noFallback})
+			ex, err := extract.New(extract.Options{Mode: extract.Mode(mode), NoFallback: noFallback, FastPath: fastPath})
 			if err != nil {
 				return usageError{err}
 			}
@@ -70,6 +70,7 @@ fields and <article> paragraphs), trafilatura (go-trafilatura alone).
 	cmd.Flags().StringVar(&mode, "mode", string(extract.ModeSonda), "extraction `MODE`: sonda, thesis or trafilatura")
 	cmd.Flags().IntVar(&workers, "workers", 0, "files extracted at once (default: one per core)")
 	cmd.Flags().BoolVar(&noFallback, "no-fallback", false, "skip go-trafilatura's Readability and DOM Distiller fallbacks (faster)")
+	cmd.Flags().BoolVar(&fastPath, "fast-path", false, "take the body from a page's <article> without go-trafilatura when it clearly holds the text (faster, slightly less complete)")
 	return cmd
 }
 
@@ -77,7 +78,16 @@ fields and <article> paragraphs), trafilatura (go-trafilatura alone).
 type extractResult struct {
 	File string `json:"file"`
 	*extract.Article
+	// Text is the body as one string, blocks separated by blank lines: what a user pipes
+	// into other tools (issue 13 keeps it beside the structured body).
+	Text  string `json:"text,omitempty"`
 	Error string `json:"error,omitempty"`
+}
+
+// articleJSON is one file's output when only one is given: the article and its text.
+type articleJSON struct {
+	*extract.Article
+	Text string `json:"text"`
 }
 
 func runExtract(out io.Writer, stdin io.Reader, errOut io.Writer, ex *extract.Extractor, files, urls []string, workers int) error {
@@ -122,7 +132,7 @@ func runExtract(out io.Writer, stdin io.Reader, errOut io.Writer, ex *extract.Ex
 			if r.Article == nil {
 				continue
 			}
-			v = r.Article
+			v = articleJSON{r.Article, r.Text}
 		}
 		if err := enc.Encode(v); err != nil {
 			return err
@@ -153,12 +163,12 @@ func extractFile(ex *extract.Extractor, name, pageURL string, stdin io.Reader) e
 		r.Error = err.Error()
 		return r
 	}
-	a, err := ex.Extract(toUTF8(raw), pageURL)
+	a, err := ex.Extract(fetch.ToUTF8(raw, "text/html"), pageURL)
 	if err != nil {
 		r.Error = err.Error()
 		return r
 	}
-	r.Article = a
+	r.Article, r.Text = a, a.Text()
 	return r
 }
 
@@ -176,18 +186,4 @@ func readLimited(name string, limit int64) ([]byte, error) {
 		return nil, errors.New("larger than 64 MiB: not a web page")
 	}
 	return b, nil
-}
-
-// toUTF8 decodes a saved page the way browsers do without HTTP headers: byte order mark,
-// then <meta charset>, then UTF-8 if the bytes are valid UTF-8, else windows-1252.
-func toUTF8(b []byte) []byte {
-	enc, name, _ := charset.DetermineEncoding(b, "text/html")
-	if name == "utf-8" || enc == nil {
-		return bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
-	}
-	out, err := enc.NewDecoder().Bytes(b)
-	if err != nil {
-		return b
-	}
-	return out
 }

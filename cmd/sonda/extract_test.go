@@ -50,6 +50,31 @@ func TestExtractOneFile(t *testing.T) {
 	if body, _ := json.Marshal(a["body"]); !strings.Contains(string(body), "não houve feridos") {
 		t.Errorf("ISO-8859-1 page not decoded: %s", body)
 	}
+	if text, _ := a["text"].(string); !strings.Contains(text, "não houve feridos") || strings.Contains(text, `"kind"`) {
+		t.Errorf("text must be the body as one plain string: %q", text)
+	}
+}
+
+// TestExtractUndeclaredUTF8 reads a UTF-8 page that declares no charset and has no byte
+// above 0x7F in its first 1024: it must be read as UTF-8, as the crawler reads it. `sonda
+// extract` once decoded such pages as windows-1252 (every "ã" became "Ã£"), which cost
+// 0.035 body F1 on the Readability pages (issue 13).
+func TestExtractUndeclaredUTF8(t *testing.T) {
+	page := "<html><head><title>Chuva</title>" + strings.Repeat("<!-- padding -->", 80) + "</head><body><article>" +
+		strings.Repeat("<p>A chuva forte atingiu a região metropolitana, mas não houve feridos segundo a Defesa Civil.</p>", 8) +
+		"</article></body></html>"
+	f := filepath.Join(t.TempDir(), "utf8.html")
+	if err := os.WriteFile(f, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := run(t, nil, "extract", f)
+	var a map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &a) != nil {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	if text, _ := a["text"].(string); !strings.Contains(text, "região metropolitana, mas não houve feridos") {
+		t.Errorf("undeclared UTF-8 page misread: %q", text)
+	}
 }
 
 func TestExtractSeveralFiles(t *testing.T) {
@@ -115,12 +140,16 @@ func TestEvalExtraction(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"body F1", "sonda", "trafilatura", "thesis", "docs/cpu-s"} {
+	for _, want := range []string{"body F1", "sonda", "trafilatura", "thesis", "docs/cpu-s", "vs base", "held-out"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("eval extraction output lacks %q:\n%s", want, out)
 		}
 	}
-	out, _, code = run(t, nil, "eval", "extraction", "--modes", "sonda", "--json", small)
+	out, _, code = run(t, nil, "eval", "extraction", "--modes", "sonda", "--per-page", "2", small)
+	if code != 0 || !strings.Contains(out, "by the stage that produced the body") || !strings.Contains(out, "trafilatura") {
+		t.Errorf("--per-page: exit %d:\n%s", code, out)
+	}
+	out, _, code = run(t, nil, "eval", "extraction", "--modes", "sonda", "--baseline", "", "--json", small)
 	var r map[string]any
 	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || r["pages"] != 3.0 || r["f1"].(float64) < 0.8 {
 		t.Errorf("--json: exit %d: %s", code, out)

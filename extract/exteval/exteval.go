@@ -35,7 +35,22 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/sonda-search/sonda/extract"
+	"github.com/sonda-search/sonda/fetch"
 )
+
+// TunedOn is the test set the cascade's decisions are tuned on (a folder name under
+// ../shared/testdata); every other set is held out. Issue 13: tune on one set, check on
+// another, report both.
+const TunedOn = "dragnet"
+
+// Role says whether the test set in dir is the one the cascade is tuned on ("tuned") or
+// held out ("held-out").
+func Role(dir string) string {
+	if filepath.Base(filepath.Clean(dir)) == TunedOn {
+		return "tuned"
+	}
+	return "held-out"
+}
 
 // Case is one page of the test set.
 type Case struct {
@@ -55,8 +70,16 @@ type Expected struct {
 	Readerable    *bool   `json:"readerable"`
 }
 
-// Load reads every case folder under dir (folders without source.html are skipped).
+// Load reads a test set in either layout it knows: Dragnet's (dir/html/ID.html pages and
+// dir/gold/ID.txt main texts, no metadata) when dir has both folders, else Readability's
+// (one folder per page with source.html, expected.html and expected-metadata.json; folders
+// without source.html are skipped). Pages are decoded to UTF-8 as a browser would decode a
+// saved file, as the crawler decodes a page
+// whose server declared no charset (fetch.ToUTF8): Dragnet's pages come in several charsets.
 func Load(dir string) ([]Case, error) {
+	if isDir(filepath.Join(dir, "html")) && isDir(filepath.Join(dir, "gold")) {
+		return loadDragnet(dir)
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("exteval: read test set: %w", err)
@@ -81,12 +104,45 @@ func Load(dir string) ([]Case, error) {
 	return cases, nil
 }
 
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// loadDragnet reads html/ID.html with gold/ID.txt as its expected body; a page without
+// its gold text is an error (the set is incomplete), not a silent skip.
+func loadDragnet(dir string) ([]Case, error) {
+	pages, err := filepath.Glob(filepath.Join(dir, "html", "*.html"))
+	if err != nil {
+		return nil, fmt.Errorf("exteval: read test set: %w", err)
+	}
+	sort.Strings(pages)
+	cases := make([]Case, 0, len(pages))
+	for _, p := range pages {
+		id := strings.TrimSuffix(filepath.Base(p), ".html")
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("exteval: case %s: %w", id, err)
+		}
+		gold, err := os.ReadFile(filepath.Join(dir, "gold", id+".txt"))
+		if err != nil {
+			return nil, fmt.Errorf("exteval: case %s: page without its gold text: %w", id, err)
+		}
+		cases = append(cases, Case{Name: id, Source: fetch.ToUTF8(src, "text/html"), Expected: string(fetch.ToUTF8(gold, "text/plain"))})
+	}
+	if len(cases) == 0 {
+		return nil, fmt.Errorf("exteval: no pages in %s/html (expected ID.html pages with gold/ID.txt texts)", dir)
+	}
+	return cases, nil
+}
+
 func loadCase(dir string) (Case, error) {
 	c := Case{Name: filepath.Base(dir)}
 	var err error
 	if c.Source, err = os.ReadFile(filepath.Join(dir, "source.html")); err != nil {
 		return c, err
 	}
+	c.Source = fetch.ToUTF8(c.Source, "text/html")
 	exp, err := os.ReadFile(filepath.Join(dir, "expected.html"))
 	if err != nil {
 		return c, fmt.Errorf("exteval: case %s: %w", c.Name, err)
@@ -486,5 +542,82 @@ func (r Result) SortedFailures(field string) [][3]string {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+// F1 is the page's body F1 (0 when precision and recall are both 0).
+func (p PageResult) F1() float64 {
+	if p.Precision+p.Recall == 0 {
+		return 0
+	}
+	return 2 * p.Precision * p.Recall / (p.Precision + p.Recall)
+}
+
+// PageDiff is one page scored by an extractor and by the baseline.
+type PageDiff struct {
+	Name      string
+	BodyFrom  string // the stage of the extractor that produced its body
+	F1, Base  float64
+	Precision float64
+	Recall    float64
+}
+
+// Loss is how much the page's F1 falls below the baseline's (negative: a gain).
+func (d PageDiff) Loss() float64 { return d.Base - d.F1 }
+
+// Compare pairs r's pages with the baseline's, worst loss first. Both must come from one
+// test set (the pages are matched by name).
+func Compare(r, base Result) []PageDiff {
+	baseF1 := make(map[string]float64, len(base.PerPage))
+	for _, p := range base.PerPage {
+		baseF1[p.Name] = p.F1()
+	}
+	out := make([]PageDiff, 0, len(r.PerPage))
+	for _, p := range r.PerPage {
+		out = append(out, PageDiff{Name: p.Name, BodyFrom: p.BodyFrom, F1: p.F1(), Base: baseF1[p.Name], Precision: p.Precision, Recall: p.Recall})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Loss() > out[j].Loss() })
+	return out
+}
+
+// StageScore sums the pages whose body one stage of the cascade produced: how many, how
+// many lose or gain against the baseline by more than 0.01 F1, and the mean F1 of each.
+type StageScore struct {
+	Stage              string
+	Pages, Lost, Won   int
+	MeanF1, MeanBaseF1 float64
+}
+
+// ByStage groups a comparison by the stage that produced each page's body.
+func ByStage(diffs []PageDiff) []StageScore {
+	idx := map[string]int{}
+	var out []StageScore
+	for _, d := range diffs {
+		stage := d.BodyFrom
+		if stage == "" {
+			stage = "(none)"
+		}
+		i, ok := idx[stage]
+		if !ok {
+			i = len(out)
+			idx[stage] = i
+			out = append(out, StageScore{Stage: stage})
+		}
+		s := &out[i]
+		s.Pages++
+		s.MeanF1 += d.F1
+		s.MeanBaseF1 += d.Base
+		switch {
+		case d.Loss() > 0.01:
+			s.Lost++
+		case d.Loss() < -0.01:
+			s.Won++
+		}
+	}
+	for i := range out {
+		out[i].MeanF1 /= float64(out[i].Pages)
+		out[i].MeanBaseF1 /= float64(out[i].Pages)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pages > out[j].Pages })
 	return out
 }
