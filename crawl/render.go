@@ -120,6 +120,7 @@ func (c *Crawler) startRendering() error {
 	}
 	o := RenderOptions(c.cfg)
 	o.Logger = c.log
+	o.Lazy = rs.mode == "auto" // many auto crawls never meet a script-built page
 	r, err := render.New(o)
 	if err != nil {
 		return fmt.Errorf("render.mode %s: %w", rs.mode, err)
@@ -462,10 +463,27 @@ type hostTurn struct {
 	next time.Time // guarded by holding sem
 }
 
+// maxPacedHosts bounds the pacer's memory: past it, hosts whose rest is over and that no
+// request holds are forgotten (they have nothing left to enforce).
+const maxPacedHosts = 10000
+
 func (p *hostPacer) get(host string) *hostTurn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t := p.hosts[host]
+	if t == nil && len(p.hosts) >= maxPacedHosts {
+		now := time.Now()
+		for h, old := range p.hosts {
+			select {
+			case old.sem <- struct{}{}:
+				if old.next.Before(now) {
+					delete(p.hosts, h)
+				}
+				<-old.sem
+			default:
+			}
+		}
+	}
 	if t == nil {
 		t = &hostTurn{sem: make(chan struct{}, 1)}
 		p.hosts[host] = t

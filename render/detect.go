@@ -62,7 +62,6 @@ func (s Signals) Reasons() []string {
 func (s Signals) ScriptBuilt() bool { return len(s.Reasons()) > 0 }
 
 var (
-	scriptOpen   = regexp.MustCompile(`(?i)<script\b`)
 	scriptBlock  = regexp.MustCompile(`(?is)<script\b[^>]*>(.*?)</script>`)
 	emptyRoot    = regexp.MustCompile(`(?i)<(div|main|section|app-root)\b[^>]*\bid\s*=\s*["']?(root|app|__next|__nuxt|svelte|main-app|ember-app|application)["']?[^>]*>\s*</(div|main|section|app-root)>`)
 	appRootTag   = regexp.MustCompile(`(?i)<app-root\b[^>]*>\s*</app-root>`)
@@ -79,7 +78,7 @@ var frameworkMarkers = []string{
 
 // Detect reads the signals of a page: page is its parse, raw its HTML as UTF-8.
 func Detect(page *parse.Page, raw []byte) Signals {
-	s := Signals{Scripts: len(scriptOpen.FindAllIndex(raw, -1))}
+	s := Signals{Scripts: countScripts(raw)}
 	if s.Scripts == 0 {
 		return s
 	}
@@ -118,4 +117,31 @@ func Detect(page *parse.Page, raw []byte) Signals {
 		s.ScriptLinks = n > 0
 	}
 	return s
+}
+
+// countScripts counts <script> start tags, any case: it runs on every HTML page of an
+// auto crawl, so it scans with IndexByte rather than a regular expression.
+func countScripts(raw []byte) int {
+	n := 0
+	for i := 0; ; {
+		j := bytes.IndexByte(raw[i:], '<')
+		if j < 0 {
+			return n
+		}
+		i += j + 1
+		if len(raw)-i >= 7 && asciiFoldEqual(raw[i:i+6], "script") {
+			if c := raw[i+6]; c == '>' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '/' {
+				n++
+			}
+		}
+	}
+}
+
+func asciiFoldEqual(b []byte, lower string) bool {
+	for i := range len(lower) {
+		if b[i]|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
 }

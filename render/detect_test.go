@@ -49,3 +49,21 @@ func BenchmarkDetectStatic(b *testing.B) {
 		Detect(p, html)
 	}
 }
+
+func TestCountScripts(t *testing.T) {
+	for _, tt := range []struct {
+		html string
+		want int
+	}{
+		{``, 0},
+		{`<script>`, 1},
+		{`<SCRIPT src=x></SCRIPT><Script>1</script>`, 2},
+		{`<scripts><noscript>no</noscript><script`, 0},
+		{`<script/><script	type=module>`, 2},
+		{`a < b <scr`, 0},
+	} {
+		if got := countScripts([]byte(tt.html)); got != tt.want {
+			t.Errorf("countScripts(%q) = %d, want %d", tt.html, got, tt.want)
+		}
+	}
+}

@@ -74,6 +74,10 @@ type Options struct {
 	MemoryLimit int64
 	// Logger receives blocked requests and browser restarts. Default: discard.
 	Logger *slog.Logger
+	// Lazy starts the browser at the first Render instead of in New: a crawl that may
+	// never need it (render.mode auto on static sites) then never pays for it, not even
+	// the CPU of its start-up.
+	Lazy bool
 }
 
 // Defaults of Options.
@@ -201,25 +205,33 @@ type Renderer struct {
 	opts  Options
 	slots chan struct{}
 
-	mu     sync.Mutex
-	cur    *instance
-	closed bool
+	mu      sync.Mutex
+	cur     *instance
+	started bool // a browser was started once: later starts are restarts
+	closed  bool
 
 	renders, failures, restarts, crashes, memory atomic.Int64
 }
 
 // New checks opts and starts the browser, so a missing or broken Chromium is reported at
-// once rather than at the first script-built page.
+// once rather than at the first script-built page. With Options.Lazy it only checks that
+// the browser binary exists and can be run.
 func New(opts Options) (*Renderer, error) {
 	if err := opts.normalize(); err != nil {
 		return nil, err
 	}
 	r := &Renderer{opts: opts, slots: make(chan struct{}, opts.Tabs)}
+	if opts.Lazy {
+		if _, err := exec.LookPath(opts.ExecPath); err != nil {
+			return nil, fmt.Errorf("render: browser %s: %w (install chromium, or set SONDA_CHROMIUM)", opts.ExecPath, err)
+		}
+		return r, nil
+	}
 	inst, err := r.start()
 	if err != nil {
 		return nil, err
 	}
-	r.cur = inst
+	r.cur, r.started = inst, true
 	return r, nil
 }
 
@@ -317,7 +329,10 @@ func (r *Renderer) instance() (*instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.restarts.Add(1)
+	if r.started {
+		r.restarts.Add(1)
+	}
+	r.started = true
 	r.cur = inst
 	inst.users.Add(1)
 	return inst, nil

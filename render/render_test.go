@@ -277,3 +277,23 @@ func TestNeverIdlePage(t *testing.T) {
 		t.Errorf("never idle %v after %v; DOM:\n%s", res.NeverIdle, res.Duration, res.HTML)
 	}
 }
+
+// TestDialogsPopupsDownloads: dialogs are dismissed (the script goes on), the pop-up and
+// the download are never requested.
+func TestDialogsPopupsDownloads(t *testing.T) {
+	w, f := scriptWeb(t)
+	r := newRenderer(t, Options{Tabs: 1})
+	g := &fetcherGate{f: f}
+	res, err := r.Render(testCtx(t), Page{Response: get(t, f, "http://www.hostile.test/nasty.html"), Gate: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res.HTML), "survived the dialogs") {
+		t.Errorf("the script did not run past its dialogs:\n%s", res.HTML)
+	}
+	for _, p := range []string{"/opened.html", "/file.bin"} {
+		if n := w.Hits("www.hostile.test", p); n != 0 || g.saw("http://www.hostile.test"+p) {
+			t.Errorf("%s was requested (%d hits)", p, n)
+		}
+	}
+}

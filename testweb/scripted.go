@@ -28,7 +28,8 @@ import (
 //     script from /api/3/action/package_search and package_show.
 //   - www.hostile.test: a page whose script tries to reach a private address (the IP of
 //     this server, and the cloud metadata address) and a path robots.txt disallows; and,
-//     not linked, /poll.html, which polls an API for ever.
+//     not linked, /poll.html, which polls an API for ever, and /nasty.html, which opens
+//     dialogs and a pop-up, asks for the location and starts a download.
 //   - www.thin.test: short pages with a script that adds nothing: they look script-built,
 //     and rendering them never pays.
 //   - www.staticN.test: ordinary server-built pages, half of them with an analytics-style
@@ -445,6 +446,16 @@ const a = document.createElement("a"); a.href = "/after.html"; a.textContent = "
 		writeBody(rw, r, http.StatusOK, htmlType, []byte(`<!DOCTYPE html><html><head><title>Poll</title></head><body><p id="n">0</p><script>
 let n = 0; setInterval(() => fetch("/api/poll?n=" + (++n)).then(() => { document.getElementById("n").textContent = "polled " + n; }), 100);
 </script></body></html>`))
+	case "/nasty.html": // dialogs, a pop-up, a permission prompt, a download (not linked)
+		writeBody(rw, r, http.StatusOK, htmlType, []byte(`<!DOCTYPE html><html><head><title>Nasty</title></head><body><script>
+alert("hello"); confirm("sure?"); prompt("name?");
+window.open("/opened.html", "_blank");
+if (navigator.geolocation) navigator.geolocation.getCurrentPosition(() => {}, () => {});
+const d = document.createElement("a"); d.href = "/file.bin"; d.download = "file.bin"; document.body.appendChild(d); d.click();
+const p = document.createElement("p"); p.textContent = "survived the dialogs"; document.body.appendChild(p);
+</script></body></html>`))
+	case "/opened.html", "/file.bin":
+		writeBody(rw, r, http.StatusOK, []string{"application/octet-stream"}, []byte("should never be asked for"))
 	case "/api/poll":
 		writeJSON(rw, r, map[string]bool{"ok": true})
 	case "/after.html":
