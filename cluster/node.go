@@ -1137,7 +1137,7 @@ func (n *Node) doneLoop(ctx context.Context) {
 		cur := &r
 		if prev != nil && prev.activity == cur.activity {
 			if advanced(prev.revs, cur.revs) {
-				n.log.Info("the whole cluster has no URL left")
+				n.log.Info("the whole cluster has no URL left", "members", len(cur.revs), "activity", cur.activity)
 				n.doneOnce.Do(func() { close(n.doneCh) })
 			}
 			return // wait for every member to report again

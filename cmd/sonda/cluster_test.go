@@ -52,10 +52,12 @@ type clusterRig struct {
 }
 
 type nodeProc struct {
-	id   string
-	cmd  *exec.Cmd
-	done chan error
-	log  *os.File
+	id     string
+	cmd    *exec.Cmd
+	done   chan error
+	log    *os.File
+	exited time.Time // when the process ended
+	killed bool
 }
 
 func newClusterRig(t *testing.T, standalone bool) *clusterRig {
@@ -181,7 +183,11 @@ func (r *clusterRig) start(id string, seeds bool, extra ...string) *nodeProc {
 		r.t.Fatal(err)
 	}
 	n := &nodeProc{id: id, cmd: cmd, done: make(chan error, 1), log: f}
-	go func() { n.done <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		n.exited = time.Now()
+		n.done <- err
+	}()
 	r.mu.Lock()
 	r.nodes[id+strconv.Itoa(len(r.nodes))] = n
 	r.mu.Unlock()
@@ -262,6 +268,21 @@ func (r *clusterRig) check(extraOK int) int {
 	if extra > extraOK {
 		r.t.Errorf("%d pages fetched more than once, want at most %d", extra, extraOK)
 	}
+	// Termination: a node that exited by itself (cluster done) did so after the last
+	// request of the whole cluster.
+	var last time.Time
+	for _, q := range r.web.Requests() {
+		if q.Start.After(last) {
+			last = q.Start
+		}
+	}
+	r.mu.Lock()
+	for _, n := range r.nodes {
+		if !n.killed && !n.exited.IsZero() && n.exited.Before(last) {
+			r.t.Errorf("node %s exited (cluster done) %v before the cluster's last request", n.id, last.Sub(n.exited))
+		}
+	}
+	r.mu.Unlock()
 	for _, v := range r.web.CheckPoliteness(clusterDelay, 1) {
 		r.t.Errorf("politeness: %s (nodes %s then %s)", v, nodeOf(v.Prev), nodeOf(v.Next))
 	}
@@ -290,6 +311,10 @@ func (r *clusterRig) checkStatus(members int) {
 	var last string
 	for time.Now().Before(deadline) {
 		out, errOut, code := run(r.t, nil, "cluster", "status", "--nats", r.nats, "--json")
+		if code != 0 && strings.Contains(errOut, "no cluster of that name") {
+			time.Sleep(100 * time.Millisecond) // no node created it yet
+			continue
+		}
 		if code != 0 {
 			r.t.Fatalf("cluster status exited %d: %s", code, errOut)
 		}
@@ -388,6 +413,7 @@ func TestClusterKillNode(t *testing.T) {
 	b := r.start("b", false)
 	c := r.start("c", false)
 	r.waitProgress(0.4)
+	b.killed = true
 	if err := b.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -433,6 +459,7 @@ func TestClusterRestartJoinPause(t *testing.T) {
 	b := r.start("b", false)
 	c := r.start("c", false)
 	r.waitProgress(0.2)
+	b.killed = true
 	if err := b.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
