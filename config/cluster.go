@@ -14,6 +14,9 @@ type Cluster struct {
 	NodeID     string        `yaml:"node-id"`
 	TTL        time.Duration `yaml:"ttl"`
 	Partitions int           `yaml:"partitions"`
+	// SearchTimeout is how long a search over the cluster (sonda serve --nats) waits for a
+	// node in each of its phases.
+	SearchTimeout time.Duration `yaml:"search-timeout"`
 }
 
 var clusterNameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -32,5 +35,8 @@ func (c *Config) validateCluster(errs *[]string) {
 	}
 	if k.Partitions < 1 || k.Partitions > 4096 {
 		add("cluster.partitions: must be from 1 to 4096 (got %d)", k.Partitions)
+	}
+	if k.SearchTimeout < 10*time.Millisecond || k.SearchTimeout > time.Minute {
+		add("cluster.search-timeout: must be from 10ms to 1m (got %s)", k.SearchTimeout)
 	}
 }

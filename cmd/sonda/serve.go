@@ -49,13 +49,13 @@ It comes from serve.token in sonda.yaml or SONDA_SERVE_TOKEN; when neither is se
 makes a random one and prints it.
 
 With --nats, serve opens no data directory: it searches a whole cluster of sonda nodes
-through the NATS server at URL. Every query goes to every node that serves searches, and
-the answers merge into the ranking one index over all their pages would give (search
-settings — ranking, operator, max-results — are this configuration's, for every node). A
-node that does not answer within two seconds is left out, and the page says which. Cached documents, link
-relations and the crawl dashboard belong to the nodes. The nodes searched are those the
-cluster's membership lists and those that answer a ping; one that stops is reported
-missing for ten minutes, then forgotten.
+through the NATS server at URL. Every query goes to every node of the cluster (those its
+membership lists and those that answer a ping), and the answers merge into the ranking one
+index over all their pages would give; the search settings (ranking, operator,
+max-results) are this configuration's, for every node. A node that does not answer within
+cluster.search-timeout (2s) is left out and the page says which; one that stops is
+reported missing for ten minutes, then forgotten. Cached documents, link relations and the
+crawl dashboard belong to the nodes.
 
 Examples:
   sonda serve --data mycrawl/sonda-data
@@ -67,9 +67,8 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if url, _ := cmd.Flags().GetString("nats"); url != "" {
-				name, _ := cmd.Flags().GetString("cluster")
-				return serveCluster(cmd.Context(), cfg, url, name, cmd.OutOrStdout())
+			if cmd.Flags().Changed("nats") {
+				return serveCluster(cmd.Context(), cfg, cmd.OutOrStdout())
 			}
 			d, err := openData(cfg, nil)
 			if err != nil {
@@ -85,16 +84,16 @@ Examples:
 	}
 	cmd.Flags().String("addr", "", "listen on `HOST:PORT` (default serve.addr: 127.0.0.1:8080; port 0 picks a free one)")
 	cmd.Flags().String("nats", "", "search a cluster through the NATS server at `URL` (nats://HOST:PORT) instead of a data directory")
-	cmd.Flags().String("cluster", search.DefaultCluster, "the cluster's `NAME` on that NATS server (with --nats)")
+	cmd.Flags().String("cluster", "", "the cluster's `NAME` on that NATS server, with --nats (cluster.name, default sonda)")
 	return cmd
 }
 
-var serveFlags = []settingFlag{
+var serveFlags = append([]settingFlag{
 	{"addr", func(c *config.Config, f *pflag.FlagSet) (err error) {
 		c.Serve.Addr, err = f.GetString("addr")
 		return
 	}},
-}
+}, clusterFlags...)
 
 // openData opens cfg.Data for serving (package web/local, which assembles it with package
 // app as sonda crawl does); progress, when not nil, gets the progress of the crawls the
@@ -107,9 +106,13 @@ func openData(cfg config.Config, progress func(crawl.Progress)) (*local.Data, er
 	return d, err
 }
 
-// serveCluster serves the search UI and API over the cluster name on the NATS server at
-// url until ctx ends.
-func serveCluster(ctx context.Context, cfg config.Config, url, name string, out io.Writer) error {
+// serveCluster serves the search UI and API over the cluster cluster.name on the NATS
+// server at cluster.nats until ctx ends.
+func serveCluster(ctx context.Context, cfg config.Config, out io.Writer) error {
+	url, name := cfg.Cluster.NATS, cfg.Cluster.Name
+	if url == "" {
+		return usageError{errors.New("serve: --nats needs the NATS server's URL, e.g. --nats nats://127.0.0.1:4222")}
+	}
 	ixo, err := app.IndexOptions(cfg, newLogger(cfg))
 	if err != nil {
 		return usageError{err}
@@ -130,7 +133,7 @@ func serveCluster(ctx context.Context, cfg config.Config, url, name string, out 
 		return usageError{err}
 	}
 	defer dir.Close()
-	g, err := search.NewGatherer(nc, dir.Members, search.GathererOptions{Cluster: name, Ranking: ixo.Ranking,
+	g, err := search.NewGatherer(nc, dir.Members, search.GathererOptions{Cluster: name, Timeout: cfg.Cluster.SearchTimeout, Ranking: ixo.Ranking,
 		Operator: ixo.Implicit.String(), MaxResults: ixo.MaxResults})
 	if err != nil {
 		return usageError{err}
