@@ -27,6 +27,7 @@ import (
 // Config is the whole configuration of a crawl.
 type Config struct {
 	Data       string     `yaml:"data"`
+	DataUmask  string     `yaml:"data-umask"`
 	Crawl      Crawl      `yaml:"crawl"`
 	Politeness Politeness `yaml:"politeness"`
 	Robots     Robots     `yaml:"robots"`
@@ -444,6 +445,8 @@ func (c *Config) Validate() error {
 		}
 	}
 	check(c.Data != "", "data: must name a directory")
+	_, umaskErr := c.Umask()
+	check(umaskErr == nil, "data-umask: must be octal permission bits such as 077, 027 or 022")
 	check(c.Crawl.Concurrency > 0, "crawl.concurrency: must be at least 1 (got %d)", c.Crawl.Concurrency)
 	check(c.Crawl.MaxPages >= 0, "crawl.max-pages: must not be negative")
 	check(c.Crawl.Duration >= 0, "crawl.duration: must not be negative")
@@ -563,4 +566,14 @@ func ParseByteSize(s string) (ByteSize, error) {
 		return 0, fmt.Errorf("size %q: want a number of bytes or a size like 10MiB", s)
 	}
 	return ByteSize(x * mult), nil
+}
+
+// Umask is data-umask as permission bits: those removed from every file and directory
+// sonda creates.
+func (c Config) Umask() (int, error) {
+	m, err := strconv.ParseUint(strings.TrimSpace(c.DataUmask), 8, 32)
+	if err != nil || m > 0o777 {
+		return 0, fmt.Errorf("data-umask %q is not octal permission bits", c.DataUmask)
+	}
+	return int(m), nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 func testCrawl(t *testing.T, cfg testweb.Config, extra ...string) (*exec.Cmd, string) {
 	t.Helper()
 	web, addr := serveWeb(t, cfg)
-	data := t.TempDir()
+	data := filepath.Join(t.TempDir(), "data") // sonda creates it
 	cmd := exec.Command(sondaBin, append(crawlArgs(web, addr, data), extra...)...)
 	cmd.Env = append(os.Environ(), quickEnv...)
 	return cmd, data
@@ -85,5 +86,32 @@ func TestCheckAndRepairDamagedWAL(t *testing.T) {
 	}
 	if _, _, code := run(t, nil, "status", "--data", data); code != 0 {
 		t.Fatalf("status after repair: exit %d", code)
+	}
+}
+
+// TestDataDirIsPrivate: with the default data-umask (077), no file or directory a crawl
+// creates can be read by anyone but its owner (they were 0644 and 0755).
+func TestDataDirIsPrivate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real crawl")
+	}
+	data := crawlToEnd(t)
+	n := 0
+	err := filepath.WalkDir(data, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if info.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s has mode %v, want no access for group and others", path, info.Mode().Perm())
+		}
+		n++
+		return nil
+	})
+	if err != nil || n < 5 {
+		t.Fatalf("walked %d files: %v", n, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -84,6 +85,10 @@ func loadConfig(cmd *cobra.Command, flags ...settingFlag) (config.Config, error)
 	if err := cfg.Validate(); err != nil {
 		return cfg, usageError{err}
 	}
+	// Every file and directory created from here on (crawl state, WARC files, index) is
+	// as private as data-umask says.
+	mask, _ := cfg.Umask() // Validate checked it
+	syscall.Umask(mask)
 	return cfg, nil
 }
 
