@@ -99,6 +99,7 @@ type Node struct {
 	moving    atomic.Int64 // partitions being rebuilt or handed over
 	leaving   atomic.Bool  // Run is ending: claim nothing, stop heartbeats
 	rate      rateMeter
+	metrics   *metrics
 	doneCh    chan struct{}
 	doneOnce  sync.Once
 }
@@ -153,6 +154,7 @@ func Join(ctx context.Context, nc *nats.Conn, o Options) (*Node, error) {
 	if err := n.setup(ctx); err != nil {
 		return nil, err
 	}
+	n.metrics = n.newMetrics()
 	return n, nil
 }
 
@@ -1093,6 +1095,12 @@ func (n *Node) relayOnce(ctx context.Context) (int, error) {
 	}
 	if err := waitAcks(ctx, futures); err != nil {
 		return 0, err
+	}
+	acked := time.Now()
+	for _, m := range msgs {
+		if !m.written.IsZero() {
+			n.metrics.routingLag.Observe(acked.Sub(m.written).Seconds())
+		}
 	}
 	b := n.db.NewBatch()
 	defer b.Close()

@@ -16,7 +16,7 @@ import (
 
 // The outbox lives in the node's Pebble database under prefix 'c' (see package store):
 //
-//	c o <seq:8>   a message to publish: kind, subject, payload
+//	c o <seq:8>   a message to publish: kind, written at (unix ns, 8 bytes), subject, 0, payload
 //	c n           the next sequence number (message ids must never repeat)
 //
 // Records are written in the batch that completes a page, so a page and what it found are
@@ -77,8 +77,9 @@ func openOutbox(db *pebble.DB, node string) (*outbox, int, error) {
 func (o *outbox) put(b *pebble.Batch, kind byte, subject string, payload []byte) error {
 	o.seq++
 	k := binary.BigEndian.AppendUint64(append([]byte(nil), prefixOutbox...), o.seq)
-	v := make([]byte, 0, 2+len(subject)+len(payload))
+	v := make([]byte, 0, 10+len(subject)+len(payload))
 	v = append(v, kind)
+	v = binary.BigEndian.AppendUint64(v, uint64(time.Now().UnixNano()))
 	v = append(v, subject...)
 	v = append(v, 0)
 	v = append(v, payload...)
@@ -94,19 +95,22 @@ type outMsg struct {
 	id      string // JetStream message id: node and sequence, never reused
 	subject string
 	payload []byte
+	written time.Time // when the page that found it was committed
 }
 
 func (o *outbox) decode(k, v []byte) (outMsg, error) {
-	if len(v) < 2 || len(k) != len(prefixOutbox)+8 {
+	if len(v) < 10 || len(k) != len(prefixOutbox)+8 {
 		return outMsg{}, errors.New("cluster: corrupt outbox record")
 	}
-	i := bytes.IndexByte(v[1:], 0)
+	written := time.Unix(0, int64(binary.BigEndian.Uint64(v[1:9])))
+	rest := v[9:]
+	i := bytes.IndexByte(rest, 0)
 	if i < 0 {
 		return outMsg{}, errors.New("cluster: corrupt outbox record")
 	}
 	seq := binary.BigEndian.Uint64(k[len(prefixOutbox):])
 	return outMsg{key: append([]byte(nil), k...), id: fmt.Sprintf("%s-%d", o.node, seq),
-		subject: string(v[1 : 1+i]), payload: append([]byte(nil), v[2+i:]...)}, nil
+		subject: string(rest[:i]), payload: append([]byte(nil), rest[i+1:]...), written: written}, nil
 }
 
 // wireItem is a frontier item on the wire (links and URL states).

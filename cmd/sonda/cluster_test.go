@@ -381,10 +381,18 @@ func (r *clusterRig) hostsBy() map[string]map[string]bool {
 
 func TestClusterCrawl(t *testing.T) {
 	r := newClusterRig(t, false)
-	a := r.start("a", true)
+	metrics := freePort(t)
+	a := r.start("a", true, "--metrics-addr", metrics)
 	b := r.start("b", false)
 	c := r.start("c", false)
 	r.checkStatus(3)
+	text := waitMetrics(t, "http://"+metrics+"/metrics")
+	for _, want := range []string{`sonda_cluster_partitions{cluster="sonda",node="a"}`, "sonda_cluster_outbox_records", "sonda_cluster_failovers_total",
+		"sonda_cluster_routing_lag_seconds_count", "sonda_fetch_duration_seconds"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("node metrics lack %s", want)
+		}
+	}
 	r.wait(time.Now().Add(clusterWait), a, b, c)
 	r.check(0)
 	by := r.hostsBy()

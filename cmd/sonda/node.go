@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -189,7 +191,7 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 			return fmt.Errorf("crawl.metrics-addr: %w", err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", c.Registry())
+		mux.Handle("/metrics", promhttp.HandlerFor(prometheus.Gatherers{c.Gatherer(), node.Gatherer()}, promhttp.HandlerOpts{}))
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go srv.Serve(ln)
 		defer srv.Close()
