@@ -154,6 +154,15 @@ func Replay(ctx context.Context, db *store.DB, warcDir string, sinks []crawl.Sin
 			}
 			res.URL, res.Status = rec.URL, rec.Status
 			d.Fetch = res
+			if rec.Rendered && rec.RenderedWARC != "" {
+				// The page was read from the DOM a browser built (render.mode): so is its
+				// replay, from the conversion record written next to the response.
+				if html, err := readRendered(warcDir, files, rec.RenderedWARC); err == nil {
+					rendered := *res
+					rendered.Body, rendered.UTF8, rendered.Charset = html, html, "utf-8"
+					d.Fetch = &rendered
+				}
+			}
 		}
 		docs <- d
 	}
@@ -174,6 +183,35 @@ func Replay(ctx context.Context, db *store.DB, warcDir string, sinks []crawl.Sin
 
 // readCapture reads the response record at off in file and decodes it as the fetcher did.
 func readCapture(dir string, files map[string]*os.File, file string, off int64) (*fetch.Result, error) {
+	rec, err := readRecord(dir, files, file, off, warc.TypeResponse)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(rec.Content)), nil)
+	if err != nil {
+		return nil, fmt.Errorf("index: WARC %s at %d: HTTP response: %w", file, off, err)
+	}
+	resp.Body.Close()
+	return fetch.Decode(resp.Header, rec.Payload(), 0), nil
+}
+
+// readRendered reads the rendered DOM of a page from its conversion record at loc
+// ("file#offset", store.Page.RenderedWARC).
+func readRendered(dir string, files map[string]*os.File, loc string) ([]byte, error) {
+	file, o, _ := strings.Cut(loc, "#")
+	off, err := strconv.ParseInt(o, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("index: rendered WARC location %q: %w", loc, err)
+	}
+	rec, err := readRecord(dir, files, file, off, warc.TypeConversion)
+	if err != nil {
+		return nil, err
+	}
+	return rec.Content, nil
+}
+
+// readRecord reads the record of type typ at off in file.
+func readRecord(dir string, files map[string]*os.File, file string, off int64, typ string) (*warc.Record, error) {
 	if file == "" || file != filepath.Base(file) {
 		return nil, fmt.Errorf("index: WARC location %q is not a plain file name", file)
 	}
@@ -201,15 +239,10 @@ func readCapture(dir string, files map[string]*os.File, file string, off int64) 
 	if err != nil {
 		return nil, fmt.Errorf("index: WARC %s at %d: %w", file, off, err)
 	}
-	if rec.Type() != warc.TypeResponse {
-		return nil, fmt.Errorf("index: WARC %s at %d is a %s record, not a response", file, off, rec.Type())
+	if rec.Type() != typ {
+		return nil, fmt.Errorf("index: WARC %s at %d is a %s record, not a %s", file, off, rec.Type(), typ)
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(rec.Content)), nil)
-	if err != nil {
-		return nil, fmt.Errorf("index: WARC %s at %d: HTTP response: %w", file, off, err)
-	}
-	resp.Body.Close()
-	return fetch.Decode(resp.Header, rec.Payload(), 0), nil
+	return rec, nil
 }
 
 // parsePage fills a replayed document's page and text as the crawler does.

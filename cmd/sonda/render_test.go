@@ -42,16 +42,25 @@ func TestCrawlRenderAutoSearch(t *testing.T) {
 	if out, _, _ := run(t, nil, "status", "--data", data); !strings.Contains(out, "render:    auto: ") {
 		t.Errorf("sonda status does not report rendering:\n%s", out)
 	}
-	for _, id := range []int{1, 6} {
-		phrase := strings.Fields(testweb.ArticlePhrase(id))[0] // rendered-article-N
-		out, stderr, code := run(t, nil, "search", "--data", data, "--json", phrase)
-		if code != 0 {
-			t.Fatalf("search: exit %d: %s", code, stderr)
-		}
-		if !strings.Contains(out, "http://www.spa.test/article/"+strings.TrimPrefix(phrase, "rendered-article-")) {
-			t.Errorf("search %q did not find its article:\n%s", phrase, out)
+	searchArticles := func(when string) {
+		for _, id := range []int{1, 6} {
+			phrase := strings.Fields(testweb.ArticlePhrase(id))[0] // rendered-article-N
+			out, stderr, code := run(t, nil, "search", "--data", data, "--json", phrase)
+			if code != 0 {
+				t.Fatalf("search %s: exit %d: %s", when, code, stderr)
+			}
+			if !strings.Contains(out, "http://www.spa.test/article/"+strings.TrimPrefix(phrase, "rendered-article-")) {
+				t.Errorf("search %q %s did not find its article:\n%s", phrase, when, out)
+			}
 		}
 	}
+	searchArticles("after the crawl")
+	// A rebuilt index reads rendered pages from their conversion records, as the crawl
+	// read them.
+	if _, stderr, code := run(t, nil, "index", "rebuild", "--data", data); code != 0 {
+		t.Fatalf("index rebuild: exit %d: %s", code, stderr)
+	}
+	searchArticles("after index rebuild")
 	exp, stderr, code := run(t, nil, "export", "--data", data, "--what", "datasets")
 	if code != 0 {
 		t.Fatalf("export: exit %d: %s", code, stderr)
