@@ -93,6 +93,9 @@ func (d *Directory) ping(ctx context.Context) {
 	inbox := d.nc.NewRespInbox()
 	answers := make(chan string, 64)
 	sub, err := d.nc.Subscribe(inbox, func(m *nats.Msg) {
+		if checkToken("node ID", string(m.Data)) != nil {
+			return // not a node: the server's "no responders" status, or garbage
+		}
 		select {
 		case answers <- string(m.Data):
 		default:
