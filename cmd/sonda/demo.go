@@ -28,7 +28,7 @@ const demoMarker = ".sonda-demo"
 func init() { register(newDemoCmd) }
 
 func newDemoCmd() *cobra.Command {
-	var hosts int
+	var hosts, nodes int
 	var noServe bool
 	var serveAddr string
 	cmd := &cobra.Command{
@@ -40,6 +40,10 @@ errors by kind, politeness kept, and a few of the records. It needs no network.
 
 While it crawls and afterwards, it serves the web UI (search, dashboard, API) at the
 address it prints, until Ctrl-C; --no-serve only crawls and reports.
+
+With --nodes 3 the same crawl runs on a cluster: an embedded NATS server, three
+` + "`sonda node`" + ` processes on DIR/node1..3 that share the hosts, the cluster's status every
+few seconds, and the UI searching all the nodes at once.
 
 Afterwards, explore the result:
   sonda status --data sonda-demo
@@ -63,6 +67,9 @@ Afterwards, explore the result:
 			}
 			defer web.Close()
 			fmt.Fprintf(out, "test web: %d hosts served on %s (no network needed)\n", len(web.Hosts()), addr)
+			if nodes > 0 {
+				return demoCluster(cmd.Context(), data, nodes, web, noServe, serveAddr, out, cmd.ErrOrStderr())
+			}
 
 			cfg := demoConfig(data, web)
 			fmt.Fprintf(out, "crawling into %s: %d seeds, %d connections, %s minimum delay per host\n",
@@ -89,6 +96,7 @@ Afterwards, explore the result:
 		},
 	}
 	cmd.Flags().IntVar(&hosts, "hosts", 60, "hosts in the test web")
+	cmd.Flags().IntVar(&nodes, "nodes", 0, "crawl as a cluster of `N` sonda node processes with an embedded NATS server (see sonda node)")
 	cmd.Flags().BoolVar(&noServe, "no-serve", false, "only crawl and report; do not serve the web UI")
 	cmd.Flags().StringVar(&serveAddr, "addr", "127.0.0.1:8080", "serve the web UI on `HOST:PORT` (a free port if it is taken)")
 	return cmd
