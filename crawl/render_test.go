@@ -354,3 +354,14 @@ func TestSubresourcePoliteness(t *testing.T) {
 		}
 	}
 }
+
+func TestProgressLineShowsRendering(t *testing.T) {
+	p := Progress{Pages: 10, Render: &RenderSummary{Mode: "auto", Renders: 3, P50Ms: 900, P99Ms: 1400, LinksAdded: 12, Restarts: 1, MemoryBytes: 400 << 20}}
+	want := "rendered 3 (p50 900ms p99 1400ms, +12 links, 1 restarts, browser 400.0 MiB)"
+	if got := p.String(); !strings.Contains(got, want) {
+		t.Errorf("progress line %q lacks %q", got, want)
+	}
+	if got := (Progress{Pages: 10}).String(); strings.Contains(got, "rendered") {
+		t.Errorf("progress line without rendering mentions it: %q", got)
+	}
+}

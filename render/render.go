@@ -460,11 +460,24 @@ func (in *instance) render(ctx context.Context, p Page, o *Options) (*Result, er
 		}
 	}
 	res, err := t.render(ctx, p, o)
+	if err == nil {
+		// Leave the page, so its timers and requests stop and its memory goes, before
+		// the tab waits for the next render.
+		bctx, cancel := context.WithTimeout(t.ctx, 10*time.Second)
+		if e := chromedp.Do(bctx, chromedp.Navigate("about:blank")); e != nil {
+			t.close()
+			t = nil
+		}
+		cancel()
+	}
 	if err != nil {
 		// A tab whose render failed may be stuck on the page: close it, the pool
 		// opens another when needed.
 		t.close()
 		return nil, err
+	}
+	if t == nil {
+		return res, nil
 	}
 	in.mu.Lock()
 	in.free = append(in.free, t)
