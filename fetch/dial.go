@@ -163,7 +163,7 @@ type BlockedAddressError struct {
 }
 
 func (e *BlockedAddressError) Error() string {
-	return fmt.Sprintf("refusing to connect to %s: %s address (set AllowPrivate to permit)", e.Addr, e.Reason)
+	return fmt.Sprintf("refusing to connect to %s: %s address (to crawl it, run sonda crawl with --allow-private, or set fetch.allow-private in sonda.yaml)", e.Addr, e.Reason)
 }
 
 // guardControl runs after the socket is created and before connect(2), with

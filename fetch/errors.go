@@ -25,6 +25,7 @@ const (
 	KindTLS                 ErrorKind = "tls"                  // TLS handshake failed (certificate, protocol)
 	KindTLSTimeout          ErrorKind = "timeout-tls"          // TLSTimeout expired during the handshake
 	KindFirstByteTimeout    ErrorKind = "timeout-first-byte"   // FirstByteTimeout expired waiting for response headers
+	KindTimeout             ErrorKind = "timeout"              // Timeout (the whole fetch) expired before the response headers
 	KindClosed              ErrorKind = "closed"               // server closed or reset the connection before a response
 	KindProtocol            ErrorKind = "protocol"             // malformed or oversized HTTP response head
 	KindBody                ErrorKind = "body"                 // connection failed while reading the body (partial body kept)

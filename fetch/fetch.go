@@ -63,6 +63,11 @@ type Options struct {
 	// BodyTimeout bounds reading the whole body; when it expires, the bytes
 	// that arrived are kept and Result.Truncated is "time". Default 60s.
 	BodyTimeout time.Duration
+	// Timeout bounds the whole Fetch: every phase of every exchange, redirects the Fetcher
+	// follows included. When it expires before the response headers the error is
+	// KindTimeout; during the body, the bytes that arrived are kept and Result.Truncated
+	// is "time", as with BodyTimeout. Default 60s.
+	Timeout time.Duration
 
 	// MaxBodyBytes caps the decoded body kept, and equally the wire bytes
 	// read; more is cut off with Result.Truncated = "length". Default 10 MiB.
@@ -104,6 +109,7 @@ const (
 	DefaultTLSTimeout            = 10 * time.Second
 	DefaultFirstByteTimeout      = 20 * time.Second
 	DefaultBodyTimeout           = 60 * time.Second
+	DefaultTimeout               = 60 * time.Second
 	DefaultMaxBodyBytes          = 10 << 20
 	DefaultMaxDecompressionRatio = 100
 	DefaultAccept                = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
@@ -165,6 +171,7 @@ func (o *Options) normalize() error {
 		{"TLSTimeout", &o.TLSTimeout, DefaultTLSTimeout},
 		{"FirstByteTimeout", &o.FirstByteTimeout, DefaultFirstByteTimeout},
 		{"BodyTimeout", &o.BodyTimeout, DefaultBodyTimeout},
+		{"Timeout", &o.Timeout, DefaultTimeout},
 		{"IdleConnTimeout", &o.IdleConnTimeout, 30 * time.Second},
 	}
 	for _, d := range durations {
@@ -342,8 +349,9 @@ func (f *Fetcher) Fetch(ctx context.Context, r Request) *Result {
 
 	follow := r.MaxRedirects > 0
 	var chain []string // URLs that redirected, when following
+	deadline := started.Add(f.opts.Timeout)
 	for {
-		res := f.exchange(ctx, u, &r, limit, follow)
+		res := f.exchange(ctx, u, &r, limit, follow, deadline)
 		res.URL, res.StartedAt, res.Redirects = r.URL, started, chain
 		if !follow || res.Err != nil || !isRedirect(res.Status) || res.Header.Get("Location") == "" {
 			res.Timing.Total = time.Since(started)
@@ -392,8 +400,12 @@ func parseTarget(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// errBodyTimeout is the cancellation cause when BodyTimeout expires.
-var errBodyTimeout = errors.New("body timeout")
+// errBodyTimeout and errTimeout are the cancellation causes when BodyTimeout and Timeout
+// expire.
+var (
+	errBodyTimeout = errors.New("body timeout")
+	errTimeout     = errors.New("total timeout")
+)
 
 // trace follows one round trip through net/http's hooks. The hooks run on
 // transport goroutines, hence the lock.
@@ -461,12 +473,14 @@ func (t *trace) finish(res *Result) {
 
 // exchange performs one HTTP round trip and reads the body. When the
 // response is a redirect that will be followed, its body is discarded.
-func (f *Fetcher) exchange(ctx context.Context, u *url.URL, r *Request, limit int64, follow bool) *Result {
+func (f *Fetcher) exchange(ctx context.Context, u *url.URL, r *Request, limit int64, follow bool, deadline time.Time) *Result {
 	target := u.String()
 	res := &Result{FinalURL: target}
 
 	xctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	total := time.AfterFunc(time.Until(deadline), func() { cancel(errTimeout) })
+	defer total.Stop()
 	tr := &trace{}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(xctx, tr.clientTrace()), http.MethodGet, target, nil)
 	if err != nil {
@@ -498,8 +512,11 @@ func (f *Fetcher) exchange(ctx context.Context, u *url.URL, r *Request, limit in
 		wrote := tr.wrote
 		tr.mu.Unlock()
 		kind := classifyRoundTrip(ctx, err, wrote)
-		if kind == KindCanceled {
+		switch {
+		case kind == KindCanceled:
 			err = context.Cause(ctx)
+		case ctx.Err() == nil && context.Cause(xctx) == errTimeout:
+			kind, err = KindTimeout, fmt.Errorf("no response within fetch.timeout (%v): %w", f.opts.Timeout, err)
 		}
 		res.Err = newError(kind, target, err)
 		return res
@@ -568,7 +585,7 @@ func (f *Fetcher) exchange(ctx context.Context, u *url.URL, r *Request, limit in
 		switch {
 		case ctx.Err() != nil:
 			res.Err = &Error{Kind: KindCanceled, URL: target, Err: context.Cause(ctx)}
-		case context.Cause(xctx) == errBodyTimeout && o.kind == KindBody:
+		case (context.Cause(xctx) == errBodyTimeout || context.Cause(xctx) == errTimeout) && o.kind == KindBody:
 			res.Truncated = TruncatedTime
 		default:
 			res.Err = &Error{Kind: o.kind, URL: target, Err: o.err}

@@ -205,21 +205,24 @@ func TestFetchTruncatesEndlessBody(t *testing.T) {
 	waitClosed(t, gone2, "endless robots.txt")
 }
 
-func TestFetchSlowDripStopsAtBodyTimeout(t *testing.T) {
-	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		for i := 0; ; i++ {
-			if _, err := fmt.Fprintf(w, "%d\n", i); err != nil {
-				return
-			}
-			w.(http.Flusher).Flush()
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
+// dripLines sends a numbered line every 10ms until the client goes away.
+func dripLines(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	for i := 0; ; i++ {
+		if _, err := fmt.Fprintf(w, "%d\n", i); err != nil {
+			return
 		}
-	})
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func TestFetchSlowDripStopsAtBodyTimeout(t *testing.T) {
+	srv := serve(t, dripLines)
 	f := newFetcher(t, Options{BodyTimeout: 200 * time.Millisecond})
 	start := time.Now()
 	res := f.Fetch(context.Background(), Request{URL: srv.URL})
@@ -770,5 +773,49 @@ func TestFetchConcurrent(t *testing.T) {
 	}
 	if peak.Load() < 2 {
 		t.Errorf("requests never overlapped (peak %d): the Fetcher serialises", peak.Load())
+	}
+}
+
+// TestFetchTotalTimeout: Options.Timeout bounds a whole fetch, redirects followed by the
+// fetcher included, however long each phase's own timeout is.
+func TestFetchTotalTimeout(t *testing.T) {
+	slowHeaders := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	var hops atomic.Int64
+	var chain *httptest.Server
+	chain = serve(t, func(w http.ResponseWriter, r *http.Request) {
+		// Each hop answers after 150ms: well within the first-byte timeout, but a chain
+		// of them is not.
+		n := hops.Add(1)
+		time.Sleep(150 * time.Millisecond)
+		http.Redirect(w, r, fmt.Sprintf("%s/%d", chain.URL, n), http.StatusFound)
+	})
+	drip := serve(t, dripLines)
+	f := newFetcher(t, Options{FirstByteTimeout: 5 * time.Second, BodyTimeout: 5 * time.Second, Timeout: 400 * time.Millisecond})
+	for _, c := range []struct {
+		name string
+		req  Request
+		kind ErrorKind
+	}{
+		{"headers never come", Request{URL: slowHeaders.URL}, KindTimeout},
+		{"redirect chain", Request{URL: chain.URL, MaxRedirects: 20}, KindTimeout},
+		{"endless drip", Request{URL: drip.URL}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			res := f.Fetch(context.Background(), c.req)
+			elapsed := time.Since(start)
+			wantKind(t, res, c.kind)
+			if c.kind == "" && (res.Truncated != TruncatedTime || len(res.Body) == 0) {
+				t.Errorf("truncated %q with %d bytes: want the partial body cut by time", res.Truncated, len(res.Body))
+			}
+			if elapsed > 3*time.Second {
+				t.Errorf("took %v with a 400ms total timeout", elapsed)
+			}
+		})
 	}
 }
