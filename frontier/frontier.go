@@ -41,6 +41,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -57,6 +58,11 @@ const (
 // ErrDrained is returned by Next when no URL is queued and none is in flight: the crawl is
 // complete.
 var ErrDrained = errors.New("frontier: no URLs left")
+
+// ErrParked is returned by Next, when Options.EndWhenParked is set, if nothing is in flight
+// or ready and every host with queued URLs is parked (waiting for a retry) until at least
+// EndWhenParked from now: the crawl can end, and Parked says who waits for what.
+var ErrParked = errors.New("frontier: only hosts waiting for a retry are left")
 
 // ErrClosed is returned after Close.
 var ErrClosed = errors.New("frontier: closed")
@@ -80,6 +86,10 @@ type Options struct {
 	// Endless makes Next wait for URLs instead of returning ErrDrained when nothing is
 	// queued or in flight: a cluster node's URLs arrive from its peers at any time.
 	Endless bool
+	// EndWhenParked, when positive, makes Next return ErrParked instead of waiting when the
+	// only work left is retries (see Park and Outcome.Retry) due EndWhenParked or more from
+	// now. Zero waits for them; an Endless frontier always waits.
+	EndWhenParked time.Duration
 }
 
 // Frontier is a persistent, polite URL frontier. It is safe for concurrent use.
@@ -87,19 +97,20 @@ type Frontier struct {
 	db   *pebble.DB
 	opts Options
 
-	mu      sync.Mutex
-	hosts   map[string]*hostState
-	waiting hostHeap // hosts with work they may not start yet, by byEligibility
-	ready   hostHeap // hosts that may be served now, by byReadiness
-	seq     uint64
-	ticks   uint64 // ready-heap arrival counter: FIFO among hosts of equal priority
-	seen    int64
-	queued  int64
-	leased  int
-	changed chan struct{} // closed and replaced whenever scheduling may have changed
-	recent  *seenCache
-	err     error // sticky: a failed commit leaves memory and disk out of step
-	closed  bool
+	mu            sync.Mutex
+	hosts         map[string]*hostState
+	waiting       hostHeap // hosts with work they may not start yet, by byEligibility
+	parkedWaiting int      // hosts in waiting that are parked (hostState.counted)
+	ready         hostHeap // hosts that may be served now, by byReadiness
+	seq           uint64
+	ticks         uint64 // ready-heap arrival counter: FIFO among hosts of equal priority
+	seen          int64
+	queued        int64
+	leased        int
+	changed       chan struct{} // closed and replaced whenever scheduling may have changed
+	recent        *seenCache
+	err           error // sticky: a failed commit leaves memory and disk out of step
+	closed        bool
 }
 
 // Lease is a URL handed out by Next. The holder must end it with Complete or Release.
@@ -282,11 +293,24 @@ func (f *Frontier) schedule(h *hostState, now int64) {
 	}
 	h.heap = heapWaiting
 	heap.Push(&f.waiting, h)
+	if h.parked() {
+		h.counted = true
+		f.parkedWaiting++
+	}
+}
+
+// uncount takes h, leaving the waiting heap, out of parkedWaiting.
+func (f *Frontier) uncount(h *hostState) {
+	if h.counted {
+		h.counted = false
+		f.parkedWaiting--
+	}
 }
 
 func (f *Frontier) unschedule(h *hostState) {
 	switch h.heap {
 	case heapWaiting:
+		f.uncount(h)
 		heap.Remove(&f.waiting, h.heapIndex)
 	case heapReady:
 		heap.Remove(&f.ready, h.heapIndex)
@@ -297,7 +321,9 @@ func (f *Frontier) unschedule(h *hostState) {
 // promote moves hosts whose eligibility time has come from the waiting to the ready heap.
 func (f *Frontier) promote(now int64) {
 	for f.waiting.Len() > 0 && f.waiting.hosts[0].eligibleAt <= now {
-		f.makeReady(heap.Pop(&f.waiting).(*hostState), now)
+		h := heap.Pop(&f.waiting).(*hostState)
+		f.uncount(h)
+		f.makeReady(h, now)
 	}
 }
 
@@ -349,6 +375,10 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 			f.mu.Unlock()
 			return nil, ErrDrained
 		}
+		if f.onlyParked(now) {
+			f.mu.Unlock()
+			return nil, ErrParked
+		}
 		var timer <-chan time.Time
 		if f.waiting.Len() > 0 {
 			d := time.Duration(f.waiting.hosts[0].eligibleAt - now)
@@ -365,6 +395,34 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 		case <-timer:
 		}
 	}
+}
+
+// onlyParked reports whether Next should give up with ErrParked. Callers hold f.mu.
+func (f *Frontier) onlyParked(now int64) bool {
+	return f.opts.EndWhenParked > 0 && !f.opts.Endless && f.leased == 0 && f.ready.Len() == 0 && f.waiting.Len() > 0 &&
+		f.waiting.Len() == f.parkedWaiting && f.waiting.hosts[0].eligibleAt-now >= int64(f.opts.EndWhenParked)
+}
+
+// ParkedHost is a host that waits for a retry (see Park).
+type ParkedHost struct {
+	Host   string
+	Until  time.Time // when it may be tried again
+	Reason string    // why it waits, as the caller said
+	Queued int64     // URLs it has queued
+}
+
+// Parked lists the hosts that wait for a retry and have nothing else to do, soonest first.
+func (f *Frontier) Parked() []ParkedHost {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []ParkedHost
+	for _, h := range f.waiting.hosts {
+		if h.parked() {
+			out = append(out, ParkedHost{Host: h.name, Until: time.Unix(0, h.eligibleAt), Reason: h.parkReason, Queued: h.newCount + h.revCount})
+		}
+	}
+	slices.SortFunc(out, func(a, b ParkedHost) int { return a.Until.Compare(b.Until) })
+	return out
 }
 
 // take leases h's next entry: a due scheduled fetch first, otherwise its best new URL.
@@ -392,6 +450,10 @@ func (f *Frontier) take(h *hostState, now int64) (*Lease, error) {
 		return nil, fmt.Errorf("frontier: entry %q of host %s: %w", key, h.name, err)
 	}
 	h.inflightKeys = append(h.inflightKeys, key)
+	h.heldUntil = 0 // served: whatever held it is over
+	if queue == queueRevisit && l.Item.Attempts > 0 && h.retries > 0 {
+		h.retries--
+	}
 	f.leased++
 	if queue == queueNew {
 		h.newInflight++
@@ -418,6 +480,8 @@ type Outcome struct {
 	Retry time.Time
 	// Revisit re-queues the URL (Visits+1) to be fetched again at this time.
 	Revisit time.Time
+	// Why says, with a Retry, what failed; Parked reports it while the host waits.
+	Why string
 	// Discovered are the URLs found while processing the lease. Those already seen are
 	// dropped; the rest are admitted to their hosts' queues.
 	Discovered []Item
@@ -484,6 +548,8 @@ func (f *Frontier) complete(b *pebble.Batch, l *Lease, o Outcome, write func(*pe
 		if !o.Retry.IsZero() { // a retry wins over a revisit
 			it.Due = o.Retry
 			it.Attempts++
+			h.retries++
+			h.parkReason = o.Why
 		} else {
 			it.Due = o.Revisit
 			it.Visits++
@@ -547,6 +613,21 @@ func (f *Frontier) usable(l *Lease) error {
 	return nil
 }
 
+// Park gives a lease back like Release, and marks its host as waiting for a retry until
+// until, for reason (its robots.txt could not be fetched, say): with
+// Options.EndWhenParked, a crawl whose only work is such hosts may end.
+func (f *Frontier) Park(l *Lease, until time.Time, reason string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.usable(l); err != nil {
+		return err
+	}
+	if u := unixNano(until); u > l.host.heldUntil {
+		l.host.heldUntil, l.host.parkReason = u, reason
+	}
+	return f.release(l, until)
+}
+
 // Release gives a lease back without consuming it: the URL stays queued and is leased again
 // once its host may be served, not before notBefore (zero: at once).
 func (f *Frontier) Release(l *Lease, notBefore time.Time) error {
@@ -555,7 +636,15 @@ func (f *Frontier) Release(l *Lease, notBefore time.Time) error {
 	if err := f.usable(l); err != nil {
 		return err
 	}
+	return f.release(l, notBefore)
+}
+
+// release is Release for a usable lease. Callers hold f.mu.
+func (f *Frontier) release(l *Lease, notBefore time.Time) error {
 	h := l.host
+	if l.queue == queueRevisit && l.Item.Attempts > 0 {
+		h.retries++ // back in the queue, a retry again
+	}
 	h.dropInflight(l.key)
 	f.leased--
 	if l.queue == queueNew {

@@ -413,3 +413,108 @@ type quietLogger struct{}
 func (quietLogger) Infof(string, ...any)         {}
 func (quietLogger) Errorf(string, ...any)        {}
 func (quietLogger) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }
+
+// TestEndWhenParked: Next gives up with ErrParked once the only work left is retries due
+// later than EndWhenParked, but not while a host merely rests for politeness, while a
+// retry is due soon, or while another host has work.
+func TestEndWhenParked(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	f := open(t, memDB(t, vfs.NewMem()), clock, Options{EndWhenParked: 10 * time.Second})
+	if _, err := f.Add([]Item{item("robots500", "/", 0), item("stall", "/", 0), item("polite", "/1", 0), item("polite", "/2", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	next := func() (*Lease, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		return f.Next(ctx)
+	}
+	var stall, polite *Lease
+	for range 3 {
+		l, err := next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch l.Item.Host {
+		case "robots500":
+			if err := f.Park(l, clock.Now().Add(time.Minute), "robots.txt unreachable: HTTP 500"); err != nil {
+				t.Fatal(err)
+			}
+		case "stall":
+			stall = l
+		case "polite":
+			polite = l
+		}
+	}
+	// The stall host has a second URL it may fetch before its retry: ordinary work.
+	if _, err := f.Add([]Item{item("stall", "/other", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	complete(t, f, stall, Outcome{Fetched: true, Delay: time.Second, Retry: clock.Now().Add(30 * time.Second), Why: "timeout-first-byte"})
+	// polite rests 20s between requests: that is politeness, not a retry, so Next waits.
+	complete(t, f, polite, Outcome{Fetched: true, Delay: 20 * time.Second})
+	if _, err := next(); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("with a host resting for politeness Next = %v, want it to wait", err)
+	}
+	clock.Advance(time.Second)
+	if l, err := next(); err != nil || l.Item.URL != "http://stall/other" {
+		t.Fatalf("Next = %v, %v; want the stall host's other URL before its retry", l, err)
+	} else {
+		complete(t, f, l, Outcome{Fetched: true, Delay: time.Second})
+	}
+	clock.Advance(19 * time.Second)
+	l, err := next()
+	if err != nil || l.Item.Host != "polite" {
+		t.Fatalf("Next = %v, %v; want polite's second URL", l, err)
+	}
+	complete(t, f, l, Outcome{Fetched: true, Delay: 20 * time.Second})
+	// Only parked hosts are left, the soonest retry due in 10s, the limit: the crawl may end.
+	if _, err := next(); !errors.Is(err, ErrParked) {
+		t.Fatalf("with only parked hosts Next = %v, want ErrParked", err)
+	}
+	parked := f.Parked()
+	if len(parked) != 2 || parked[0].Host != "stall" || parked[0].Reason != "timeout-first-byte" ||
+		parked[1].Host != "robots500" || parked[1].Reason != "robots.txt unreachable: HTTP 500" || parked[1].Queued != 1 {
+		t.Fatalf("Parked = %+v", parked)
+	}
+	// A retry due sooner than the limit is waited for.
+	clock.Advance(5 * time.Second)
+	if _, err := next(); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("with a retry due in 5s Next = %v, want it to wait", err)
+	}
+	clock.Advance(5 * time.Second)
+	l, err = next()
+	if err != nil || l.Item.Host != "stall" || l.Item.Attempts != 1 {
+		t.Fatalf("Next = %+v, %v; want the stall's retry", l, err)
+	}
+	complete(t, f, l, Outcome{Fetched: true})
+	if _, err := next(); !errors.Is(err, ErrParked) {
+		t.Fatalf("Next = %v, want ErrParked", err)
+	}
+	// New work for a parked host's neighbour ends the parking verdict.
+	if _, err := f.Add([]Item{item("fresh", "/", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := next(); err != nil || l.Item.Host != "fresh" {
+		t.Fatalf("Next = %v, %v; want the new host", l, err)
+	}
+}
+
+// TestParkedThroughPoliteness: a host whose only URL is a retry is parked even while its
+// politeness rest (after a slow failure) outlasts the retry's due time.
+func TestParkedThroughPoliteness(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	f := open(t, memDB(t, vfs.NewMem()), clock, Options{EndWhenParked: 10 * time.Second})
+	if _, err := f.Add([]Item{item("stall", "/", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	l := nextNow(t, f)
+	complete(t, f, l, Outcome{Fetched: true, Delay: 40 * time.Second, Retry: clock.Now().Add(30 * time.Second), Why: "timeout-first-byte"})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := f.Next(ctx); !errors.Is(err, ErrParked) {
+		t.Fatalf("Next = %v, want ErrParked", err)
+	}
+	if p := f.Parked(); len(p) != 1 || !p[0].Until.Equal(clock.Now().Add(40*time.Second)) {
+		t.Fatalf("Parked = %+v, want stall until its rest ends", p)
+	}
+}

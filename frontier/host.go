@@ -35,6 +35,23 @@ type hostState struct {
 	eligibleAt int64  // unix ns when the host may be served next (waiting heap order)
 	readySince int64  // when it became ready
 	readyTick  uint64 // arrival order in the ready heap: the tie-break that makes service fair
+
+	// A host is parked when all it has to do is wait for a retry: either the whole host is
+	// held until heldUntil (Park: its robots.txt could not be read), or all its available
+	// URLs are retries (retries counts the queued retries not in flight). parkReason says
+	// why; counted says the host is counted in Frontier.parkedWaiting.
+	heldUntil  int64
+	retries    int64
+	parkReason string
+	counted    bool
+}
+
+// parked reports whether the host has nothing to do but wait for a retry.
+func (h *hostState) parked() bool {
+	if h.heldUntil > 0 && h.eligibleAt <= h.heldUntil {
+		return true
+	}
+	return h.retries > 0 && !h.newAvailable() && h.retries == h.revCount-int64(h.revInflight)
 }
 
 const (
