@@ -95,6 +95,8 @@ type Crawl struct {
 	Budget       Rate          `yaml:"budget"`
 	StopGrace    time.Duration `yaml:"stop-grace"`
 	MinFreeSpace ByteSize      `yaml:"min-free-space"`
+	// EndWhenWaiting ends a crawl whose only work is retries due at least this far away.
+	EndWhenWaiting time.Duration `yaml:"end-when-waiting"`
 }
 
 // Politeness bounds the load sonda puts on each host.
@@ -122,6 +124,7 @@ type Fetch struct {
 	TLSTimeout       time.Duration `yaml:"tls-timeout"`
 	FirstByteTimeout time.Duration `yaml:"first-byte-timeout"`
 	BodyTimeout      time.Duration `yaml:"body-timeout"`
+	Timeout          time.Duration `yaml:"timeout"`
 	MaxBody          ByteSize      `yaml:"max-body"`
 	MaxRedirects     int           `yaml:"max-redirects"`
 	AcceptTypes      []string      `yaml:"accept-types"`
@@ -450,6 +453,7 @@ func (c *Config) Validate() error {
 	check(c.Crawl.Concurrency > 0, "crawl.concurrency: must be at least 1 (got %d)", c.Crawl.Concurrency)
 	check(c.Crawl.MaxPages >= 0, "crawl.max-pages: must not be negative")
 	check(c.Crawl.Duration >= 0, "crawl.duration: must not be negative")
+	check(c.Crawl.EndWhenWaiting >= 0, "crawl.end-when-waiting: must not be negative (0 waits for every retry)")
 	check(c.Crawl.StopGrace >= 0, "crawl.stop-grace: must not be negative (0 aborts fetches in flight at once)")
 	check(c.Crawl.MinFreeSpace >= 0, "crawl.min-free-space: must not be negative (0 turns the check off)")
 	check(c.Politeness.PerHost > 0, "politeness.per-host: must be at least 1 (got %d)", c.Politeness.PerHost)
@@ -465,7 +469,7 @@ func (c *Config) Validate() error {
 	for _, t := range []struct {
 		name string
 		d    time.Duration
-	}{{"connect-timeout", c.Fetch.ConnectTimeout}, {"tls-timeout", c.Fetch.TLSTimeout}, {"first-byte-timeout", c.Fetch.FirstByteTimeout}, {"body-timeout", c.Fetch.BodyTimeout}} {
+	}{{"connect-timeout", c.Fetch.ConnectTimeout}, {"tls-timeout", c.Fetch.TLSTimeout}, {"first-byte-timeout", c.Fetch.FirstByteTimeout}, {"body-timeout", c.Fetch.BodyTimeout}, {"timeout", c.Fetch.Timeout}} {
 		check(t.d > 0, "fetch.%s: must be positive", t.name)
 	}
 	check(slices.Contains(RenderModes, c.Render.Mode), "render.mode: %q is not one of never, auto, always", c.Render.Mode)

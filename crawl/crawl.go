@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -183,11 +184,13 @@ func New(cfg config.Config, opts ...Option) (*Crawler, error) {
 			c.closeParts()
 		}
 	}()
-	c.frontier, err = frontier.Open(c.db.Pebble(), frontier.Options{
-		PerHost:    cfg.Politeness.PerHost,
-		MaxPerHost: cfg.Scope.MaxPagesPerHost,
-		Endless:    c.router != nil,
-	})
+	fopts := frontier.Options{PerHost: cfg.Politeness.PerHost, MaxPerHost: cfg.Scope.MaxPagesPerHost, Endless: c.router != nil}
+	if c.revisit == nil {
+		// Without revisits the crawl is meant to end; hosts that only wait for retries
+		// must not hold it (with revisits it runs until crawl.duration anyway).
+		fopts.EndWhenParked = cfg.Crawl.EndWhenWaiting
+	}
+	c.frontier, err = frontier.Open(c.db.Pebble(), fopts)
 	if err != nil {
 		return nil, err
 	}
@@ -268,6 +271,10 @@ type Summary struct {
 	Frontier    frontier.Stats
 	Freshness   *float64 // the freshness the revisit plan expects (see FreshnessReporter), or nil
 	Render      RenderSummary
+	// Waiting are the hosts that wait for a retry (robots.txt unreachable, server errors,
+	// timeouts) with nothing else to do: when the crawl ended because only they were left
+	// (Reason "only waiting hosts left"), running it again retries them.
+	Waiting []frontier.ParkedHost
 }
 
 // PagesPerSecond is the fetch rate over the run.
@@ -285,9 +292,14 @@ func (c *Crawler) summary(reason string) Summary {
 		Bytes: s.bytes.Load(), Errors: copyCounts(&s.mu, s.byError), Statuses: copyCounts(&s.mu, s.byStatus),
 		Rejected: copyCounts(&s.mu, s.byRule), LinksFound: s.linksFound.Load(), LinksQueued: s.linksQueued.Load(),
 		Disallowed: s.disallowed.Load(), Judged: s.judged.Load(), Relevant: s.relevant.Load(), Frontier: c.frontier.Stats(),
-		Freshness: c.expectedFreshness(), Render: c.rs.summary(),
+		Freshness: c.expectedFreshness(), Render: c.rs.summary(), Waiting: c.frontier.Parked(),
 	}
 }
+
+// ErrNothingFetched is returned by Run, with the summary, when the crawl tried requests and
+// not one was answered: every seed's host failed to resolve, refused connections, is a
+// private address sonda may not reach, or timed out. The error says what each host did.
+var ErrNothingFetched = errors.New("crawl: no request got an answer")
 
 // Run crawls until the frontier is empty (when no revisit policy keeps it going),
 // crawl.max-pages fetches were made, crawl.duration passed, or ctx is canceled. Seeds
@@ -295,6 +307,8 @@ func (c *Crawler) summary(reason string) Summary {
 // progress, when not nil, receives a snapshot every interval.
 func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Progress)) (Summary, error) {
 	c.stats.started = time.Now() // the counters themselves are cumulative, as metrics must be
+	c.robots.startRun(c.clock())
+	attempts0, responses0 := c.stats.attempts.Load(), c.stats.responses.Load()
 	seeds, err := c.allSeeds(append(append([]string{}, c.cfg.Crawl.Seeds...), extraSeeds...))
 	if err != nil {
 		return Summary{}, err
@@ -368,6 +382,8 @@ func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Pr
 		reason = "duration"
 	case c.storageFailed() != nil:
 		reason = "storage failure"
+	case errors.Is(cause, errWaiting):
+		reason = "only waiting hosts left"
 	}
 	sum := c.summary(reason)
 	c.writeStatus(statusFinished(reason), sum)
@@ -378,12 +394,31 @@ func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Pr
 	for err := range errs {
 		return sum, err
 	}
+	if ctx.Err() == nil && c.stats.attempts.Load() > attempts0 && c.stats.responses.Load() == responses0 {
+		return sum, nothingFetched(sum)
+	}
 	return sum, nil
+}
+
+// nothingFetched is ErrNothingFetched with what each waiting host ran into.
+func nothingFetched(sum Summary) error {
+	var why []string
+	for _, w := range sum.Waiting {
+		why = append(why, w.Host+": "+w.Reason)
+	}
+	if len(why) == 0 {
+		for kind, n := range sum.Errors {
+			why = append(why, fmt.Sprintf("%d %s", n, kind))
+		}
+		slices.Sort(why)
+	}
+	return fmt.Errorf("%w (%s)", ErrNothingFetched, strings.Join(why, "; "))
 }
 
 var (
 	errMaxPages = errors.New("crawl.max-pages reached")
 	errDuration = errors.New("crawl.duration reached")
+	errWaiting  = errors.New("only hosts waiting for a retry are left")
 )
 
 func (c *Crawler) admitSeeds(seeds []urlnorm.URL) error {
@@ -421,6 +456,9 @@ func (c *Crawler) worker(leases, work context.Context, budget *atomic.Int64, sto
 		switch {
 		case errors.Is(err, frontier.ErrDrained):
 			stop(nil)
+			return nil
+		case errors.Is(err, frontier.ErrParked):
+			stop(errWaiting)
 			return nil
 		case ctx.Err() != nil || errors.Is(err, frontier.ErrClosed):
 			if l != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/render"
 )
 
@@ -21,6 +22,8 @@ type stats struct {
 
 	pages       atomic.Int64 // page fetches completed (any outcome with a request)
 	robotsFetch atomic.Int64
+	attempts    atomic.Int64 // requests tried, robots.txt and pages
+	responses   atomic.Int64 // requests that got an HTTP response
 	bytes       atomic.Int64 // body bytes received
 	errors      atomic.Int64 // records with an error
 	disallowed  atomic.Int64 // URLs robots.txt forbade (not fetched)
@@ -44,6 +47,14 @@ func (s *stats) countError(kind string) {
 	s.mu.Lock()
 	s.byError[kind]++
 	s.mu.Unlock()
+}
+
+// countAttempt counts a request and whether a server answered it.
+func (s *stats) countAttempt(res *fetch.Result) {
+	s.attempts.Add(1)
+	if res.Status != 0 {
+		s.responses.Add(1)
+	}
 }
 
 func (s *stats) countStatus(status int) {

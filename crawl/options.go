@@ -48,6 +48,7 @@ func FetchOptions(cfg config.Config) (fetch.Options, error) {
 		TLSTimeout:       f.TLSTimeout,
 		FirstByteTimeout: f.FirstByteTimeout,
 		BodyTimeout:      f.BodyTimeout,
+		Timeout:          f.Timeout,
 		MaxBodyBytes:     int64(f.MaxBody),
 		AcceptTypes:      f.AcceptTypes,
 		AllowPrivate:     f.AllowPrivate,

@@ -20,13 +20,25 @@ import (
 func HostDelay(p config.Politeness, group robots.Group, res *fetch.Result) time.Duration {
 	d := p.MinDelay
 	if res != nil && p.DelayFactor > 0 {
-		d = max(d, time.Duration(p.DelayFactor*float64(res.Timing.Total)))
+		d = max(d, time.Duration(p.DelayFactor*float64(responseTime(res))))
 	}
 	d = min(d, p.MaxDelay)
 	if cd, ok := group.CrawlDelay(); ok {
 		d = max(d, cd)
 	}
 	return d
+}
+
+// responseTime is how long the server took over res, the measure of its load. A body cut
+// by fetch.body-timeout or fetch.timeout tells nothing of the server's speed, only that the
+// body is long (an endless stream answers fast and forever), so such a response counts up
+// to its first byte.
+func responseTime(res *fetch.Result) time.Duration {
+	if res.Truncated == fetch.TruncatedTime {
+		t := res.Timing
+		return t.DNS + t.Connect + t.TLS + t.FirstByte
+	}
+	return res.Timing.Total
 }
 
 // RetryWait is when a request that failed in a retryable way (see Retryable) is tried

@@ -25,6 +25,8 @@ func TestHostDelay(t *testing.T) {
 		{"min-delay without a response", robots.Group{}, nil, time.Second},
 		{"delay-factor × response time", robots.Group{}, slow, 6 * time.Second},
 		{"capped by max-delay", robots.Group{}, verySlow, 10 * time.Second},
+		{"a body cut by time counts to its first byte", robots.Group{}, &fetch.Result{Truncated: fetch.TruncatedTime,
+			Timing: fetch.Timing{Connect: time.Second, FirstByte: 2 * time.Second, Total: time.Minute}}, 6 * time.Second},
 		{"crawl-delay in full, past max-delay", withDelay, slow, 30 * time.Second},
 		{"a shorter crawl-delay does not shorten min-delay", withSmallDelay, nil, time.Second},
 	} {

@@ -43,7 +43,9 @@ func (c *Crawler) process(ctx context.Context, l *frontier.Lease, budget *atomic
 			d := &Document{URL: u, Item: l.Item, Record: c.newRecord(l.Item)}
 			return c.finish(l, d, frontier.Outcome{}, "robots-unavailable", "robots.txt unreachable: "+slot.entry.Err)
 		}
-		return c.frontier.Release(l, slot.entry.Expires)
+		// RFC 9309 §2.3.1.4: nothing may be fetched until robots.txt can be read. The host
+		// waits for the retry; a crawl with nothing else to do ends and reports it.
+		return c.frontier.Park(l, slot.entry.Expires, "robots.txt unreachable: "+slot.entry.Err)
 	}
 	if !slot.group.Allowed(u.PathQuery()) {
 		c.stats.disallowed.Add(1)
@@ -90,6 +92,9 @@ func (c *Crawler) robotsFor(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 	if err != nil {
 		return nil, true, err
 	}
+	if e := slot.entry; e.Outcome == robots.Unreachable && !e.GiveUp(c.policy) {
+		return nil, true, c.frontier.Park(l, e.Expires, "robots.txt unreachable: "+e.Err)
+	}
 	delay := c.delay(slot, res)
 	return nil, true, c.frontier.Release(l, c.clock().Add(delay))
 }
@@ -117,7 +122,15 @@ func (c *Crawler) loadRobots(ctx context.Context, host, o string) (slot *robotsS
 		return nil, res, err
 	}
 	if entry.Outcome == robots.Unreachable {
-		c.log.Warn("robots.txt unreachable; host waits", "origin", o, "failures", entry.Failures, "retry", entry.Expires.Format(time.RFC3339), "error", entry.Err)
+		// Counted and logged as it happens: a seed whose host does not resolve, refuses
+		// connections or is a private address says so at once, under its own kind.
+		kind := "robots-http-" + strconv.Itoa(res.Status)
+		if res.Err != nil {
+			kind = string(fetch.KindOf(res.Err))
+		}
+		c.stats.countError(kind)
+		c.log.Warn("cannot read robots.txt; nothing is fetched from the host until it can", "origin", o, "kind", kind,
+			"error", entry.Err, "attempt", entry.Failures, "retry", entry.Expires.Format(time.RFC3339))
 	}
 	return slot, res, c.tellRobotsListeners(o, entry)
 }
@@ -164,6 +177,9 @@ func (c *Crawler) fetchRobots(ctx context.Context, host, origin string) *fetch.R
 		}
 		res = c.fetcher.Fetch(ctx, fetch.Request{URL: target, AnyType: true, MaxBodyBytes: robots.MaxSize + 1})
 		c.stats.robotsFetch.Add(1)
+		if ctx.Err() == nil {
+			c.stats.countAttempt(res)
+		}
 		c.archive(res, nil)
 		if res.Err != nil || res.Status < 300 || res.Status >= 400 || res.Location == "" || hop == robots.MaxRedirects {
 			return res
@@ -221,6 +237,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 	}
 	d.Fetch = res
 	c.stats.pages.Add(1)
+	c.stats.countAttempt(res)
 	c.stats.bytes.Add(int64(len(res.Wire)))
 	c.metrics.fetchSeconds.Observe(res.Timing.Total.Seconds())
 	rec := d.Record
@@ -247,7 +264,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 		errKind, errDetail = string(fetch.KindOf(res.Err)), res.Err.Error()
 		if retryable(fetch.KindOf(res.Err)) {
 			if wait, ok := RetryWait(c.cfg.Politeness, it.Attempts, res); ok {
-				out.Retry = now.Add(wait)
+				out.Retry, out.Why = now.Add(wait), errKind+": "+errDetail
 			}
 		}
 		if res.Status == 200 && len(res.Body) > 0 {
@@ -264,7 +281,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 	case res.Status == 429 || res.Status >= 500:
 		errKind, errDetail = "http-"+strconv.Itoa(res.Status), ""
 		if wait, ok := RetryWait(c.cfg.Politeness, it.Attempts, res); ok {
-			out.Retry = now.Add(wait)
+			out.Retry, out.Why = now.Add(wait), "HTTP "+strconv.Itoa(res.Status)
 		}
 		if hold := RetryAfterHold(c.cfg.Politeness, res); hold > 0 {
 			out.NotBefore = now.Add(hold)
@@ -302,7 +319,7 @@ func (c *Crawler) nextVisit(d *Document, now time.Time) time.Time {
 func retryable(k fetch.ErrorKind) bool {
 	switch k {
 	case fetch.KindDNS, fetch.KindRefused, fetch.KindConnect, fetch.KindConnectTimeout, fetch.KindTLSTimeout,
-		fetch.KindFirstByteTimeout, fetch.KindClosed, fetch.KindBody:
+		fetch.KindFirstByteTimeout, fetch.KindTimeout, fetch.KindClosed, fetch.KindBody:
 		return true
 	}
 	return false

@@ -88,6 +88,16 @@ type Status struct {
 	ExpectedFreshness *float64 `json:"expected_freshness,omitempty"`
 	// Render describes rendering, with its figures per host, when render.mode is not never.
 	Render *RenderSummary `json:"render,omitempty"`
+	// Waiting lists the hosts that wait for a retry with nothing else to do.
+	Waiting []WaitingHost `json:"waiting_hosts,omitempty"`
+}
+
+// WaitingHost is a host that waits for a retry, in status.json.
+type WaitingHost struct {
+	Host   string    `json:"host"`
+	Until  time.Time `json:"until"`
+	Reason string    `json:"reason"`
+	Queued int64     `json:"queued"`
 }
 
 func statusFinished(reason string) string { return "finished: " + reason }
@@ -132,6 +142,9 @@ func (c *Crawler) writeStatus(state string, sum Summary) {
 		ExpectedFreshness: sum.Freshness}
 	if c.rs.r != nil {
 		st.Render = &sum.Render
+	}
+	for _, w := range sum.Waiting {
+		st.Waiting = append(st.Waiting, WaitingHost{Host: w.Host, Until: w.Until.UTC(), Reason: w.Reason, Queued: w.Queued})
 	}
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {

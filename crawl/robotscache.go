@@ -19,6 +19,10 @@ type robotsCache struct {
 	db    *pebble.DB
 	agent string
 	limit int
+	// since is when the current run started: an unreachable entry from before it is stale
+	// whatever its retry time, so a resumed crawl asks again at once for the robots.txt
+	// files that made the last run end with hosts waiting.
+	since time.Time
 
 	mu       sync.Mutex
 	slots    map[string]*list.Element // origin → *robotsSlot in lru
@@ -46,13 +50,13 @@ func (c *robotsCache) lookup(origin string, now time.Time) (slot *robotsSlot, fe
 	defer c.mu.Unlock()
 	if el, ok := c.slots[origin]; ok {
 		s := el.Value.(*robotsSlot)
-		if !s.entry.Expired(now) {
+		if !c.stale(s.entry, now) {
 			c.lru.MoveToFront(el)
 			return s, false, nil, nil
 		}
 	} else if s, err := c.load(origin); err != nil {
 		return nil, false, nil, err
-	} else if s != nil && !s.entry.Expired(now) {
+	} else if s != nil && !c.stale(s.entry, now) {
 		c.remember(s)
 		return s, false, nil, nil
 	}
@@ -61,6 +65,18 @@ func (c *robotsCache) lookup(origin string, now time.Time) (slot *robotsSlot, fe
 	}
 	c.fetching[origin] = make(chan struct{})
 	return nil, true, nil, nil
+}
+
+// stale reports whether e must be fetched again. Callers hold c.mu.
+func (c *robotsCache) stale(e *robots.Entry, now time.Time) bool {
+	return e.Expired(now) || e.Outcome == robots.Unreachable && e.FetchedAt.Before(c.since)
+}
+
+// startRun marks the start of a run (see since).
+func (c *robotsCache) startRun(t time.Time) {
+	c.mu.Lock()
+	c.since = t
+	c.mu.Unlock()
 }
 
 // previous returns the last entry known for origin, expired or not (its failure count

@@ -78,6 +78,11 @@ type Config struct {
 	// for those URLs. Default 0; sonda's politeness.max-retries is the value to pass.
 	Retries int
 
+	// HostileHosts puts each Slow case (the stall, the drip, the endless and the huge body)
+	// on a host of its own, as a web of hostile hosts has them: by default they share one
+	// host, whose politeness then adds their costs up.
+	HostileHosts bool
+
 	// KeepHeaders records each request's full header in Request.Header.
 	// Off by default: a long benchmark would keep every header map alive.
 	KeepHeaders bool

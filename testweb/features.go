@@ -207,6 +207,9 @@ func (b *builder) slow() {
 		{"/stream/endless-", "endless-body", "truncated", serveEndless},
 		{"/big/huge-", "huge-body", "truncated", serveHuge},
 	} {
+		if b.w.cfg.HostileHosts && c.kind != "slow-first-byte" {
+			s = b.featureSite()
+		}
 		r := b.add(s, c.uri+b.slug()+".html", c.kind, c.serve)
 		b.linkFrom(s, r)
 		bc := b.addCase(r, c.kind, c.want)

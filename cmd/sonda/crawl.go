@@ -61,6 +61,11 @@ Examples:
 				return err
 			}
 			sum, err := runCrawl(cmd.Context(), cfg, seeds, cmd.ErrOrStderr())
+			if errors.Is(err, crawl.ErrNothingFetched) {
+				// The summary says what each host did; the exit status says it failed.
+				printSummary(cmd.OutOrStdout(), cfg.Data, sum)
+				return err
+			}
 			if err != nil {
 				return err
 			}
@@ -193,6 +198,12 @@ func runCrawl(ctx context.Context, cfg config.Config, seeds []string, w io.Write
 		log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	}
 	sum, err := c.Run(ctx, seeds, progressPrinter(w))
+	if errors.Is(err, crawl.ErrNothingFetched) {
+		if cerr := c.Close(); cerr != nil {
+			return sum, cerr
+		}
+		return sum, errors.Join(err, in.Close())
+	}
 	if err != nil {
 		return sum, err
 	}
@@ -264,6 +275,12 @@ func printSummary(w io.Writer, data string, s crawl.Summary) {
 		}
 		if len(r.Blocked) > 0 {
 			fmt.Fprintf(w, "    requests of rendered pages refused: %s\n", joinCounts(r.Blocked))
+		}
+	}
+	if len(s.Waiting) > 0 {
+		fmt.Fprintf(w, "  waiting for a retry (run the same command again to retry them): %s\n", plural(int64(len(s.Waiting)), "host", "hosts"))
+		for _, h := range s.Waiting {
+			fmt.Fprintf(w, "    %s: %s (%s queued, retry after %s)\n", h.Host, h.Reason, plural(h.Queued, "URL", "URLs"), h.Until.Format(time.TimeOnly))
 		}
 	}
 	fmt.Fprintf(w, "  data: %s (sonda status --data %s; sonda export --data %s --what pages)\n", data, data, data)
