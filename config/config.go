@@ -485,9 +485,9 @@ func (c *Config) Validate() error {
 	check(c.Focus.Threshold >= 0 && c.Focus.Threshold <= 1, "focus.threshold: must be in [0, 1] (0: each topic's own), got %v", c.Focus.Threshold)
 	check(c.Focus.BestN >= 1, "focus.best-n: must be at least 1 (got %d)", c.Focus.BestN)
 	switch c.Scope.Follow {
-	case "any", "domain", "host":
+	case "any", "domain", "host", "seeds":
 	default:
-		errs = append(errs, fmt.Sprintf("scope.follow: %q is not one of any, domain, host", c.Scope.Follow))
+		errs = append(errs, fmt.Sprintf("scope.follow: %q is not one of seeds (or host), domain, any", c.Scope.Follow))
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":

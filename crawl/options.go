@@ -22,8 +22,12 @@ func NormalizerOptions(cfg config.Config) urlnorm.Options {
 // ScopeRules are the scope settings of cfg.
 func ScopeRules(cfg config.Config) scope.Rules {
 	s := cfg.Scope
+	follow := s.Follow
+	if follow == "seeds" { // the name --scope teaches for "host"
+		follow = scope.FollowHost
+	}
 	return scope.Rules{
-		Follow:              s.Follow,
+		Follow:              follow,
 		AllowHosts:          s.AllowHosts,
 		DenyHosts:           s.DenyHosts,
 		AllowDomains:        s.AllowDomains,

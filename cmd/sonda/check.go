@@ -30,7 +30,7 @@ func newCheckURLCmd() *cobra.Command {
 	var asJSON bool
 	var seeds []string
 	cmd := &cobra.Command{
-		Use:   "url [--seed URL]... URL...",
+		Use:   "url [--seed URL]... [--scope seeds|domain|any|REGEX] URL...",
 		Short: "Print each URL normalized, with its host key and scope verdict",
 		Long: `check url normalizes each URL exactly as the crawler does and prints, tab-separated:
 
@@ -42,7 +42,7 @@ A URL that cannot be crawled at all prints "invalid" and the reason. The exit st
 when every URL is allowed, 1 otherwise.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig(cmd)
+			cfg, err := loadConfig(cmd, scopeFlag)
 			if err != nil {
 				return err
 			}
@@ -112,6 +112,7 @@ when every URL is allowed, 1 otherwise.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per URL")
 	cmd.Flags().StringArrayVar(&seeds, "seed", nil, "a seed `URL` of the crawl (scope.follow is relative to the seeds)")
+	cmd.Flags().String("scope", "", scopeFlagHelp)
 	return cmd
 }
 

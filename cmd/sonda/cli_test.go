@@ -135,6 +135,41 @@ func TestCheckRobots(t *testing.T) {
 	}
 }
 
+// TestScopeFlag: --scope chooses what a crawl follows, as scope.follow (and scope.allow for
+// a regular expression) do; a bad value is a usage error that names the choices.
+func TestScopeFlag(t *testing.T) {
+	urls := []string{"http://www.example.com/a", "http://blog.example.com/b", "http://other.org/c", "http://other.org/docs/d"}
+	for _, c := range []struct {
+		scope string
+		want  []bool // per URL: followed
+	}{
+		{"", []bool{true, true, false, false}},
+		{"seeds", []bool{true, false, false, false}},
+		{"domain", []bool{true, true, false, false}},
+		{"any", []bool{true, true, true, true}},
+		{`^http://other\.org/docs/`, []bool{false, false, false, true}},
+	} {
+		args := []string{"check", "url", "--json", "--seed", "http://www.example.com/"}
+		if c.scope != "" {
+			args = append(args, "--scope", c.scope)
+		}
+		out, stderr, _ := run(t, nil, append(args, urls...)...)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != len(urls) {
+			t.Fatalf("--scope %q: %d lines: %s %s", c.scope, len(lines), out, stderr)
+		}
+		for i, l := range lines {
+			if got := strings.Contains(l, `"allowed":true`); got != c.want[i] {
+				t.Errorf("--scope %q: %s followed = %v, want %v (%s)", c.scope, urls[i], got, c.want[i], l)
+			}
+		}
+	}
+	_, stderr, code := run(t, nil, "check", "url", "--scope", "every(where", "http://a/")
+	if code != 2 || !strings.Contains(stderr, "seeds, domain or any") {
+		t.Errorf("a bad --scope: exit %d, %s", code, stderr)
+	}
+}
+
 func TestCheckURL(t *testing.T) {
 	out, stderr, code := run(t, nil, "check", "url", "--seed", "http://example.com/",
 		"HTTP://Example.COM:80/a/./b/../c?utm_source=x&id=1#frag", "http://other.org/", "mailto:x@y.z")

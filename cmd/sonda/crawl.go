@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -52,7 +53,8 @@ Examples:
   sonda crawl -c mycrawl/sonda.yaml --duration 2h
   sonda crawl --topic topics/nuclear.yaml --seed https://en.wikipedia.org/wiki/Nuclear_power
   sonda crawl --render auto --seed https://portal.example.org/   # script-built sites; needs chromium
-  sonda crawl --data /tmp/t --seed http://www.site00.test/ --allow-private \
+  sonda crawl --seed https://docs.example.org/ --scope '^https://docs\.example\.org/en/'
+  sonda crawl --data /tmp/t --seed http://www.site00.test/ --scope any --allow-private \
       --resolve '*.test=127.0.0.1:8080' --min-delay 0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -84,6 +86,7 @@ func addCrawlFlags(f *pflag.FlagSet) {
 	f.Int64("max-pages", 0, "stop after `N` page fetches (0: no limit)")
 	f.Duration("duration", 0, "stop after this long, e.g. 30m (0: no limit)")
 	f.Bool("allow-private", false, "permit loopback, private and link-local addresses (test webs, intranets)")
+	f.String("scope", "", scopeFlagHelp)
 	f.Duration("min-delay", 0, "minimum pause between requests to one host, e.g. 500ms (0: none)")
 	f.Int("per-host", 0, "requests one host may have in flight at once")
 	f.Int("concurrency", 0, "requests in flight at once, across hosts")
@@ -108,6 +111,7 @@ var crawlFlags = []settingFlag{
 		c.Crawl.Duration, err = f.GetDuration("duration")
 		return
 	}},
+	scopeFlag,
 	{"allow-private", func(c *config.Config, f *pflag.FlagSet) (err error) {
 		c.Fetch.AllowPrivate, err = f.GetBool("allow-private")
 		return
@@ -167,6 +171,31 @@ var crawlFlags = []settingFlag{
 		return err
 	}},
 }
+
+// scopeFlagHelp teaches --scope (crawl and check url).
+const scopeFlagHelp = "which discovered links to follow, one of `seeds|domain|any|REGEX`:\n" +
+	"seeds: the seeds' hosts only; domain: their registrable domains (example.co.uk and\n" +
+	"its subdomains; the default); any: every host; a regular expression (e.g.\n" +
+	"'^https://docs\\.example\\.org/en/'): every URL it matches, on any host\n" +
+	"(sets scope.follow, and scope.allow for a REGEX)"
+
+// scopeFlag applies --scope.
+var scopeFlag = settingFlag{"scope", func(c *config.Config, f *pflag.FlagSet) error {
+	v, err := f.GetString("scope")
+	if err != nil {
+		return err
+	}
+	switch v {
+	case "seeds", "host", "domain", "any":
+		c.Scope.Follow = v
+		return nil
+	}
+	if _, err := regexp.Compile(v); err != nil {
+		return fmt.Errorf("%q is not seeds, domain or any, nor a regular expression: %w", v, err)
+	}
+	c.Scope.Follow, c.Scope.Allow = "any", append(c.Scope.Allow, v)
+	return nil
+}}
 
 // runCrawl runs one crawl with a progress display on w.
 func runCrawl(ctx context.Context, cfg config.Config, seeds []string, w io.Writer) (crawl.Summary, error) {

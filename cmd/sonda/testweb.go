@@ -61,7 +61,7 @@ FILE writes its ground truth, one JSON line per page with its theme.`,
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "test web: %d hosts on http://%s/ (an index of the web is served there)\n", len(web.Hosts()), ln.Addr())
 			fmt.Fprintf(out, "seeds:    %s\n", strings.Join(seeds, " "))
-			fmt.Fprintf(out, "crawl it: SONDA_SCOPE_FOLLOW=any sonda crawl --data /tmp/sonda-testweb --allow-private --resolve '%s'", "*.test="+ln.Addr().String())
+			fmt.Fprintf(out, "crawl it: sonda crawl --data /tmp/sonda-testweb --scope any --allow-private --resolve '%s'", "*.test="+ln.Addr().String())
 			for _, s := range seeds {
 				fmt.Fprintf(out, " --seed %s", s)
 			}
