@@ -260,7 +260,7 @@ func runCrawl(t *testing.T, in *Instance, cfg config.Config) crawl.Summary {
 }
 
 func testConfig(t testing.TB, web *testweb.Web) config.Config {
-	cfg := crawl.ConfigForTestWeb(config.Default(), web)
+	cfg := web.CrawlConfig(config.Default())
 	cfg.Data = t.TempDir()
 	cfg.Politeness.MinDelay = 0
 	cfg.Crawl.Concurrency = 8

@@ -30,7 +30,7 @@ func startWeb(t testing.TB, cfg testweb.Config) *testweb.Web {
 // testConfig is a crawl of the test web into a temporary directory: polite, with a small
 // minimum delay so the test is quick.
 func testConfig(t testing.TB, web *testweb.Web) config.Config {
-	cfg := ConfigForTestWeb(config.Default(), web)
+	cfg := web.CrawlConfig(config.Default())
 	cfg.Data = t.TempDir()
 	cfg.Crawl.Concurrency = 32
 	cfg.Scope.MaxQueryVariants = 100

@@ -113,7 +113,7 @@ func TestCrawlFollowsSitemapsAndFeeds(t *testing.T) {
 		t.Fatal("the test web has no sitemap-only pages to find")
 	}
 
-	cfg := crawl.ConfigForTestWeb(config.Default(), web)
+	cfg := web.CrawlConfig(config.Default())
 	cfg.Data = t.TempDir()
 	cfg.Crawl.Concurrency = 8
 	cfg.Politeness.MinDelay, cfg.Politeness.DelayFactor = 0, 0

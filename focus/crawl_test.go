@@ -65,7 +65,7 @@ func crawlTopics(t *testing.T, web *topical.Web, names []string, strategy string
 			t.Fatal(err)
 		}
 	}
-	cfg := crawl.ConfigForTestWeb(config.Default(), web.Web)
+	cfg := web.Web.CrawlConfig(config.Default())
 	cfg.Data = t.TempDir()
 	cfg.Crawl.Seeds = web.Seeds(names[0])
 	cfg.Crawl.MaxPages = maxPages

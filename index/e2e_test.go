@@ -35,7 +35,7 @@ func crawlTestWeb(t *testing.T, wc testweb.Config) *crawled {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { web.Close() })
-	cfg := crawl.ConfigForTestWeb(config.Default(), web)
+	cfg := web.CrawlConfig(config.Default())
 	cfg.Data = t.TempDir()
 	cfg.Crawl.Concurrency = 32
 	cfg.Politeness.MinDelay = 10 * time.Millisecond

@@ -81,7 +81,7 @@ func TestRefetchKeepsTheIndexInStep(t *testing.T) {
 	site := "http://" + *host.Load()
 	changingURL, hiddenURL, targetURL := site+"/changing.html", site+"/hidden.html", site+"/target.html"
 
-	cfg := crawl.ConfigForTestWeb(config.Default(), web)
+	cfg := web.CrawlConfig(config.Default())
 	cfg.Data = t.TempDir()
 	cfg.Crawl.Concurrency = 4
 	cfg.Politeness.MinDelay = 5 * time.Millisecond

@@ -83,7 +83,7 @@ func relevanceEval(t *testing.T, seed int64, weights []float64) (p10, known []fl
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := crawl.ConfigForTestWeb(config.Default(), web.Web)
+	cfg := web.Web.CrawlConfig(config.Default())
 	cfg.Data = t.TempDir()
 	cfg.Crawl.Seeds = web.Seeds(topic)
 	cfg.Crawl.Concurrency = 16

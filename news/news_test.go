@@ -124,7 +124,7 @@ func gazetaCrawl(t *testing.T, g *gazeta, seed int64, hosts, pages int) (*testwe
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { web.Close() })
-	cfg := crawl.ConfigForTestWeb(config.Default(), web)
+	cfg := web.CrawlConfig(config.Default())
 	cfg.Data = t.TempDir()
 	cfg.Politeness.MinDelay, cfg.Politeness.DelayFactor = 0, 0
 	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{})

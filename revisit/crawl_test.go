@@ -98,7 +98,7 @@ func TestCrawlIntegration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer web.Close()
-	cfg := crawl.ConfigForTestWeb(config.Default(), web)
+	cfg := web.CrawlConfig(config.Default())
 	cfg.Data = t.TempDir()
 	cfg.Log.Level = "error"
 	cfg.Crawl.Duration = 4 * time.Second

@@ -38,7 +38,7 @@ func newLiveRun(t *testing.T, policy string, budget float64, duration time.Durat
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { web.Close() })
-	cfg := crawl.ConfigForTestWeb(config.Default(), web)
+	cfg := web.CrawlConfig(config.Default())
 	cfg.Data = t.TempDir()
 	cfg.Log.Level = "error"
 	cfg.WARC.Enabled = false

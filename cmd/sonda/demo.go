@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonda-search/sonda/config"
-	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/index"
 	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/testweb"
@@ -116,7 +115,7 @@ func freshDemoDir(data string) error {
 }
 
 func demoConfig(data string, web *testweb.Web) config.Config {
-	cfg := crawl.ConfigForTestWeb(config.Default(), web)
+	cfg := web.CrawlConfig(config.Default())
 	cfg.Data = data
 	cfg.Crawl.Concurrency = 64
 	cfg.Fetch.FirstByteTimeout = time.Second

@@ -107,7 +107,7 @@ func (b *Bench) crawl(ctx context.Context, name string, concurrency int, rel *fo
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	cfg := crawl.ConfigForTestWeb(config.Default(), b.Web.Web)
+	cfg := b.Web.Web.CrawlConfig(config.Default())
 	cfg.Data = dir
 	cfg.Crawl.Seeds = b.seeds()
 	// Fetches in flight when the budget runs out are canceled; with several in flight, the

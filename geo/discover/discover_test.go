@@ -135,7 +135,7 @@ func TestCrawlGeoWeb(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer web.Close()
-	cfg := crawl.ConfigForTestWeb(config.Default(), web)
+	cfg := web.CrawlConfig(config.Default())
 	cfg.Data = t.TempDir()
 	cfg.Crawl.Concurrency = 8
 	cfg.Politeness.MinDelay = 0

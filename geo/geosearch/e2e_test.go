@@ -46,7 +46,7 @@ func crawlGeoWeb(t *testing.T) *geoCrawl {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { web.Close() })
-	cfg := crawl.ConfigForTestWeb(config.Default(), web)
+	cfg := web.CrawlConfig(config.Default())
 	cfg.Data = t.TempDir()
 	cfg.Crawl.Concurrency = 8
 	cfg.Politeness.MinDelay = 0

@@ -137,7 +137,7 @@ func newNewsStack(t *testing.T) *newsStack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.web.Close() })
-	cfg := crawl.ConfigForTestWeb(config.Default(), st.web)
+	cfg := st.web.CrawlConfig(config.Default())
 	cfg.Data = t.TempDir()
 	cfg.Crawl.Concurrency = 4
 	cfg.Politeness.MinDelay, cfg.Politeness.DelayFactor = 0, 0

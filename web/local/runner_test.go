@@ -53,7 +53,7 @@ func runnerFor(t testing.TB, w *testweb.Web, minDelay time.Duration, opts func(*
 
 // crawlConfig is a quick crawl of w into a temporary directory.
 func crawlConfig(t testing.TB, w *testweb.Web, minDelay time.Duration) config.Config {
-	cfg := crawl.ConfigForTestWeb(config.Default(), w)
+	cfg := w.CrawlConfig(config.Default())
 	cfg.Data = t.TempDir()
 	cfg.Crawl.Concurrency = 8
 	cfg.Politeness.MinDelay = minDelay
