@@ -356,7 +356,7 @@ func ApplyEnv(c *Config, env []string) error {
 
 // knownNonConfigEnv are SONDA_ variables that tests and tools use and that are not settings.
 var knownNonConfigEnv = map[string]bool{
-	"SONDA_WARCIO_DIR": true, "SONDA_FRONTIER_URLS": true, "SONDA_BENCH": true, "SONDA_CHROMIUM": true,
+	"SONDA_WARCIO_DIR": true, "SONDA_OPENAPI_VALIDATOR_DIR": true, "SONDA_FRONTIER_URLS": true, "SONDA_BENCH": true, "SONDA_CHROMIUM": true,
 }
 
 func collectEnvFields(v reflect.Value, prefix string, out map[string]reflect.Value) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every sonda test, with the race detector. Installs the independent tools some tests cross-check against
-# (warcio.js, a standard WARC reader, from npm) into ~/.cache/sonda when they are missing.
+# (warcio.js, a standard WARC reader, and an OpenAPI validator, from npm) into ~/.cache/sonda
+# when they are missing.
 #
 # Usage: scripts/test.sh [extra go test flags]
 set -euo pipefail
@@ -18,6 +19,19 @@ if [ ! -d "$warcio/node_modules/warcio" ]; then
   fi
 fi
 [ -d "$warcio/node_modules/warcio" ] && export SONDA_WARCIO_DIR="$warcio"
+
+# /api/openapi.json is validated by a standard OpenAPI 3.0/3.1 validator from npm.
+oav="$cache/openapi-validator"
+if [ ! -x "$oav/node_modules/.bin/validate-api" ]; then
+  if command -v npm >/dev/null 2>&1; then
+    echo "installing @seriousme/openapi-schema-validator (OpenAPI check) into $oav" >&2
+    mkdir -p "$oav"
+    npm install --silent --no-audit --no-fund --prefix "$oav" @seriousme/openapi-schema-validator@2.11.0 >&2
+  else
+    echo "npm not found: the OpenAPI document will not be validated" >&2
+  fi
+fi
+[ -x "$oav/node_modules/.bin/validate-api" ] && export SONDA_OPENAPI_VALIDATOR_DIR="$oav"
 
 # The extraction evaluation's acceptance test skips itself under the race detector (it would
 # take minutes there): run it once without, unless the caller chose the tests.

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -286,5 +289,66 @@ func TestSchemaValidatorCatchesMismatches(t *testing.T) {
 		if got := r.validate(hit, v, "$"); len(got) != tc.want {
 			t.Errorf("validate(%s) = %v; want %d problems", tc.v, got, tc.want)
 		}
+	}
+}
+
+// TestOpenAPIValidates has a standard validator, @seriousme/openapi-schema-validator from
+// npm (it checks a document against the official OpenAPI 3.0/3.1 JSON schemas), read the
+// document as /api/openapi.json serves it; the licence must be named with an SPDX
+// identifier. scripts/test.sh installs the validator:
+//
+//	npm install --prefix "$HOME/.cache/sonda/openapi-validator" @seriousme/openapi-schema-validator@2.11.0
+//
+// The test looks for it in $SONDA_OPENAPI_VALIDATOR_DIR, then in that folder, and skips
+// when it or node is missing, except under CI=true, where that is a failure.
+func TestOpenAPIValidates(t *testing.T) {
+	missing := func(why string) {
+		const how = `npm install --prefix "$HOME/.cache/sonda/openapi-validator" @seriousme/openapi-schema-validator@2.11.0 (or set SONDA_OPENAPI_VALIDATOR_DIR)`
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("OpenAPI validation cannot run: %s; install with: %s", why, how)
+		}
+		t.Skipf("OpenAPI validation skipped: %s; install with: %s", why, how)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node not found")
+	}
+	dir := os.Getenv("SONDA_OPENAPI_VALIDATOR_DIR")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".cache", "sonda", "openapi-validator")
+	}
+	cli := filepath.Join(dir, "node_modules", "@seriousme", "openapi-schema-validator", "bin", "validate-api-cli.js")
+	if _, err := os.Stat(cli); err != nil {
+		missing("no validator in " + dir)
+	}
+
+	f := newFixture(t)
+	res, body := f.do(t, "GET", "/api/openapi.json", "", "")
+	if res.StatusCode != 200 {
+		t.Fatalf("/api/openapi.json: %d", res.StatusCode)
+	}
+	var doc struct {
+		Info struct {
+			License struct{ Name, Identifier, URL string } `json:"license"`
+		} `json:"info"`
+	}
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if lic := doc.Info.License; lic.Identifier != "Apache-2.0" || lic.URL != "" {
+		t.Errorf("info.license = %+v, want the SPDX identifier Apache-2.0 (the LICENSE file)", lic)
+	}
+	path := filepath.Join(t.TempDir(), "openapi.json")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(node, cli, path).CombinedOutput()
+	var verdict struct {
+		Valid  bool `json:"valid"`
+		Errors any  `json:"errors"`
+	}
+	if jerr := json.Unmarshal(out, &verdict); jerr != nil || err != nil || !verdict.Valid {
+		t.Fatalf("the validator rejects /api/openapi.json (%v):\n%s", err, out)
 	}
 }
