@@ -186,6 +186,8 @@ var RenderModes = []string{"never", "auto", "always"}
 type Serve struct {
 	Addr  string `yaml:"addr"`
 	Token string `yaml:"token"` // for the API's write endpoints; "" makes serve generate one
+	// Hosts are the names the server answers to besides IP addresses and localhost.
+	Hosts []string `yaml:"hosts"`
 }
 
 // Log configures structured logging.

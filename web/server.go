@@ -22,7 +22,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -46,6 +48,13 @@ type Options struct {
 	// Token authorizes write requests (crawl control): they must carry
 	// "Authorization: Bearer TOKEN". Required, at least 16 characters; there is no default.
 	Token string
+
+	// Hosts, when not nil, is the DNS-rebinding guard: a request whose Host header names
+	// neither an IP address, nor localhost, nor one of these (exact names, or "*.example.org"
+	// for its subdomains) is refused with 421, so a web page whose own name was made to
+	// resolve to this server cannot read the API from a visitor's browser. sonda serve always
+	// sets it (serve.hosts); nil checks nothing.
+	Hosts []string
 
 	Logger     *slog.Logger // default: discard
 	PerPage    int          // results per page; default 10
@@ -148,7 +157,35 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, http.StatusInternalServerError, "internal error; see the server log")
 		}
 	}()
+	if s.o.Hosts != nil && !hostAllowed(r.Host, s.o.Hosts) {
+		s.fail(w, r, http.StatusMisdirectedRequest, fmt.Sprintf("this server does not answer to the name %q: "+
+			"add it to serve.hosts in sonda.yaml if it is yours (a name that is not is how DNS rebinding reads a local server)", r.Host))
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// hostAllowed reports whether the Host header hostport names this server: an IP address
+// (no name was resolved, so none was rebound), localhost, or one of hosts.
+func hostAllowed(hostport string, hosts []string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	for _, h := range hosts {
+		h = strings.ToLower(strings.TrimSuffix(h, "."))
+		if h == host || strings.HasPrefix(h, "*.") && strings.HasSuffix(host, h[1:]) {
+			return true
+		}
+	}
+	return false
 }
 
 // contentSecurityPolicy allows scripts, styles, images and fetches from this origin only:

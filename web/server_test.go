@@ -478,3 +478,43 @@ func TestNotFoundAndMethods(t *testing.T) {
 		t.Errorf("POST search: %d %q", res.StatusCode, res.Header.Get("Allow"))
 	}
 }
+
+// TestHostGuard: with Options.Hosts set, a request naming a host that is not this server's
+// (DNS rebinding) is refused with 421; IP addresses, localhost and the configured names pass.
+func TestHostGuard(t *testing.T) {
+	f := newFixture(t)
+	f.srv.o.Hosts = []string{"search.example.org", "*.corp.example"}
+	for host, want := range map[string]int{
+		"127.0.0.1:8080":             200,
+		"[::1]:8080":                 200,
+		"localhost:8080":             200,
+		"LOCALHOST":                  200,
+		"search.example.org":         200,
+		"search.example.org.:443":    200,
+		"intranet.corp.example:80":   200,
+		"rebind.attacker.example":    421,
+		"search.example.org.evil":    421,
+		"corp.example":               421,
+		"127.0.0.1.attacker.example": 421,
+	} {
+		req := httptest.NewRequest("GET", "/api/stats", nil)
+		req.Host = host
+		rec := httptest.NewRecorder()
+		f.srv.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Host %q: %d, want %d", host, rec.Code, want)
+		}
+		if want == 421 && !strings.Contains(rec.Body.String(), "serve.hosts") {
+			t.Errorf("Host %q: the refusal does not say how to allow the name: %s", host, rec.Body.String())
+		}
+	}
+	// Without Hosts (a library user's choice) nothing is checked.
+	f.srv.o.Hosts = nil
+	req := httptest.NewRequest("GET", "/api/stats", nil)
+	req.Host = "rebind.attacker.example"
+	rec := httptest.NewRecorder()
+	f.srv.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Errorf("without Hosts: %d", rec.Code)
+	}
+}

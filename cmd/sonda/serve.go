@@ -70,15 +70,17 @@ Examples:
 			if cmd.Flags().Changed("nats") {
 				return serveCluster(cmd.Context(), cfg, cmd.OutOrStdout())
 			}
+			// Listen first: a busy port must not leave a data directory created for nothing.
+			ln, err := net.Listen("tcp", cfg.Serve.Addr)
+			if err != nil {
+				return usageError{fmt.Errorf("serve.addr %s: %w", cfg.Serve.Addr, err)}
+			}
+			defer ln.Close()
 			d, err := openData(cfg, nil)
 			if err != nil {
 				return err
 			}
 			defer d.Close()
-			ln, err := net.Listen("tcp", cfg.Serve.Addr)
-			if err != nil {
-				return usageError{fmt.Errorf("serve.addr %s: %w", cfg.Serve.Addr, err)}
-			}
 			return serveData(cmd.Context(), d, cfg, ln, cmd.OutOrStdout())
 		},
 	}
@@ -165,6 +167,7 @@ func serveUI(ctx context.Context, opts web.Options, cfg config.Config, what stri
 		generated = true
 	}
 	opts.Token = token
+	opts.Hosts = append([]string{}, cfg.Serve.Hosts...) // never nil: the Host check is on
 	handler, err := web.New(opts)
 	if err != nil {
 		return usageError{err}
