@@ -129,6 +129,7 @@ type Fetch struct {
 	MaxRedirects     int           `yaml:"max-redirects"`
 	AcceptTypes      []string      `yaml:"accept-types"`
 	AllowPrivate     bool          `yaml:"allow-private"`
+	AllowPrivateTo   []string      `yaml:"allow-private-to"`
 	Resolve          []string      `yaml:"resolve"`
 }
 

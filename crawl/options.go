@@ -56,6 +56,7 @@ func FetchOptions(cfg config.Config) (fetch.Options, error) {
 		MaxBodyBytes:     int64(f.MaxBody),
 		AcceptTypes:      f.AcceptTypes,
 		AllowPrivate:     f.AllowPrivate,
+		AllowPrivateTo:   f.AllowPrivateTo,
 	}
 	for _, r := range f.Resolve {
 		m, err := fetch.ParseMapping(r)

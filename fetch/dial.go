@@ -170,15 +170,47 @@ func (e *BlockedAddressError) Error() string {
 // the IP actually being dialed: checking here rather than after DNS means a
 // name that resolves (or re-resolves, DNS rebinding) to a private address is
 // refused no matter how it was obtained.
-func guardControl(_, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return fmt.Errorf("refusing to connect to unparsable address %q", address)
+func guardControl(_, address string, _ syscall.RawConn) error { return guard(nil)("", address, nil) }
+
+// guard is guardControl letting the addresses in allowed through.
+func guard(allowed []netip.Prefix) func(string, string, syscall.RawConn) error {
+	return func(_, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return fmt.Errorf("refusing to connect to unparsable address %q", address)
+		}
+		a := ap.Addr().Unmap()
+		for _, p := range allowed {
+			if p.Contains(a) {
+				return nil
+			}
+		}
+		if r := blockedReason(ap.Addr()); r != "" {
+			return &BlockedAddressError{Addr: a, Reason: r}
+		}
+		return nil
 	}
-	if r := blockedReason(ap.Addr()); r != "" {
-		return &BlockedAddressError{Addr: ap.Addr().Unmap(), Reason: r}
+}
+
+// parseAllowPrivateTo splits Options.AllowPrivateTo into address ranges and host patterns.
+func parseAllowPrivateTo(items []string) (nets []netip.Prefix, hosts []Mapping, err error) {
+	for _, it := range items {
+		it = strings.TrimSpace(it)
+		if p, err := netip.ParsePrefix(it); err == nil {
+			nets = append(nets, p.Masked())
+			continue
+		}
+		if a, err := netip.ParseAddr(strings.Trim(it, "[]")); err == nil {
+			nets = append(nets, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		m := Mapping{Host: it, Addr: "0.0.0.0"} // only its host pattern is used
+		if it == "*" || m.validate() != nil {
+			return nil, nil, fmt.Errorf("fetch: allow-private: %q is not a CIDR range, an IP address or a host name (*.corp.example for subdomains)", it)
+		}
+		hosts = append(hosts, m)
 	}
-	return nil
+	return nets, hosts, nil
 }
 
 // connTiming is measured once when a connection is opened and travels with
@@ -248,12 +280,20 @@ type dialer struct {
 	// dialTCP is net.Dialer.DialContext; tests replace it to simulate a
 	// connect that never completes.
 	dialTCP func(ctx context.Context, network, addr string) (net.Conn, error)
+	// openHosts are the host names AllowPrivateTo lets through; dialOpen dials them
+	// without the guard.
+	openHosts []Mapping
+	dialOpen  func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
-func newDialer(o *Options) *dialer {
+func newDialer(o *Options) (*dialer, error) {
 	nd := &net.Dialer{KeepAlive: 30 * time.Second}
+	nets, hosts, err := parseAllowPrivateTo(o.AllowPrivateTo)
+	if err != nil {
+		return nil, err
+	}
 	if !o.AllowPrivate {
-		nd.Control = guardControl
+		nd.Control = guard(nets)
 	}
 	cfg := &tls.Config{}
 	if o.TLSConfig != nil {
@@ -267,7 +307,9 @@ func newDialer(o *Options) *dialer {
 		tlsTimeout:     o.TLSTimeout,
 		tlsConfig:      cfg,
 		dialTCP:        nd.DialContext,
-	}
+		openHosts:      hosts,
+		dialOpen:       (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
+	}, nil
 }
 
 func (d *dialer) dialPlain(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -301,7 +343,14 @@ func (d *dialer) dial(ctx context.Context, network, addr string, useTLS bool) (n
 		DNSStart: func(httptrace.DNSStartInfo) { dnsStart = time.Now() },
 		DNSDone:  func(httptrace.DNSDoneInfo) { tm.dns = time.Since(dnsStart) },
 	})
-	raw, err := d.dialTCP(cctx, network, target)
+	dialTCP := d.dialTCP
+	for _, m := range d.openHosts {
+		if m.matches(host) {
+			dialTCP = d.dialOpen // a name the user allowed, wherever it points
+			break
+		}
+	}
+	raw, err := dialTCP(cctx, network, target)
 	timedOut := cctx.Err() == context.DeadlineExceeded
 	cancel()
 	if err != nil {

@@ -87,6 +87,11 @@ type Options struct {
 	// link-local and other non-public addresses. Off, such connections are
 	// refused with a "blocked-address" error.
 	AllowPrivate bool
+	// AllowPrivateTo lets the Fetcher reach some non-public destinations while AllowPrivate
+	// is off: CIDR ranges ("10.20.0.0/16"), addresses ("192.168.1.5", "::1") and host names
+	// ("wiki.corp.example", or "*.corp.example" for its subdomains). A name is let through
+	// whatever it resolves to; everything else is still judged by the address dialed.
+	AllowPrivateTo []string
 	// Resolve maps host names to fixed addresses (see Mapping); the first
 	// matching mapping wins.
 	Resolve []Mapping
@@ -143,7 +148,10 @@ func New(opts Options) (*Fetcher, error) {
 	if err := opts.normalize(); err != nil {
 		return nil, err
 	}
-	d := newDialer(&opts)
+	d, err := newDialer(&opts)
+	if err != nil {
+		return nil, err
+	}
 	t := &http.Transport{
 		Proxy:                  nil, // never route through an environment proxy: the SSRF guard must see the real peer
 		DialContext:            d.dialPlain,

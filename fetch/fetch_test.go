@@ -819,3 +819,38 @@ func TestFetchTotalTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestFetchAllowPrivateTo: specific ranges, addresses and host names can be let through the
+// SSRF guard without opening it for everything.
+func TestFetchAllowPrivateTo(t *testing.T) {
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	resolve := []Mapping{{Host: "intranet.test", Addr: "127.0.0.1"}, {Host: "other.test", Addr: "127.0.0.1"}, {Host: "wiki.corp.test", Addr: "127.0.0.1"}}
+	for _, c := range []struct {
+		allow   []string
+		url     string
+		blocked bool
+	}{
+		{nil, srv.URL, true},
+		{[]string{"127.0.0.0/8"}, srv.URL, false},
+		{[]string{"127.0.0.1"}, srv.URL, false},
+		{[]string{"10.0.0.0/8", "::1"}, srv.URL, true},
+		{[]string{"intranet.test"}, fmt.Sprintf("http://intranet.test:%d/", port), false},
+		{[]string{"intranet.test"}, fmt.Sprintf("http://other.test:%d/", port), true},
+		{[]string{"*.corp.test"}, fmt.Sprintf("http://wiki.corp.test:%d/", port), false},
+		{[]string{"*.corp.test"}, srv.URL, true},
+	} {
+		f, err := New(Options{Resolve: resolve, AllowPrivateTo: c.allow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := f.Fetch(context.Background(), Request{URL: c.url})
+		f.Close()
+		if got := KindOf(res.Err) == KindBlockedAddress; got != c.blocked {
+			t.Errorf("allow %v, %s: blocked = %v (%v), want %v", c.allow, c.url, got, res.Err, c.blocked)
+		}
+	}
+	if _, err := New(Options{AllowPrivateTo: []string{"not a host/"}}); err == nil || !strings.Contains(err.Error(), "not a CIDR") {
+		t.Errorf("a bad entry: %v", err)
+	}
+}

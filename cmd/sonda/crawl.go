@@ -85,7 +85,7 @@ Examples:
 func addCrawlFlags(f *pflag.FlagSet) {
 	f.Int64("max-pages", 0, "stop after `N` page fetches (0: no limit)")
 	f.Duration("duration", 0, "stop after this long, e.g. 30m (0: no limit)")
-	f.Bool("allow-private", false, "permit loopback, private and link-local addresses (test webs, intranets)")
+	addAllowPrivateFlag(f)
 	f.String("scope", "", scopeFlagHelp)
 	f.Duration("min-delay", 0, "minimum pause between requests to one host, e.g. 500ms (0: none)")
 	f.Int("per-host", 0, "requests one host may have in flight at once")
@@ -112,9 +112,24 @@ var crawlFlags = []settingFlag{
 		return
 	}},
 	scopeFlag,
-	{"allow-private", func(c *config.Config, f *pflag.FlagSet) (err error) {
-		c.Fetch.AllowPrivate, err = f.GetBool("allow-private")
-		return
+	{"allow-private", func(c *config.Config, f *pflag.FlagSet) error {
+		v, err := f.GetString("allow-private")
+		if err != nil {
+			return err
+		}
+		switch strings.ToLower(v) {
+		case "all", "true":
+			c.Fetch.AllowPrivate = true
+		case "false", "none":
+			c.Fetch.AllowPrivate = false
+		default:
+			for _, it := range strings.Split(v, ",") {
+				if it = strings.TrimSpace(it); it != "" {
+					c.Fetch.AllowPrivateTo = append(c.Fetch.AllowPrivateTo, it)
+				}
+			}
+		}
+		return nil
 	}},
 	{"min-delay", func(c *config.Config, f *pflag.FlagSet) (err error) {
 		c.Politeness.MinDelay, err = f.GetDuration("min-delay")
@@ -170,6 +185,15 @@ var crawlFlags = []settingFlag{
 		c.Crawl.Budget, err = config.ParseRate(s)
 		return err
 	}},
+}
+
+// addAllowPrivateFlag defines --allow-private (crawl, geo crawl, train): alone it permits
+// every non-public address; with a list, only those.
+func addAllowPrivateFlag(f *pflag.FlagSet) {
+	f.String("allow-private", "", "permit loopback, private and link-local addresses (test webs, intranets): all of them,\n"+
+		"or with =`LIST` only these CIDR ranges, addresses and host names, e.g.\n"+
+		"--allow-private=10.20.0.0/16,wiki.corp.example,*.corp.example (fetch.allow-private-to)")
+	f.Lookup("allow-private").NoOptDefVal = "all"
 }
 
 // scopeFlagHelp teaches --scope (crawl and check url).

@@ -140,7 +140,7 @@ nothing: the next recheck tries again. The crawl must not be running.
 	f := cmd.Flags()
 	f.DurationVar(&olderThan, "older-than", 0, "skip links checked or fetched within this `DURATION` (0: check all)")
 	f.IntVar(&hosts, "hosts", 4, "hosts checked at once")
-	f.Bool("allow-private", false, "permit loopback, private and link-local addresses (test webs, intranets)")
+	addAllowPrivateFlag(f)
 	f.Duration("min-delay", 0, "minimum pause between requests to one host, e.g. 500ms")
 	f.StringArray("resolve", nil, "dial `HOST=ADDR` for matching hosts, like curl --resolve")
 	return cmd

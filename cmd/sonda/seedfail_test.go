@@ -27,6 +27,9 @@ func TestUnfetchableSeedsFailAtOnce(t *testing.T) {
 	}{
 		{"loopback without --allow-private", []string{"--seed", "http://" + closed + "/"}, []string{"blocked-address"}, "--allow-private"},
 		{"refused connection", []string{"--allow-private", "--seed", "http://" + closed + "/"}, []string{"refused"}, "connection refused"},
+		// --allow-private=LIST opens the guard for those destinations only.
+		{"loopback allowed by range", []string{"--allow-private=127.0.0.0/8", "--seed", "http://" + closed + "/"}, []string{"refused"}, "connection refused"},
+		{"loopback outside the allowed range", []string{"--allow-private=10.0.0.0/8,wiki.corp.example", "--seed", "http://" + closed + "/"}, []string{"blocked-address"}, "--allow-private"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			start := time.Now()

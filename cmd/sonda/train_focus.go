@@ -178,7 +178,7 @@ Examples:
 	f.Int64("max-pages", 1000, "fetches of the training crawl")
 	f.StringArray("topic", nil, "the topic `FILE` (or built-in name) whose cosines are the features")
 	f.String("page-model", "", "judge post-scores with this page classifier instead of the topic cosine")
-	f.Bool("allow-private", false, "permit loopback and private addresses")
+	addAllowPrivateFlag(f)
 	f.Duration("min-delay", 0, "minimum pause between requests to one host")
 	f.StringArray("resolve", nil, "dial `HOST=ADDR` for matching hosts")
 	return cmd
