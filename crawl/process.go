@@ -593,7 +593,7 @@ func (c *Crawler) archive(res *fetch.Result, d *Document) string {
 	if err != nil {
 		// Without its capture the page must not be recorded: the crawl stops, and the
 		// page, still leased, is fetched again when it resumes.
-		c.failStorage(fmt.Errorf("crawl: writing the capture of %s to the WARC files: %w", target, err))
+		c.failStorage(fmt.Errorf("crawl: writing the capture of %s to the WARC files: %w; the crawl stopped and recorded no page without its capture: fix the cause (a full disk?), then run the command again to resume", target, err))
 		return ""
 	}
 	if d != nil {

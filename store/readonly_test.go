@@ -195,3 +195,16 @@ func TestOpenErrorsNameTheCause(t *testing.T) {
 		}
 	}
 }
+
+func TestFatalDiskError(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"pebble: fatal commit error: write /d/state/000009.log: no space left on device": true,
+		"pebble: flush: write /d/000010.sst: input/output error":                         true,
+		"pebble: open /d/OPTIONS: read-only file system":                                 true,
+		"pebble: unexpected sequence number 7 (want 8)":                                  false,
+	} {
+		if got := fatalDiskError(msg); got != want {
+			t.Errorf("fatalDiskError(%q) = %v", msg, got)
+		}
+	}
+}
