@@ -82,72 +82,19 @@ func TestServeCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	listen := freePort(t)
-	cmd := exec.Command(sondaBin, "serve", "--nats", ns.ClientURL(), "--cluster", "test", "--addr", listen)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "SONDA_SERVE_TOKEN=cluster-test-token-0123456789")
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	base := "http://" + listen
-
-	type apiResult struct {
-		Total   uint64   `json:"total"`
-		Partial bool     `json:"partial"`
-		Missing []string `json:"missing_shards"`
-		Hits    []struct {
-			ID    string  `json:"id"`
-			Score float64 `json:"score"`
-			Title string  `json:"title"`
-		} `json:"hits"`
-	}
-	get := func(q string) (int, apiResult, string) {
-		code, body := httpDo(t, "GET", base+"/api/search?q="+url.QueryEscape(q), "", "")
-		var r apiResult
-		if code == 200 {
-			if err := json.Unmarshal([]byte(body), &r); err != nil {
-				t.Fatalf("%q: %v: %s", q, err, body)
-			}
-		}
-		return code, r, body
-	}
-	waitFor(t, 30*time.Second, "sonda serve --nats to answer over both nodes", func() bool {
-		code, body := httpDo0(base + "/api/search?q=bridge")
-		var r apiResult
-		return code == 200 && json.Unmarshal([]byte(body), &r) == nil && r.Total > 0 && !r.Partial
-	})
+	base := startServeNATS(t, ns.ClientURL(), "test", "bridge")
 	for _, q := range []string{"bridge", "river OR canal", `"water stone" tide`, "title:harbour", "site:n2-1.example tide"} {
-		code, got, body := get(q)
 		want, err := one.Search(ctx, index.Request{Query: q})
-		if err != nil || code != 200 {
-			t.Fatalf("%q: %d %s / %v\nserve: %s", q, code, body, err, out.String())
+		if err != nil {
+			t.Fatal(err)
 		}
-		if got.Total != want.Total || len(got.Hits) != len(want.Hits) || got.Partial {
-			t.Fatalf("%q: total %d, %d hits, partial %v; one index %d, %d hits", q, got.Total, len(got.Hits), got.Partial, want.Total, len(want.Hits))
-		}
-		// Same score at every rank, the same documents above the last rank's score
-		// (documents with exactly equal scores may come in another order).
-		gotIDs := map[string]bool{}
-		for i, h := range want.Hits {
-			gotIDs[got.Hits[i].ID] = true
-			if math.Abs(got.Hits[i].Score-h.Score) > 1e-9*max(1, h.Score) {
-				t.Errorf("%q rank %d: %s %.17g, one index %s %.17g", q, i+1, got.Hits[i].ID, got.Hits[i].Score, h.ID, h.Score)
-			}
-		}
-		for _, h := range want.Hits {
-			if h.Score > want.Hits[len(want.Hits)-1].Score && !gotIDs[h.ID] {
-				t.Errorf("%q: %s (score %.17g) is not among the cluster's results", q, h.ID, h.Score)
-			}
-		}
+		sameAsOneIndex(t, q, want, apiSearch(t, base, q))
 	}
 
 	nodes[1].Close() // node-2 stops
-	code, got, body := get("bridge")
-	if code != 200 || !got.Partial || len(got.Missing) != 1 || got.Missing[0] != "node-2" || got.Total == 0 {
-		t.Errorf("node-2 down: %d partial %v missing %v total %d: %s", code, got.Partial, got.Missing, got.Total, body)
+	got := apiSearch(t, base, "bridge")
+	if !got.Partial || len(got.Missing) != 1 || got.Missing[0] != "node-2" || got.Total == 0 {
+		t.Errorf("node-2 down: partial %v missing %v total %d", got.Partial, got.Missing, got.Total)
 	}
 	for _, h := range got.Hits {
 		if !strings.Contains(h.ID, "://n1-") {
@@ -157,6 +104,80 @@ func TestServeCluster(t *testing.T) {
 	code, page := httpDo(t, "GET", base+"/search?q=bridge", "", "")
 	if code != 200 || !strings.Contains(page, `id="partial"`) || !strings.Contains(page, "node-2") {
 		t.Errorf("results page with node-2 down: %d, no partial-answer notice naming node-2", code)
+	}
+}
+
+// apiResult is what the tests read of /api/search.
+type apiResult struct {
+	Total   uint64   `json:"total"`
+	Partial bool     `json:"partial"`
+	Missing []string `json:"missing_shards"`
+	Hits    []struct {
+		ID      string  `json:"id"`
+		Score   float64 `json:"score"`
+		Title   string  `json:"title"`
+		InLinks int     `json:"in_links"`
+	} `json:"hits"`
+}
+
+// startServeNATS starts `sonda serve --nats natsURL --cluster name` and waits until it answers
+// the query probe with results and no node missing.
+func startServeNATS(t *testing.T, natsURL, name, probe string) (base string) {
+	t.Helper()
+	listen := freePort(t)
+	cmd := exec.Command(sondaBin, "serve", "--nats", natsURL, "--cluster", name, "--addr", listen)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "SONDA_SERVE_TOKEN=cluster-test-token-0123456789")
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	base = "http://" + listen
+	waitFor(t, 30*time.Second, "sonda serve --nats to answer over every node", func() bool {
+		code, body := httpDo0(base + "/api/search?q=" + url.QueryEscape(probe))
+		var r apiResult
+		return code == 200 && json.Unmarshal([]byte(body), &r) == nil && !r.Partial && r.Total > 0
+	})
+	return base
+}
+
+// apiSearch asks /api/search for q.
+func apiSearch(t *testing.T, base, q string) apiResult {
+	t.Helper()
+	code, body := httpDo(t, "GET", base+"/api/search?q="+url.QueryEscape(q), "", "")
+	var r apiResult
+	if code != 200 || json.Unmarshal([]byte(body), &r) != nil {
+		t.Fatalf("%q: %d %s", q, code, body)
+	}
+	return r
+}
+
+// sameAsOneIndex checks that the cluster's answer got is one index's want: same total,
+// the same score at every rank, the same documents above the last rank's score (documents
+// with exactly equal scores may come in another order), the same in-link counts.
+func sameAsOneIndex(t *testing.T, q string, want *index.Result, got apiResult) {
+	t.Helper()
+	if got.Total != want.Total || len(got.Hits) != len(want.Hits) || got.Partial {
+		t.Errorf("%q: total %d, %d hits, partial %v; one index %d, %d hits", q, got.Total, len(got.Hits), got.Partial, want.Total, len(want.Hits))
+		return
+	}
+	gotIDs := map[string]int{}
+	for i, h := range want.Hits {
+		gotIDs[got.Hits[i].ID] = got.Hits[i].InLinks
+		if math.Abs(got.Hits[i].Score-h.Score) > 1e-9*max(1, h.Score) {
+			t.Errorf("%q rank %d: %s %.17g, one index %s %.17g", q, i+1, got.Hits[i].ID, got.Hits[i].Score, h.ID, h.Score)
+		}
+	}
+	for _, h := range want.Hits {
+		n, ok := gotIDs[h.ID]
+		switch {
+		case !ok && h.Score > want.Hits[len(want.Hits)-1].Score:
+			t.Errorf("%q: %s (score %.17g) is not among the cluster's results", q, h.ID, h.Score)
+		case ok && n != h.InLinks:
+			t.Errorf("%q: %s has %d in-links, one index %d", q, h.ID, n, h.InLinks)
+		}
 	}
 }
 
