@@ -560,3 +560,18 @@ func TestClusterErrors(t *testing.T) {
 		t.Errorf("node --exit-when-done with a revisit policy: exit %d, %s", code, errOut)
 	}
 }
+
+// TestDemoNodes runs `sonda demo --nodes 2 --no-serve`: a cluster on the test web, judged
+// complete and polite by the test web itself.
+func TestDemoNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a NATS server and node processes")
+	}
+	out, errOut, code := run(t, nil, "demo", "--nodes", "2", "--no-serve", "--hosts", "8", "--data", filepath.Join(t.TempDir(), "demo"))
+	if code != 0 {
+		t.Fatalf("demo --nodes exited %d: %s\n%s", code, errOut, out)
+	}
+	if !strings.Contains(out, " 0 problems; politeness: 0 violations") || !strings.Contains(out, "cluster sonda: 2 members") {
+		t.Errorf("demo --nodes output:\n%s", out)
+	}
+}

@@ -125,9 +125,10 @@ func demoConfig(data string, web *testweb.Web) config.Config {
 	return cfg
 }
 
-func demoReport(out io.Writer, db *store.DB, web *testweb.Web, cfg config.Config) error {
+// demoVerdict prints the test web's verdict on a crawl: completeness and politeness.
+func demoVerdict(out io.Writer, web *testweb.Web, minDelay time.Duration, perHost int) {
 	problems := web.CheckFetches()
-	violations := web.CheckPoliteness(cfg.Politeness.MinDelay, cfg.Politeness.PerHost)
+	violations := web.CheckPoliteness(minDelay, perHost)
 	fmt.Fprintf(out, "\nchecked against the test web's ground truth: %d reachable URLs, %d problems; politeness: %d violations\n",
 		len(web.Reachable()), len(problems), len(violations))
 	for i, p := range problems {
@@ -137,6 +138,10 @@ func demoReport(out io.Writer, db *store.DB, web *testweb.Web, cfg config.Config
 		}
 		fmt.Fprintln(out, "  ", p)
 	}
+}
+
+func demoReport(out io.Writer, db *store.DB, web *testweb.Web, cfg config.Config) error {
+	demoVerdict(out, web, cfg.Politeness.MinDelay, cfg.Politeness.PerHost)
 	fmt.Fprintln(out, "\na few records (sonda export --data "+cfg.Data+" --what pages):")
 	shown := map[string]bool{}
 	return db.Pages(func(p *store.Page) error {

@@ -126,17 +126,7 @@ func demoCluster(ctx context.Context, data string, nodes int, web *testweb.Web, 
 		}
 		last = st
 	}
-	problems := web.CheckFetches()
-	violations := web.CheckPoliteness(minDelay, 1)
-	fmt.Fprintf(out, "\nchecked against the test web's ground truth: %d reachable URLs, %d problems; politeness across the cluster: %d violations\n",
-		len(web.Reachable()), len(problems), len(violations))
-	for i, p := range problems {
-		if i == 5 {
-			fmt.Fprintf(out, "  ... and %d more\n", len(problems)-5)
-			break
-		}
-		fmt.Fprintln(out, "  ", p)
-	}
+	demoVerdict(out, web, minDelay, 1) // across the cluster: one node per host at a time
 	if noServe {
 		return nil
 	}
