@@ -161,13 +161,27 @@ func (s *Server) handler(phase string) nats.MsgHandler {
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
-			select {
-			case s.sem <- struct{}{}:
-			case <-s.ctx.Done():
-				return
+			var rep reply
+			var req request
+			if err := json.Unmarshal(m.Data, &req); err != nil {
+				rep = reply{Error: fmt.Sprintf("malformed %s request: %v", phase, err)}
+			} else {
+				// The gatherer waits Budget: a search still queued after that is dropped.
+				ctx := s.ctx
+				if req.Budget > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, req.Budget)
+					defer cancel()
+				}
+				select {
+				case s.sem <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+				rep = s.answer(ctx, phase, req)
+				<-s.sem
 			}
-			defer func() { <-s.sem }()
-			b, err := json.Marshal(s.answer(phase, m.Data))
+			b, err := json.Marshal(rep)
 			if err != nil {
 				b, _ = json.Marshal(reply{Error: "encode the answer: " + err.Error()})
 			}
@@ -176,17 +190,7 @@ func (s *Server) handler(phase string) nats.MsgHandler {
 	}
 }
 
-func (s *Server) answer(phase string, data []byte) reply {
-	var req request
-	if err := json.Unmarshal(data, &req); err != nil {
-		return reply{Error: fmt.Sprintf("malformed %s request: %v", phase, err)}
-	}
-	ctx := s.ctx
-	if req.Budget > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, req.Budget)
-		defer cancel()
-	}
+func (s *Server) answer(ctx context.Context, phase string, req request) reply {
 	var rep reply
 	var err error
 	switch phase {
