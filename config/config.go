@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -324,6 +325,16 @@ func Load(path string, env []string) (Config, error) {
 		dec.KnownFields(true)
 		if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 			return c, fmt.Errorf("config: %s: %s (see `sonda init` for a commented example)", path, plainYAMLError(err))
+		}
+		// A relative data directory in a file is relative to the file, so that
+		// `sonda init mycrawl` then `sonda crawl -c mycrawl/sonda.yaml` keeps the crawl in
+		// mycrawl/sonda-data wherever it is run from (flags and variables stay relative to
+		// the working directory).
+		var set struct {
+			Data *string `yaml:"data"`
+		}
+		if yaml.Unmarshal(b, &set) == nil && set.Data != nil && *set.Data != "" && !filepath.IsAbs(c.Data) {
+			c.Data = filepath.Join(filepath.Dir(path), c.Data)
 		}
 	}
 	if err := ApplyEnv(&c, env); err != nil {

@@ -118,3 +118,31 @@ func TestByteSize(t *testing.T) {
 		t.Errorf("String = %s", s)
 	}
 }
+
+// TestDataRelativeToFile: a relative data directory in a file is relative to the file's
+// folder; an absolute one, or none, is kept.
+func TestDataRelativeToFile(t *testing.T) {
+	dir := t.TempDir()
+	for body, want := range map[string]string{
+		"data: ./sonda-data\n":  filepath.Join(dir, "sonda-data"),
+		"data: /abs/d\n":        "/abs/d",
+		"crawl:\n  seeds: []\n": Default().Data,
+	} {
+		path := filepath.Join(dir, "sonda.yaml")
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Load(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Data != want {
+			t.Errorf("%q: data = %q, want %q", body, c.Data, want)
+		}
+	}
+	// The environment is relative to the working directory, as flags are.
+	c, err := Load(filepath.Join(dir, "sonda.yaml"), []string{"SONDA_DATA=rel"})
+	if err != nil || c.Data != "rel" {
+		t.Errorf("SONDA_DATA=rel: %q, %v", c.Data, err)
+	}
+}

@@ -67,6 +67,50 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	}
 }
 
+// TestStatusOfAForeignDirectory: status on a directory that is not a crawl's does not tell
+// the user to crawl into it; on a new one it does.
+func TestStatusOfAForeignDirectory(t *testing.T) {
+	_, stderr, code := run(t, nil, "status", "--data", "/etc")
+	if code == 0 || strings.Contains(stderr, "sonda crawl --data /etc") || !strings.Contains(stderr, "not a sonda data directory") {
+		t.Errorf("status --data /etc: exit %d: %s", code, stderr)
+	}
+	fresh := filepath.Join(t.TempDir(), "new")
+	if _, stderr, _ := run(t, nil, "status", "--data", fresh); !strings.Contains(stderr, "sonda crawl --data "+fresh) {
+		t.Errorf("status on a new directory should suggest crawling there: %s", stderr)
+	}
+}
+
+// TestInitDefaultsToAPlainCrawl: init without --profile writes a plain crawl (no topic) and
+// names the profiles; the data directory it implies is where the root help says.
+func TestInitDefaultsToAPlainCrawl(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mycrawl")
+	out, stderr, code := run(t, nil, "init", dir)
+	if code != 0 {
+		t.Fatalf("init: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "sonda.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "default profile") || !strings.Contains(string(b), "\n  topics: []") {
+		t.Errorf("init without --profile did not write a plain crawl:\n%s", b)
+	}
+	for _, p := range []string{"topic", "news", "geo"} {
+		if !strings.Contains(out, p) {
+			t.Errorf("init output does not name the %s profile: %s", p, out)
+		}
+	}
+	// The root help's "Start here": data of `crawl -c mycrawl/sonda.yaml` is mycrawl/sonda-data.
+	help, _, _ := run(t, nil, "--help")
+	if !strings.Contains(help, "sonda crawl -c mycrawl/sonda.yaml") || !strings.Contains(help, "--data mycrawl/sonda-data") {
+		t.Fatalf("the root help changed; update this test:\n%s", help)
+	}
+	_, stderr, _ = run(t, nil, "status", "-c", filepath.Join(dir, "sonda.yaml"))
+	if !strings.Contains(stderr, filepath.Join(dir, "sonda-data")) {
+		t.Errorf("status -c DIR/sonda.yaml does not look in DIR/sonda-data: %s", stderr)
+	}
+}
+
 func TestInitWritesCommentedConfig(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mycrawl")
 	out, stderr, code := run(t, nil, "init", "--profile", "news", dir)

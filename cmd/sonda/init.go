@@ -25,8 +25,12 @@ and a comment saying what it does. Edit the seeds, then run:
 
   sonda crawl -c DIR/sonda.yaml
 
-Profiles pick sensible starting values: topic (a topical crawl across sites, the default),
-news (news sources, site by site) and geo (data producers and their geo files).`,
+Without --profile it is a plain crawl: every page of the seeds' sites (their registrable
+domains), no topic. Profiles pick other starting values: topic (a topical crawl across
+sites, judged by the built-in example topic until you give your own), news (news sources,
+site by site, with feeds and article records) and geo (data producers and their geo files).
+
+The data directory is DIR/sonda-data (data: in the file is relative to the file).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			text, err := config.Template(profile)
@@ -46,11 +50,15 @@ news (news sources, site by site) and geo (data producers and their geo files).`
 			if err := os.WriteFile(path, text, 0o644); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%s profile)\nnext: edit its crawl.seeds, then run: sonda crawl -c %s\n", path, orDefault(profile, "topic"), path)
+			what := "a plain crawl of the seeds' sites; other profiles: --profile topic, news or geo"
+			if profile != "" {
+				what = profile + " profile"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%s)\nnext: edit its crawl.seeds, then run: sonda crawl -c %s\n", path, what, path)
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&profile, "profile", "topic", "starting point: topic, news or geo")
+	cmd.Flags().StringVar(&profile, "profile", "", "starting point: topic, news or geo (none: a plain crawl of the seeds' sites)")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite an existing sonda.yaml")
 	return cmd
 }

@@ -35,7 +35,7 @@ state to report the frontier exactly.`,
 			st, err := crawl.ReadStatus(cfg.Data)
 			if errors.Is(err, fs.ErrNotExist) {
 				if _, serr := os.Stat(crawl.StateDir(cfg.Data)); serr != nil {
-					return usageError{fmt.Errorf("no crawl in %s (start one with: sonda crawl --data %s --seed URL)", cfg.Data, cfg.Data)}
+					return usageError{noCrawlError(cfg.Data)}
 				}
 			} else if err != nil {
 				return err
@@ -105,4 +105,16 @@ func frontierStats(data string) (frontier.Stats, error) {
 		return frontier.Stats{}, err
 	}
 	return f.Stats(), nil
+}
+
+// noCrawlError says that dir holds no crawl, and suggests starting one there only when dir
+// is new or empty: a directory full of other things (/etc, a home directory) is almost
+// surely a mistyped --data, not a place to crawl into.
+func noCrawlError(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) == 0 {
+		return fmt.Errorf("no crawl in %s (start one with: sonda crawl --data %s --seed URL)", dir, dir)
+	}
+	return fmt.Errorf("no crawl in %s: it is not a sonda data directory (it has no state/ or status.json); "+
+		"give the --data (or -c sonda.yaml) of an existing crawl, or start one in a new directory: sonda crawl --data DIR --seed URL", dir)
 }
