@@ -67,6 +67,7 @@ func Check(ctx context.Context, cfg config.Config) (CheckReport, error) {
 		responses[name] = offs
 		if problem != "" {
 			r.Problems = append(r.Problems, problem)
+			r.Repairable = true
 		}
 	}
 
@@ -149,17 +150,38 @@ func checkWARCFile(path string) (map[int64]string, int, string) {
 }
 
 // Repair gets a damaged data directory working again and says what it did and what was
-// lost: WARC files a crash left open are finished (warc.Recover), a write-ahead log
+// lost: WARC files a crash left open are finished (warc.Recover), damaged records of
+// finished ones are moved aside (warc.RepairFile), a write-ahead log
 // damaged before its end is replayed up to and past the damage (store.RepairWAL), a
 // database with corrupt tables is rebuilt from every key that reads (store.Salvage), and
 // then the search index is rebuilt from the store and the WARC files so it agrees with
 // what is left. It returns no lines when nothing needed repair.
 func Repair(ctx context.Context, cfg config.Config, o RebuildOptions) ([]string, error) {
 	var report []string
-	lines, err := warc.Recover(crawl.WARCDir(cfg.Data))
+	warcDir := crawl.WARCDir(cfg.Data)
+	lines, err := warc.Recover(warcDir)
 	report = append(report, lines...)
 	if err != nil {
 		return report, err
+	}
+	files, err := filepath.Glob(filepath.Join(warcDir, "*.warc*"))
+	if err != nil {
+		return report, err
+	}
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".warc") && !strings.HasSuffix(f, ".warc.gz") {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return report, err
+		}
+		line, err := warc.RepairFile(f)
+		if err != nil {
+			return report, err
+		}
+		if line != "" {
+			report = append(report, line, "the captures in those bytes are lost; their page records stay (sonda check data lists them)")
+		}
 	}
 	stateDir := crawl.StateDir(cfg.Data)
 	lines, err = store.RepairWAL(stateDir, store.Options{Logger: o.Logger})

@@ -51,7 +51,7 @@ func FuzzReader(f *testing.F) {
 			ParseDate(rec.Header.Get(FieldDate))
 		}
 		for _, gz := range []bool{false, true} {
-			s, err := scanFile(bytes.NewReader(data), int64(len(data)), gz)
+			s, err := scanFile(bytes.NewReader(data), int64(len(data)), gz, true)
 			if err != nil {
 				t.Fatalf("scanFile on in-memory data: %v", err)
 			}

@@ -87,7 +87,7 @@ func recoverFile(dir, name string) (string, error) {
 		return "", fmt.Errorf("warc: recover: %w", err)
 	}
 	size := info.Size()
-	s, err := scanFile(f, size, !strings.HasSuffix(final, ".warc"))
+	s, err := scanFile(f, size, !strings.HasSuffix(final, ".warc"), true)
 	if err != nil {
 		return "", fmt.Errorf("warc: recover %s: %w", path, err)
 	}
@@ -105,34 +105,9 @@ func recoverFile(dir, name string) (string, error) {
 		}
 		return fmt.Sprintf("warc: no intact record in %s (%d bytes; %s): moved to %s", name, size, s.damaged[0].reason, aside), nil
 	}
-	var lines []string
-	fills := make([][]byte, len(s.damaged))
-	gz := !strings.HasSuffix(final, ".warc")
-	for i, d := range s.damaged {
-		aside := final + DamagedSuffix + fmt.Sprint(d.start)
-		if err := saveAside(f, d, filepath.Join(dir, aside)); err != nil {
-			return "", fmt.Errorf("warc: recover %s: %w", path, err)
-		}
-		fills[i] = filler(d.end-d.start, aside, gz)
-		line := fmt.Sprintf("%d damaged bytes at offset %d (%s) moved to %s", d.end-d.start, d.start, d.reason, aside)
-		if fills[i] == nil {
-			line = fmt.Sprintf("%d damaged bytes at offset %d (%s) copied to %s and left in place, too short to replace", d.end-d.start, d.start, d.reason, aside)
-		}
-		lines = append(lines, line)
-	}
-	if len(s.damaged) > 0 {
-		// The copies must be durable before the originals are overwritten.
-		if err := syncDir(dir); err != nil {
-			return "", err
-		}
-		for i, d := range s.damaged {
-			if fills[i] == nil {
-				continue
-			}
-			if _, err := f.WriteAt(fills[i], d.start); err != nil {
-				return "", fmt.Errorf("warc: recover %s: overwrite damaged bytes at %d: %w", path, d.start, err)
-			}
-		}
+	lines, err := moveDamage(f, dir, final, s.damaged)
+	if err != nil {
+		return "", fmt.Errorf("warc: recover %s: %w", path, err)
 	}
 	if s.keep < size {
 		if err := f.Truncate(s.keep); err != nil {
@@ -158,6 +133,75 @@ func recoverFile(dir, name string) (string, error) {
 		head += "; " + strings.Join(lines, "; ") + "; each replaced in place by filler of the same length, so later records keep their offsets"
 	}
 	return head, nil
+}
+
+// moveDamage copies each damaged stretch of f (the file whose final name is final, in
+// dir) to FINAL.damaged-OFFSET, makes the copies durable, then overwrites the stretch in
+// place with filler of the same length. It returns one report line per stretch.
+func moveDamage(f *os.File, dir, final string, damaged []damage) ([]string, error) {
+	if len(damaged) == 0 {
+		return nil, nil
+	}
+	var lines []string
+	fills := make([][]byte, len(damaged))
+	gz := !strings.HasSuffix(final, ".warc")
+	for i, d := range damaged {
+		aside := final + DamagedSuffix + fmt.Sprint(d.start)
+		if err := saveAside(f, d, filepath.Join(dir, aside)); err != nil {
+			return nil, err
+		}
+		fills[i] = filler(d.end-d.start, aside, gz)
+		line := fmt.Sprintf("%d damaged bytes at offset %d (%s) moved to %s", d.end-d.start, d.start, d.reason, aside)
+		if fills[i] == nil {
+			line = fmt.Sprintf("%d damaged bytes at offset %d (%s) copied to %s and left in place, too short to replace", d.end-d.start, d.start, d.reason, aside)
+		}
+		lines = append(lines, line)
+	}
+	// The copies must be durable before the originals are overwritten.
+	if err := syncDir(dir); err != nil {
+		return nil, err
+	}
+	for i, d := range damaged {
+		if fills[i] == nil {
+			continue
+		}
+		if _, err := f.WriteAt(fills[i], d.start); err != nil {
+			return nil, fmt.Errorf("overwrite damaged bytes at %d: %w", d.start, err)
+		}
+	}
+	return lines, nil
+}
+
+// RepairFile mends a finished WARC file in place as Recover mends an open one, except that
+// it never shortens it: a finished file was closed whole, so a bad end is damage like any
+// other, moved aside and filled. Every intact record keeps its offset. It returns what it
+// did, or "" when the file reads cleanly.
+func RepairFile(path string) (string, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return "", fmt.Errorf("warc: repair: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("warc: repair: %w", err)
+	}
+	name := filepath.Base(path)
+	s, err := scanFile(f, info.Size(), !strings.HasSuffix(name, ".warc"), false)
+	if err != nil {
+		return "", fmt.Errorf("warc: repair %s: %w", path, err)
+	}
+	if len(s.damaged) == 0 {
+		return "", nil
+	}
+	lines, err := moveDamage(f, filepath.Dir(path), name, s.damaged)
+	if err != nil {
+		return "", fmt.Errorf("warc: repair %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return "", fmt.Errorf("warc: repair %s: %w", path, err)
+	}
+	return fmt.Sprintf("warc: repaired %s: %s; each replaced in place by filler of the same length, so the other records keep their offsets", name, strings.Join(lines, "; ")), nil
 }
 
 // renameNew renames from to to, refusing to replace an existing file.
@@ -271,9 +315,10 @@ func filler(n int64, note string, gz bool) []byte {
 
 // scanFile reads f (size bytes, gzip or plain) record by record and says
 // which stretches hold intact records, which are damage, and whether the end
-// is a torn tail. Only an I/O error is returned as an error: it must not be
-// mistaken for damage or a torn tail.
-func scanFile(f io.ReaderAt, size int64, gz bool) (scan, error) {
+// is a torn tail: only in a file still open (a finished one was closed whole,
+// so a bad end is damage). Only an I/O error is returned as an error: it must
+// not be mistaken for damage or a torn tail.
+func scanFile(f io.ReaderAt, size int64, gz, open bool) (scan, error) {
 	s := scan{keep: size}
 	r, err := readRun(f, 0, size, gz)
 	if err != nil {
@@ -282,7 +327,7 @@ func scanFile(f io.ReaderAt, size int64, gz bool) (scan, error) {
 	for {
 		s.records += r.records
 		if r.stop == nil {
-			if r.lastType == TypeRequest {
+			if open && r.lastType == TypeRequest {
 				// WriteCapture never ends with a request record: the capture's
 				// response was torn off, even if exactly between records, and the
 				// crawler, which never got its Location, will fetch it again.
@@ -301,7 +346,7 @@ func scanFile(f io.ReaderAt, size int64, gz bool) (scan, error) {
 			r = nr
 			continue
 		}
-		if errors.Is(r.stop, ErrTruncated) {
+		if open && errors.Is(r.stop, ErrTruncated) {
 			s.keep, s.torn = r.end, r.stop.Error()
 			if r.lastType == TypeRequest {
 				s.records--

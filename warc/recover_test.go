@@ -77,7 +77,7 @@ func TestRecoverEveryTornTail(t *testing.T) {
 				if cut < before && cut%61 != 0 && cut != infoEnd-1 && cut != infoEnd {
 					continue
 				}
-				s, err := scanFile(bytes.NewReader(full[:cut]), int64(cut), !uncompressed)
+				s, err := scanFile(bytes.NewReader(full[:cut]), int64(cut), !uncompressed, true)
 				if err != nil {
 					t.Fatalf("cut at %d: %v", cut, err)
 				}
@@ -462,5 +462,51 @@ func TestRecoverDamageAndTornTail(t *testing.T) {
 	saved, err := os.ReadFile(filepath.Join(dir, final+DamagedSuffix+"0"))
 	if !bytes.Equal(saved, data) || !strings.Contains(report[0], "no intact record") {
 		t.Fatalf("whole damaged file: aside %d bytes (%v), report %q", len(saved), err, report)
+	}
+}
+
+// TestRepairFileNeverShortens mends finished files: damage in the middle or at the end,
+// and a file cut short, all keep their length; every other record reads at its offset.
+func TestRepairFileNeverShortens(t *testing.T) {
+	fx := newFlipFixture(t, false, 8)
+	final := strings.TrimSuffix(fx.name, openSuffix)
+	last := fx.recs[len(fx.recs)-1]
+	for _, c := range []struct {
+		name   string
+		damage func([]byte) []byte
+		hit    flipRecord
+	}{
+		{"middle", func(b []byte) []byte { b[fx.recs[3].start+50] ^= 1; return b }, fx.recs[3]},
+		{"last record", func(b []byte) []byte { b[last.start+30] ^= 1; return b }, last},
+		{"cut short", func(b []byte) []byte { return b[:last.end-5] }, last},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, final)
+			data := c.damage(bytes.Clone(fx.data))
+			os.WriteFile(path, data, 0o644)
+			report, err := RepairFile(path)
+			if err != nil || !strings.Contains(report, "moved to "+final+DamagedSuffix) {
+				t.Fatalf("RepairFile: %q, %v", report, err)
+			}
+			got, _ := os.ReadFile(path)
+			if len(got) != len(data) {
+				t.Fatalf("repaired file has %d bytes, had %d", len(got), len(data))
+			}
+			for _, r := range fx.recs {
+				if r == c.hit {
+					continue
+				}
+				if rec, err := ReadRecordAt(dir, Location{File: final, Offset: r.start, Length: r.end - r.start}); err != nil || rec.Header.Get(FieldRecordID) != r.id {
+					t.Fatalf("record %s at %d after repair: %v", r.id, r.start, err)
+				}
+			}
+			if n := len(readAll(t, path)); n != len(fx.recs)-1 {
+				t.Fatalf("%d records read in sequence, want %d", n, len(fx.recs)-1)
+			}
+			if again, err := RepairFile(path); again != "" || err != nil {
+				t.Fatalf("second RepairFile: %q, %v", again, err)
+			}
+		})
 	}
 }

@@ -71,6 +71,9 @@ func newRepairCmd() *cobra.Command {
   - WARC files a crash left ".open" are finished: a torn last record is cut, damaged
     records are moved to FILE.damaged-OFFSET and filled in place so every other record
     keeps its offset;
+  - finished WARC files are read whole, and damaged records are moved aside and filled in
+    the same way (a finished file is never shortened); their captures are lost, their page
+    records stay, and check data lists them;
   - a write-ahead log damaged before its end is replayed past the damage (Pebble alone
     would stop there and drop the rest); the log is kept in DIR/damaged;
   - a crawl database with corrupt tables is rebuilt from every key that reads; the

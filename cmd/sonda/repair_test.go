@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sonda-search/sonda/testweb"
+	"github.com/sonda-search/sonda/warc"
 )
 
 // testCrawl starts a test web of cfg and returns a crawl command of it into a new data
@@ -113,5 +114,55 @@ func TestDataDirIsPrivate(t *testing.T) {
 	})
 	if err != nil || n < 5 {
 		t.Fatalf("walked %d files: %v", n, err)
+	}
+}
+
+// TestRepairDamagedWARCFile flips a byte in a response record of a finished WARC file:
+// check data names the file, repair moves the damaged bytes aside and keeps the file's
+// length, and check data afterwards reads every other record and names the one page
+// whose capture was lost.
+func TestRepairDamagedWARCFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real crawl")
+	}
+	data := crawlToEnd(t)
+	files, _ := filepath.Glob(filepath.Join(data, "warc", "*.warc.gz"))
+	if len(files) == 0 {
+		t.Fatal("the crawl wrote no WARC file")
+	}
+	rd, err := warc.OpenFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var target *warc.Record
+	for n := 0; target == nil; n++ {
+		rec, err := rd.Next()
+		if err != nil {
+			t.Fatalf("no response record among the first %d: %v", n, err)
+		}
+		if rec.Type() == warc.TypeResponse && n > 10 {
+			target = rec
+		}
+	}
+	rd.Close()
+	content, _ := os.ReadFile(files[0])
+	content[target.Offset+40] ^= 0x08
+	os.WriteFile(files[0], content, 0o600)
+
+	out, _, code := run(t, nil, "check", "data", "--data", data)
+	if code != 1 || !strings.Contains(out, "DAMAGE: warc: "+filepath.Base(files[0])) {
+		t.Fatalf("check data on a damaged WARC file: exit %d\n%s", code, out)
+	}
+	out, stderr, code := run(t, nil, "repair", "--data", data)
+	if code != 0 || !strings.Contains(out, "warc: repaired "+filepath.Base(files[0])) {
+		t.Fatalf("repair: exit %d\n%s%s", code, out, stderr)
+	}
+	if after, _ := os.ReadFile(files[0]); len(after) != len(content) {
+		t.Fatalf("repair changed the file's length from %d to %d", len(content), len(after))
+	}
+	out, _, code = run(t, nil, "check", "data", "--data", data)
+	uri := target.Header.Get(warc.FieldTargetURI)
+	if code != 1 || strings.Contains(out, "DAMAGE: warc:") || !strings.Contains(out, "1 page records point at a WARC capture that is not there") || !strings.Contains(out, uri) {
+		t.Fatalf("check data after repair: exit %d, want only the lost capture of %s named\n%s", code, uri, out)
 	}
 }
