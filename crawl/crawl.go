@@ -66,6 +66,8 @@ type Crawler struct {
 	revisit    RevisitPolicy
 	analyze    []Analyzer
 	sinks      []Sink
+	journals   []JournaledSink        // the sinks that keep a durable queue (Journal)
+	backlogs   []Backlogger           // the sinks that work behind the crawl
 	pacer      *pacer                 // crawl.budget; nil when unlimited
 	textNorm   fingerprint.Normalizer // change detection (revisit.ignore)
 	md5Print   bool                   // revisit.fingerprint: md5
@@ -151,6 +153,14 @@ func New(cfg config.Config, opts ...Option) (*Crawler, error) {
 	c.log = slog.New(slog.DiscardHandler)
 	for _, o := range opts {
 		o(c)
+	}
+	for _, s := range c.sinks {
+		if j, ok := s.(JournaledSink); ok {
+			c.journals = append(c.journals, j)
+		}
+		if b, ok := s.(Backlogger); ok {
+			c.backlogs = append(c.backlogs, b)
+		}
 	}
 	if c.scorer == nil {
 		s, err := NewLinkStrategy(cfg.Crawl.LinkStrategy)
@@ -275,6 +285,8 @@ type Summary struct {
 	// timeouts) with nothing else to do: when the crawl ended because only they were left
 	// (Reason "only waiting hosts left"), running it again retries them.
 	Waiting []frontier.ParkedHost
+	// Backlogs are how far the sinks that work behind the crawl (Backlogger) are, by name.
+	Backlogs map[string]Backlog
 }
 
 // PagesPerSecond is the fetch rate over the run.
@@ -293,6 +305,7 @@ func (c *Crawler) summary(reason string) Summary {
 		Rejected: copyCounts(&s.mu, s.byRule), LinksFound: s.linksFound.Load(), LinksQueued: s.linksQueued.Load(),
 		Disallowed: s.disallowed.Load(), Judged: s.judged.Load(), Relevant: s.relevant.Load(), Frontier: c.frontier.Stats(),
 		Freshness: c.expectedFreshness(), Render: c.rs.summary(), Waiting: c.frontier.Parked(),
+		Backlogs: c.sinkBacklogs(),
 	}
 }
 
@@ -300,6 +313,19 @@ func (c *Crawler) summary(reason string) Summary {
 // not one was answered: every seed's host failed to resolve, refused connections, is a
 // private address sonda may not reach, or timed out. The error says what each host did.
 var ErrNothingFetched = errors.New("crawl: no request got an answer")
+
+// sinkBacklogs asks the sinks that work behind the crawl how far behind they are; nil
+// when there are none.
+func (c *Crawler) sinkBacklogs() map[string]Backlog {
+	if len(c.backlogs) == 0 {
+		return nil
+	}
+	m := make(map[string]Backlog, len(c.backlogs))
+	for _, b := range c.backlogs {
+		m[b.Name()] = b.Backlog()
+	}
+	return m
+}
 
 // Run crawls until the frontier is empty (when no revisit policy keeps it going),
 // crawl.max-pages fetches were made, crawl.duration passed, or ctx is canceled. Seeds

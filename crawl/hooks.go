@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -131,6 +132,48 @@ type RobotsListener interface {
 type Sink interface {
 	Name() string
 	Consume(ctx context.Context, d *Document) error
+}
+
+// JournaledSink is a Sink that does its work behind the crawl (the search index indexes in
+// the background) and keeps a durable queue of it. Journal is called inside the batch that
+// commits the document, before Consume: what it writes to w is stored with the page record
+// or not at all, so a crash between the commit and the sink's work loses nothing. It runs
+// on the worker, inside the commit, and must be cheap.
+type JournaledSink interface {
+	Sink
+	Journal(d *Document, w store.Writer) error
+}
+
+// Backlogger is a sink that works behind the crawl and can say how far behind it is: the
+// crawl shows its backlog in the progress line, status.json and the metrics
+// (sonda_sink_backlog_documents, sonda_sink_lag_seconds).
+type Backlogger interface {
+	Sink
+	Backlog() Backlog
+}
+
+// Backlog is how far a sink is behind the crawl.
+type Backlog struct {
+	Documents int           `json:"documents"`   // committed documents the sink has not finished
+	Lag       time.Duration `json:"lag_seconds"` // age of the oldest of them
+}
+
+// MarshalJSON writes the lag in seconds.
+func (b Backlog) MarshalJSON() ([]byte, error) {
+	return fmt.Appendf(nil, `{"documents":%d,"lag_seconds":%.3f}`, b.Documents, b.Lag.Seconds()), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (b *Backlog) UnmarshalJSON(data []byte) error {
+	var v struct {
+		Documents int     `json:"documents"`
+		Lag       float64 `json:"lag_seconds"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	b.Documents, b.Lag = v.Documents, time.Duration(v.Lag*float64(time.Second))
+	return nil
 }
 
 // LinkFilter decides, after the scope rules, whether a discovered link is queued at all: a

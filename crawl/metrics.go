@@ -162,6 +162,9 @@ func newMetrics(c *Crawler) *metrics {
 		})
 		reg.MustRegister(m.renderSeconds)
 	}
+	if len(c.backlogs) > 0 {
+		reg.MustRegister(&backlogCollector{c: c})
+	}
 	reg.MustRegister(&labeledCounts{s: s, field: func(s *stats) map[string]int64 { return s.byError },
 		desc: prometheus.NewDesc("sonda_fetch_errors_total", "Fetches recorded with an error, by kind.", []string{"kind"}, nil)})
 	reg.MustRegister(&labeledCounts{s: s, field: func(s *stats) map[string]int64 { return s.byStatus },
@@ -182,5 +185,26 @@ func (l *labeledCounts) Describe(ch chan<- *prometheus.Desc) { ch <- l.desc }
 func (l *labeledCounts) Collect(ch chan<- prometheus.Metric) {
 	for k, v := range copyCounts(&l.s.mu, l.field(l.s)) {
 		ch <- prometheus.MustNewConstMetric(l.desc, prometheus.CounterValue, float64(v), k)
+	}
+}
+
+var (
+	backlogDocsDesc = prometheus.NewDesc("sonda_sink_backlog_documents",
+		"Committed documents a sink that works behind the crawl (the search index) has not finished.", []string{"sink"}, nil)
+	backlogLagDesc = prometheus.NewDesc("sonda_sink_lag_seconds",
+		"Age of the oldest document a sink that works behind the crawl has not finished.", []string{"sink"}, nil)
+)
+
+// backlogCollector reports the sinks' backlogs (Backlogger).
+type backlogCollector struct{ c *Crawler }
+
+func (b *backlogCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- backlogDocsDesc
+	ch <- backlogLagDesc
+}
+func (b *backlogCollector) Collect(ch chan<- prometheus.Metric) {
+	for name, bl := range b.c.sinkBacklogs() {
+		ch <- prometheus.MustNewConstMetric(backlogDocsDesc, prometheus.GaugeValue, float64(bl.Documents), name)
+		ch <- prometheus.MustNewConstMetric(backlogLagDesc, prometheus.GaugeValue, bl.Lag.Seconds(), name)
 	}
 }

@@ -650,6 +650,11 @@ func (c *Crawler) finish(l *frontier.Lease, d *Document, out frontier.Outcome, e
 		if err := d.Commit(b); err != nil {
 			return err
 		}
+		for _, j := range c.journals {
+			if err := j.Journal(d, b); err != nil {
+				return fmt.Errorf("sink %s: %w", j.Name(), err)
+			}
+		}
 		return store.AddVisit(b, key, visit)
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,6 +31,9 @@ type Progress struct {
 	Freshness *float64
 	// Render describes rendering (render.mode auto or always); nil when it is off.
 	Render *RenderSummary
+	// Backlogs are how far the sinks that work behind the crawl are (the search index), by
+	// sink name.
+	Backlogs map[string]Backlog
 }
 
 // String is the one-line form shown on a terminal. With a topic it ends with the running
@@ -46,6 +50,15 @@ func (p Progress) String() string {
 	if r := p.Render; r != nil {
 		s += fmt.Sprintf("  rendered %d (p50 %dms p99 %dms, +%d links, %d restarts, browser %s)",
 			r.Renders, r.P50Ms, r.P99Ms, r.LinksAdded, r.Restarts, FormatBytes(r.MemoryBytes))
+	}
+	names := make([]string, 0, len(p.Backlogs))
+	for name := range p.Backlogs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		b := p.Backlogs[name]
+		s += fmt.Sprintf("  %s lag %d docs %.1fs", name, b.Documents, b.Lag.Seconds())
 	}
 	return s
 }
@@ -90,6 +103,9 @@ type Status struct {
 	Render *RenderSummary `json:"render,omitempty"`
 	// Waiting lists the hosts that wait for a retry with nothing else to do.
 	Waiting []WaitingHost `json:"waiting_hosts,omitempty"`
+	// Backlogs are how far the sinks that work behind the crawl (the search index) are
+	// behind it, by sink name.
+	Backlogs map[string]Backlog `json:"backlogs,omitempty"`
 }
 
 // WaitingHost is a host that waits for a retry, in status.json.
@@ -121,7 +137,7 @@ func (c *Crawler) progress(prevPages int64, interval time.Duration) Progress {
 	fs := c.frontier.Stats()
 	p := Progress{Elapsed: time.Since(s.started), Pages: s.pages.Load(), Queued: fs.Queued, InFlight: fs.InFlight,
 		Hosts: fs.Hosts, Errors: s.errors.Load(), Bytes: s.bytes.Load(), Judged: s.judged.Load(), Relevant: s.relevant.Load(),
-		Freshness: c.expectedFreshness()}
+		Freshness: c.expectedFreshness(), Backlogs: c.sinkBacklogs()}
 	if c.rs.r != nil {
 		r := c.rs.summary()
 		r.Hosts = nil // the line shows totals
@@ -139,7 +155,7 @@ func (c *Crawler) writeStatus(state string, sum Summary) {
 		Pages: sum.Pages, RobotsTxt: sum.RobotsTxt, Bytes: sum.Bytes, Queued: sum.Frontier.Queued, InFlight: sum.Frontier.InFlight,
 		Seen: sum.Frontier.Seen, Hosts: sum.Frontier.Hosts, PagesPerS: sum.PagesPerSecond(), Errors: sum.Errors,
 		Statuses: sum.Statuses, Rejected: sum.Rejected, Judged: sum.Judged, Relevant: sum.Relevant,
-		ExpectedFreshness: sum.Freshness}
+		ExpectedFreshness: sum.Freshness, Backlogs: sum.Backlogs}
 	if c.rs.r != nil {
 		st.Render = &sum.Render
 	}
