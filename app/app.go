@@ -13,10 +13,13 @@
 //     verticals keep their records in it.
 //   - The link graph (in the database) and the search index, DATA/index, when
 //     Options.Search asks for them, or when Options.Crawl does and search.index is on.
-//   - An index that was not closed cleanly (a kill, a power cut) is caught up before
-//     anything reads or writes it: the pages fetched since ten minutes before its last
-//     persisted write are replayed from the store and the WARC files into the link graph
-//     and the index (index.Replay), shaped as the live crawl shaped them (Restorers).
+//   - Crawls feed the index behind them (search.index-mode async, or sync for
+//     read-your-writes): each page committed is also put in the index's durable queue
+//     (index.Queue, in the store, in the page's own commit) and removed from it once the
+//     index has persisted it. Pages left in the queue (a kill, a power cut) are caught up
+//     before anything reads or writes the index: replayed from the store and the WARC files
+//     into the link graph and the index (index.Replay), shaped as the live crawl shaped
+//     them (Restorers).
 //     A new index (first use, search.index turned on later, or one whose creation a crash
 //     interrupted, which index.Open makes anew) gets everything the store holds.
 //
@@ -70,6 +73,7 @@ type Instance struct {
 	Index *index.Index
 
 	crawl bool            // Options.Crawl
+	queue *index.Queue    // with Index: the pages committed and not yet persisted in it
 	isink *index.Sink     // with Index: writes crawled pages into it
 	gsink *linkgraph.Sink // with Graph: records their links, then tells isink whose anchors changed
 	// geo keeps the dataset documents in the index in step with the geo catalog (with
@@ -79,10 +83,6 @@ type Instance struct {
 
 // ErrInUse means another process has the data directory open.
 var ErrInUse = errors.New("the data directory is in use by another sonda process")
-
-// catchUpMargin is how far before the index's checkpoint a catch-up starts: pages whose
-// fetch began before the checkpoint may have been written to the index after it.
-const catchUpMargin = 10 * time.Minute
 
 // Open opens cfg.Data (creating it when it does not exist) and prepares what o asks for.
 func Open(cfg config.Config, o Options) (*Instance, error) {
@@ -119,23 +119,24 @@ func Open(cfg config.Config, o Options) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	in.isink = in.newIndexSink()
+	if in.queue, err = index.OpenQueue(db); err != nil {
+		return nil, err
+	}
+	in.isink = in.newIndexSink(true)
 	// The link graph first, so a page's anchors are in it when the index writes the page.
 	in.gsink = linkgraph.NewSink(in.Graph, in.isink.Touch)
 	switch st := in.Index.Stats(); {
-	case o.ReadOnly && (st.Created || st.Unclean):
+	case o.ReadOnly && (st.Created || in.queue.Len() > 0):
 		// Catching up writes the link graph into the crawl database, which is read-only.
-		in.log.Warn("the search index is new or was not closed cleanly and may miss the pages fetched last; the next sonda crawl or serve catches it up")
+		in.log.Warn("the search index is new or behind the store and may miss the pages fetched last; the next sonda crawl or serve catches it up")
 	case st.Created:
 		// A new index (first use, search.index turned on, or one whose creation a crash
 		// interrupted): replay whatever the crawl already recorded. Nothing, on first use.
-		if err := in.catchUp(context.Background(), time.Time{}); err != nil {
+		if err := in.catchUp(context.Background(), true); err != nil {
 			return nil, err
 		}
-	case st.Unclean:
-		since := in.Index.Checkpoint().Add(-catchUpMargin)
-		in.log.Warn("the search index was not closed cleanly; re-indexing the pages fetched since its last persisted write", "since", since.Format(time.RFC3339))
-		if err := in.catchUp(context.Background(), since); err != nil {
+	case in.queue.Len() > 0:
+		if err := in.catchUp(context.Background(), false); err != nil {
 			return nil, err
 		}
 	}
@@ -166,8 +167,24 @@ func (in *Instance) openSearch() error {
 
 // newIndexSink is a sink that writes crawled (or replayed) pages into the index, in
 // batches as search.batch-size and search.batch-delay say.
-func (in *Instance) newIndexSink() *index.Sink {
-	return index.NewSink(in.Index, in.Graph, index.SinkOptions{BatchSize: in.cfg.Search.BatchSize, Delay: in.cfg.Search.BatchDelay, Logger: in.log})
+// The crawls' sink journals pages in the instance's queue and, with search.index-mode
+// sync, makes each crawl worker wait for its page; replays (catch-up, rebuild) write in
+// batches without either.
+func (in *Instance) newIndexSink(forCrawls bool) *index.Sink {
+	o := index.SinkOptions{BatchSize: in.cfg.Search.BatchSize, Delay: in.cfg.Search.BatchDelay, Logger: in.log}
+	if forCrawls {
+		o.Sync, o.Queue = in.cfg.Search.IndexMode == config.IndexSync, in.queue
+	}
+	return index.NewSink(in.Index, in.Graph, o)
+}
+
+// IndexBacklog is how far the index is behind the crawls: pages committed and not yet
+// persisted in it, and the age of the oldest (zero without an index).
+func (in *Instance) IndexBacklog() crawl.Backlog {
+	if in.isink == nil {
+		return crawl.Backlog{}
+	}
+	return in.isink.Backlog()
 }
 
 // IndexOptions are the search settings of cfg, for an index ranked with a link graph the
@@ -194,15 +211,39 @@ func (in *Instance) Config() config.Config { return in.cfg }
 // Normalizer is the crawl's URL normalizer (link-graph and record keys are its URLs).
 func (in *Instance) Normalizer() *urlnorm.Normalizer { return in.norm }
 
-// catchUp replays the pages fetched since a time (zero: all) into the link graph and the
-// index: after a crash, the index may have lost its last batches (see package index on
-// durability); a new index has none of what the store already holds.
-func (in *Instance) catchUp(ctx context.Context, since time.Time) error {
-	st, err := index.Replay(ctx, in.DB, crawl.WARCDir(in.cfg.Data), []crawl.Sink{in.gsink, in.isink}, in.replayOptions(since))
+// catchUp replays pages into the link graph (whose updates may be lost too) and the index,
+// from the store and the WARC files: everything the store holds (all: a new index), or the
+// pages left in the index's queue, committed by a crawl that stopped (a kill, a power cut)
+// before the index persisted them. The queue's entries are removed once the index has
+// persisted the replay. Indexing is by URL, so a page that was indexed after all is not
+// indexed twice.
+func (in *Instance) catchUp(ctx context.Context, all bool) error {
+	var urls []string
+	var seqs []uint64
+	err := in.queue.Entries(func(seq uint64, url string) error {
+		urls, seqs = append(urls, url), append(seqs, seq)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	ro := in.replayOptions(time.Time{})
+	if !all {
+		in.log.Warn("the search index is behind the store (the last crawl stopped before it caught up); re-indexing the pages queued for it", "pages", len(urls))
+		ro.URLs = urls
+	}
+	replay := in.newIndexSink(false)
+	st, err := index.Replay(ctx, in.DB, crawl.WARCDir(in.cfg.Data), []crawl.Sink{in.gsink, replay}, ro)
+	if cerr := replay.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return fmt.Errorf("catching the search index up (sonda index rebuild redoes it all): %w", err)
 	}
-	if err := in.isink.Flush(ctx); err != nil {
+	if err := in.Index.Sync(ctx); err != nil {
+		return err
+	}
+	if err := in.queue.Remove(seqs); err != nil {
 		return err
 	}
 	if st.Replayed > 0 || st.Missing > 0 {
@@ -228,7 +269,7 @@ func (in *Instance) AfterCrawl(ctx context.Context) error {
 	if in.isink == nil {
 		return nil
 	}
-	if err := in.isink.Flush(ctx); err != nil {
+	if err := in.isink.Compact(ctx); err != nil {
 		return err
 	}
 	return in.rank(ctx)

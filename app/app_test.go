@@ -402,9 +402,9 @@ const crashEnv = "APP_TEST_CRASH_CHILD"
 
 // TestCatchUpAfterCrash: a process crawls with the index's batches held back (a long batch
 // delay) and exits without closing the index, as sonda serve or sonda crawl killed
-// mid-crawl would. The index is then unclean and short of pages; the next Open of the
-// directory (serve's: search and crawl) catches it up from the store and the WARC files,
-// article kind included.
+// mid-crawl would. The index is then unclean and short of pages, which wait in its queue;
+// the next Open of the directory (serve's: search and crawl) catches it up from the store
+// and the WARC files, article kind included, and empties the queue.
 func TestCatchUpAfterCrash(t *testing.T) {
 	if os.Getenv(crashEnv) != "" {
 		crashChild(t)
@@ -444,7 +444,15 @@ func TestCatchUpAfterCrash(t *testing.T) {
 	if err := news.Each(db, func(*news.Article) error { articles++; return nil }); err != nil {
 		t.Fatal(err)
 	}
+	q, err := index.OpenQueue(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued := q.Len()
 	db.Close()
+	if queued+int(left.Documents) < pages {
+		t.Errorf("the crash left %d pages in the index queue and %d in the index, the store has %d: pages were lost", queued, left.Documents, pages)
+	}
 	if !left.Unclean || left.Documents >= int64(pages) {
 		t.Fatalf("the crash left an index that is unclean: %v, with %d of %d pages; the test needs one that lost pages", left.Unclean, left.Documents, pages)
 	}
@@ -459,6 +467,118 @@ func TestCatchUpAfterCrash(t *testing.T) {
 	}
 	if got := search(t, in.Index, "type:article").Total; int(got) != articles || articles < len(web.Hosts()) {
 		t.Errorf("%d articles after catching up; the store has %d article records (at least one per host)", got, articles)
+	}
+	if n := in.queue.Len(); n != 0 {
+		t.Errorf("%d pages left in the index queue after catching up", n)
+	}
+}
+
+// TestAsyncIndexMatchesSync: the same web crawled with search.index-mode sync (each page
+// searchable before the crawl moves on), and with async by a process that exits with the
+// index far behind (nothing persisted, everything in the queue), caught up when the
+// directory is opened again: both indexes hold every page once and rank every query's
+// top 10 alike.
+func TestAsyncIndexMatchesSync(t *testing.T) {
+	if os.Getenv(crashEnv) != "" {
+		crashChild(t)
+		return
+	}
+	web := startWeb(t, testweb.Config{Seed: 8, Hosts: 4, PagesPerHost: 12, Disable: testweb.AllFeatures &^ testweb.Robots})
+	syncCfg := crawlWeb(t, web, func(c *config.Config) { c.Search.IndexMode = config.IndexSync })
+
+	asyncData := t.TempDir()
+	env := []string{"SONDA_DATA=" + asyncData, "SONDA_CRAWL_SEEDS=" + strings.Join(web.Seeds(), ","),
+		"SONDA_FETCH_RESOLVE=" + web.Resolve(), "SONDA_FETCH_ALLOW_PRIVATE=true", "SONDA_POLITENESS_MIN_DELAY=0s",
+		"SONDA_SCOPE_FOLLOW=any", "SONDA_SCOPE_ALLOW_DOMAINS=test", "SONDA_SCOPE_MAX_DEPTH=0", "SONDA_SEARCH_INDEX_MODE=async"}
+	child := exec.Command(os.Args[0], "-test.run=^TestAsyncIndexMatchesSync$", "-test.count=1")
+	child.Env = append(append(os.Environ(), env...), crashEnv+"=1")
+	if out, err := child.CombinedOutput(); err != nil {
+		t.Fatalf("crawling child: %v\n%s", err, out)
+	}
+	asyncCfg := syncCfg
+	asyncCfg.Data = asyncData
+	db, err := store.Open(crawl.StateDir(asyncData), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := index.OpenQueue(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if queued := q.Len(); queued < 40 {
+		t.Errorf("the crawling child left %d pages in the index queue; the test needs the index far behind", queued)
+	}
+	db.Close()
+
+	open := func(cfg config.Config) (*Instance, map[string]bool) {
+		in, err := Open(cfg, Options{Search: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { in.Close() })
+		if _, err := in.Graph.ComputePageRank(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		ids := map[string]bool{}
+		for page := 1; ; page++ {
+			res, err := in.Index.Search(context.Background(), index.Request{Query: "type:page", PerPage: 100, Page: page})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range res.Hits {
+				if ids[h.ID] {
+					t.Errorf("%s: %s is in the index twice", cfg.Data, h.ID)
+				}
+				ids[h.ID] = true
+			}
+			if len(res.Hits) < 100 {
+				break
+			}
+		}
+		if n := htmlPages(t, in.DB); n != len(ids) || n < 40 {
+			t.Errorf("%s: %d documents in the index, %d pages in the store", cfg.Data, len(ids), n)
+		}
+		return in, ids
+	}
+	syncIn, syncIDs := open(syncCfg)
+	asyncIn, asyncIDs := open(asyncCfg)
+	if !maps.Equal(syncIDs, asyncIDs) {
+		t.Fatalf("the indexes hold different pages: %d sync, %d async", len(syncIDs), len(asyncIDs))
+	}
+	// Queries: words of the pages' titles, one and two at a time.
+	var queries []string
+	err = syncIn.DB.Pages(func(p *store.Page) error {
+		if w := strings.Fields(p.Title); len(w) >= 2 && len(queries) < 30 {
+			queries = append(queries, w[0], w[0]+" "+w[1])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := func(in *Instance, q string) []string {
+		res, err := in.Index.Search(context.Background(), index.Request{Query: q, PerPage: 10})
+		if err != nil {
+			t.Fatalf("search %q: %v", q, err)
+		}
+		var ids []string
+		for _, h := range res.Hits {
+			ids = append(ids, h.ID)
+		}
+		return ids
+	}
+	compared := 0
+	for _, q := range queries {
+		s, a := top(syncIn, q), top(asyncIn, q)
+		if !slices.Equal(s, a) {
+			t.Errorf("%q: top 10 differ\nsync  %v\nasync %v", q, s, a)
+		}
+		if len(s) > 1 {
+			compared++
+		}
+	}
+	if compared < 10 {
+		t.Errorf("only %d of %d queries found more than one page; the comparison needs more", compared, len(queries))
 	}
 }
 

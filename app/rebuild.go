@@ -71,7 +71,7 @@ func Rebuild(ctx context.Context, cfg config.Config, o RebuildOptions) (RebuildS
 	if st.PageRank, err = in.Graph.ComputePageRank(ctx); err != nil {
 		return st, err
 	}
-	in.isink = in.newIndexSink()
+	in.isink = in.newIndexSink(false)
 	if err := replay("documents", in.isink); err != nil {
 		return st, err
 	}

@@ -9,6 +9,7 @@ import (
 // (packages index and linkgraph read it).
 type Search struct {
 	Index            bool          `yaml:"index"`
+	IndexMode        string        `yaml:"index-mode"`
 	Operator         string        `yaml:"operator"`
 	MaxResults       int           `yaml:"max-results"`
 	Cache            int           `yaml:"cache"`
@@ -16,6 +17,29 @@ type Search struct {
 	BatchDelay       time.Duration `yaml:"batch-delay"`
 	PageRankInterval time.Duration `yaml:"pagerank-interval"`
 	Ranking          Ranking       `yaml:"ranking"`
+}
+
+// How a crawl feeds the search index (search.index-mode; `--index off` is search.index
+// false).
+const (
+	// IndexAsync: the crawl commits a page and moves on; the index catches up in batches
+	// behind it, from a durable queue.
+	IndexAsync = "async"
+	// IndexSync: the crawl waits until each page is searchable (read-your-writes).
+	IndexSync = "sync"
+)
+
+// SetIndex applies a --index flag value: off, async or sync.
+func (s *Search) SetIndex(mode string) error {
+	switch mode {
+	case "off":
+		s.Index = false
+	case IndexAsync, IndexSync:
+		s.Index, s.IndexMode = true, mode
+	default:
+		return fmt.Errorf("%q is not off, async or sync", mode)
+	}
+	return nil
 }
 
 // Ranking are the weights of the search ranking (see package index's Ranking).
@@ -46,6 +70,11 @@ func (c *Config) validateSearch(errs *[]string) {
 	}
 	if s.MaxResults < 10 {
 		add("search.max-results: must be at least 10 (got %d)", s.MaxResults)
+	}
+	switch s.IndexMode {
+	case IndexAsync, IndexSync:
+	default:
+		add("search.index-mode: %q is not async or sync", s.IndexMode)
 	}
 	if s.BatchSize < 1 {
 		add("search.batch-size: must be at least 1 (got %d)", s.BatchSize)

@@ -42,20 +42,32 @@
 //
 // Put and Delete return once their documents are searchable; scorch persists each batch
 // in the background, usually within a second, and Close waits for it (Options.SyncWrites
-// makes every write wait for its fsync, about four times slower). The crawl sink (Sink)
-// also queues documents for at most its flush delay to write them in batches. So a crash
-// can lose the last second or two of index writes — never the crawl's records, which the
-// store keeps. The index knows how far it got: every batch carries the latest fetch time
-// of its documents (Checkpoint), persisted with it or lost with it, and an index that was
-// not closed cleanly says so at the next Open (Stats.Unclean). `sonda crawl` then replays
-// the pages fetched since shortly before the checkpoint from the store and the WARC files
-// (Replay) before it crawls on. The store is the source of truth: `sonda index rebuild`
-// recreates the whole index from it.
+// makes every write wait for its fsync, about four times slower). The crawl does not wait
+// for either: its Sink queues documents and writes them in large batches behind the crawl.
+// What makes that safe is the Queue, a durable queue in the crawl database: the crawl
+// adds a page to it in the very batch that commits the page's record (Sink.Journal), and
+// the sink removes the entries of a batch once the index has persisted it (Index.Sync). A
+// crash (kill -9, power cut) so never loses a page the store kept: the entries left are
+// replayed from the store and the WARC files (Replay) when the data directory is opened
+// next (package app), and since documents are indexed by URL, a page that was indexed
+// after all is not indexed twice. The store is the source of truth: `sonda index rebuild`
+// recreates the whole index from it. Every batch also carries the latest fetch time of its
+// documents (Checkpoint), and an index that was not closed cleanly says so at the next
+// Open (Stats.Unclean).
 //
 // Open creates an index atomically: it is built (mapping persisted) in a sibling folder
 // and renamed into place, so a crash while creating it leaves no index rather than one that
 // cannot be opened. An index whose creation never finished (left by an older sonda) is made
 // anew; Stats.Created tells the caller to replay the crawl's records into it.
+//
+// # Anchor text
+//
+// A page's document carries the anchor text of the links to it, from the link graph, as
+// of when the document is written. Links found later would mean rewriting the whole
+// document for each new one; the sink instead notes the documents whose anchors changed
+// and rewrites a bounded number of them per batch (SinkOptions.RefreshShare, a quarter of
+// the documents written), the rest when the crawl ends (Sink.Compact). A fetched page so
+// costs the same whatever the size of the index, and anchor text is at most one crawl old.
 package index
 
 import (

@@ -34,6 +34,9 @@ type ReplayOptions struct {
 	RobotsAgent string
 	// Since, when set, replays only pages fetched at or after it (catching up after a crash).
 	Since time.Time
+	// URLs, when not nil, are the only pages replayed (the entries of the index's Queue),
+	// instead of every page record; URLs without a record are skipped.
+	URLs []string
 	// Progress, when set, is called now and then with the pages replayed and the total.
 	Progress func(done, total int)
 	// Analyzers run on every replayed document before the sinks, in order, as the crawl
@@ -68,7 +71,7 @@ func Replay(ctx context.Context, db *store.DB, warcDir string, sinks []crawl.Sin
 		off  int64
 	}
 	var refs []ref
-	err := db.Pages(func(p *store.Page) error {
+	add := func(p *store.Page) error {
 		if !opts.Since.IsZero() && p.FetchedAt.Before(opts.Since) {
 			return nil
 		}
@@ -80,7 +83,29 @@ func Replay(ctx context.Context, db *store.DB, warcDir string, sinks []crawl.Sin
 		}
 		refs = append(refs, r)
 		return ctx.Err()
-	})
+	}
+	var err error
+	if opts.URLs == nil {
+		err = db.Pages(add)
+	} else {
+		seen := make(map[urlnorm.Key]bool, len(opts.URLs))
+		for _, raw := range opts.URLs {
+			u, perr := opts.Normalizer.Parse(raw)
+			if perr != nil || seen[u.Key()] {
+				continue
+			}
+			seen[u.Key()] = true
+			p, ok, perr := db.Page(u.Key())
+			if perr != nil {
+				return ReplayStats{}, perr
+			}
+			if ok {
+				if err = add(p); err != nil {
+					break
+				}
+			}
+		}
+	}
 	if err != nil {
 		return ReplayStats{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/text"
 )
 
@@ -51,31 +52,48 @@ func DocFromCrawl(d *crawl.Document) (Doc, Action) {
 	return doc, action
 }
 
-func docFromCrawl(d *crawl.Document) (Doc, Action) {
+// actionOf says what a crawled document means for the index, without building it.
+func actionOf(d *crawl.Document) Action {
 	rec := d.Record
-	if rec == nil {
+	switch {
+	case rec == nil:
+		return Keep
+	case rec.Error == "robots-disallowed":
+		return Remove
+	case d.Fetch == nil || rec.Status == 0 || rec.Status == 304:
+		return Keep
+	case rec.Status == 404 || rec.Status == 410:
+		return Remove
+	case rec.Status >= 300 && rec.Status < 400:
+		return Remove // the content, if any, is indexed under the target's URL
+	case rec.Status < 200 || rec.Status >= 300:
+		return Keep
+	case rec.NoIndex || rec.DuplicateOf != "":
+		return Remove
+	case d.Text == "" && rec.Title == "":
+		return Remove // nothing to search: a binary file, an empty page
+	}
+	return Add
+}
+
+// docID is a crawled document's index ID: its canonical URL.
+func docID(d *crawl.Document) string {
+	if !d.URL.IsZero() {
+		return d.URL.String()
+	}
+	return d.Record.URL
+}
+
+func docFromCrawl(d *crawl.Document) (Doc, Action) {
+	action := actionOf(d)
+	if action == Keep {
 		return Doc{}, Keep
 	}
-	id := rec.URL
-	if !d.URL.IsZero() {
-		id = d.URL.String()
-	}
+	rec := d.Record
+	id := docID(d)
 	doc := Doc{ID: id, Kind: KindPage, URL: id}
-	switch {
-	case rec.Error == "robots-disallowed":
+	if action == Remove {
 		return doc, Remove
-	case d.Fetch == nil || rec.Status == 0 || rec.Status == 304:
-		return doc, Keep
-	case rec.Status == 404 || rec.Status == 410:
-		return doc, Remove
-	case rec.Status >= 300 && rec.Status < 400:
-		return doc, Remove // the content, if any, is indexed under the target's URL
-	case rec.Status < 200 || rec.Status >= 300:
-		return doc, Keep
-	case rec.NoIndex || rec.DuplicateOf != "":
-		return doc, Remove
-	case d.Text == "" && rec.Title == "":
-		return doc, Remove // nothing to search: a binary file, an empty page
 	}
 	doc.Title = rec.Title
 	doc.Body = text.CutBytes(d.Text, maxIndexedText)
@@ -125,13 +143,31 @@ func hostOf(u string) string {
 
 // SinkOptions tune a Sink. The zero value is usable.
 type SinkOptions struct {
-	// BatchSize is how many documents are written together (default 256).
+	// BatchSize is how many waiting documents make the writer start a batch (default 256);
+	// it then writes every document waiting, in one index batch.
 	BatchSize int
-	// Delay is the longest a document waits to be written (default 1s).
+	// Delay is the longest a document waits for the writer (default 1s).
 	Delay time.Duration
+	// MaxBacklog bounds the documents consumed and not yet written (default 16 × BatchSize):
+	// when the writer is that far behind, Consume waits for it, so the sink's memory and the
+	// index's lag stay bounded.
+	MaxBacklog int
+	// Sync makes Consume return only once its document is searchable: read-your-writes, at
+	// the cost of the crawl waiting for the index (search.index-mode sync).
+	Sync bool
+	// Queue, when set, is the durable queue: Journal records every document the crawl
+	// commits in the commit's own batch, and the sink removes the entries of a batch once
+	// the batch is persisted in the index. Without it a crash loses what was not persisted.
+	Queue *Queue
 	// Anchors is how many distinct anchor texts of in-links a document gets (default 64).
 	Anchors int
-	Logger  *slog.Logger
+	// RefreshShare bounds anchor refreshes while a crawl runs: documents rewritten because
+	// links to them appeared after they were written, at most this many per document
+	// written or removed (default 0.25; when no page waits, a batch's worth at every
+	// Delay). A fetched page so costs the same whatever the size of the index; Compact
+	// (called by Close) rewrites the rest.
+	RefreshShare float64
+	Logger       *slog.Logger
 }
 
 // SinkStore is what a Sink needs of the index: *Index is one.
@@ -141,13 +177,24 @@ type SinkStore interface {
 	Document(ctx context.Context, id string) (Doc, bool, error)
 }
 
-// Sink indexes a crawl as it goes: give it to crawl.WithSinks. Documents are queued and
-// written in batches, at the latest Delay after they arrive; Close writes what is queued.
-// A crash loses the queue; see the package doc for how the index recovers.
+// syncer is a SinkStore that can wait until its writes are persisted (*Index): a sink with
+// a Queue removes entries only after that.
+type syncer interface {
+	Sync(ctx context.Context) error
+}
+
+// Sink indexes a crawl behind it: give it to crawl.WithSinks. Consume only queues a
+// document (in memory, bounded by MaxBacklog); a writer goroutine takes everything queued,
+// at the latest Delay after it arrived, and writes it in one index batch. With a Queue,
+// every document is also journaled in the crawl's commit (Journal), and its entry removed
+// once the index has persisted it, so a crash loses nothing: the entries left are indexed
+// again when the data directory is opened next (package app).
 //
 // With a link graph, a document gets the anchor text of the links to it when it is
-// written, and Touch (wired to linkgraph.NewSink's onChange) queues documents whose
-// in-links changed after they were written, so their anchor text follows the graph.
+// written, and Touch (wired to linkgraph.NewSink's onChange) notes documents whose
+// in-links changed after they were written: they are rewritten with their new anchors,
+// a bounded share per batch (RefreshShare) and the rest by Compact, so anchor text lags the
+// graph by at most one crawl.
 type Sink struct {
 	ix    SinkStore
 	links Links
@@ -159,8 +206,20 @@ type Sink struct {
 	// Flushes could write two versions of a document in the wrong order.
 	flushing sync.Mutex
 	mu       sync.Mutex
+	cond     *sync.Cond // on mu: a batch was taken, written or failed; the sink closed
 	pending  map[string]pendingOp
+	seqs     []uint64  // queue entries of the pending documents
+	since    time.Time // arrival of the oldest pending document
+	taken    int       // documents of the batch being written
+	takenAt  time.Time // arrival of its oldest document
+	batches  uint64    // batches taken
+	okBatch  uint64    // the latest batch written
+	badBatch uint64    // the latest batch that failed, with badErr
+	badErr   error
+	closed   bool
+	journal  map[*crawl.Document]uint64 // queue entries of documents journaled, not yet consumed
 	touched  map[string]struct{}
+	credit   float64 // anchor refreshes the batches written so far allow (RefreshShare)
 
 	kick chan struct{}
 	stop chan struct{}
@@ -189,14 +248,21 @@ func NewSink(ix SinkStore, links Links, opts SinkOptions) *Sink {
 	if opts.Delay <= 0 {
 		opts.Delay = time.Second
 	}
+	if opts.MaxBacklog <= 0 {
+		opts.MaxBacklog = 16 * opts.BatchSize
+	}
 	if opts.Anchors <= 0 {
 		opts.Anchors = 64
+	}
+	if opts.RefreshShare <= 0 {
+		opts.RefreshShare = 0.25
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Sink{ix: ix, links: links, opts: opts, pending: map[string]pendingOp{}, touched: map[string]struct{}{},
-		kick: make(chan struct{}, 1), stop: make(chan struct{})}
+		journal: map[*crawl.Document]uint64{}, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	s.cond = sync.NewCond(&s.mu)
 	s.done.Add(1)
 	go s.loop()
 	return s
@@ -205,30 +271,78 @@ func NewSink(ix SinkStore, links Links, opts SinkOptions) *Sink {
 // Name implements crawl.Sink.
 func (s *Sink) Name() string { return "index" }
 
-// Consume implements crawl.Sink.
-func (s *Sink) Consume(ctx context.Context, d *crawl.Document) error {
-	doc, action := DocFromCrawl(d)
-	if action == Keep {
+// Journal implements crawl.JournaledSink: inside the batch that commits d, it adds d to
+// the durable queue (when the sink has one and d changes the index).
+func (s *Sink) Journal(d *crawl.Document, w store.Writer) error {
+	if s.opts.Queue == nil || actionOf(d) == Keep {
 		return nil
 	}
-	s.mu.Lock()
-	s.pending[doc.ID] = pendingOp{doc: doc, remove: action == Remove}
-	n := len(s.pending)
-	s.mu.Unlock()
-	switch {
-	case n >= 8*s.opts.BatchSize:
-		// The writer is behind: write from here, so the queue stays bounded.
-		return s.Flush(ctx)
-	case n >= s.opts.BatchSize:
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
+	seq, err := s.opts.Queue.Add(w, docID(d))
+	if err != nil {
+		return err
 	}
+	s.mu.Lock()
+	s.journal[d] = seq
+	s.mu.Unlock()
 	return nil
 }
 
-// Touch queues documents whose in-links changed, so their anchor text is refreshed.
+// Consume implements crawl.Sink: it queues d for the writer. It waits while the writer
+// is MaxBacklog documents behind, and with SinkOptions.Sync until d is searchable.
+func (s *Sink) Consume(ctx context.Context, d *crawl.Document) error {
+	doc, action := DocFromCrawl(d)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seq, journaled := s.journal[d]
+	delete(s.journal, d)
+	if action == Keep {
+		return nil
+	}
+	for len(s.pending) >= s.opts.MaxBacklog && !s.closed {
+		s.kickWriter()
+		s.cond.Wait()
+	}
+	if len(s.pending) == 0 {
+		s.since = time.Now()
+	}
+	s.pending[doc.ID] = pendingOp{doc: doc, remove: action == Remove}
+	if journaled {
+		s.seqs = append(s.seqs, seq)
+	}
+	if s.closed {
+		return nil // Close writes it
+	}
+	if !s.opts.Sync {
+		if len(s.pending) >= s.opts.BatchSize {
+			s.kickWriter()
+		}
+		return nil
+	}
+	// Read-your-writes: the batch after the one being written takes d.
+	target := s.batches + 1
+	s.kickWriter()
+	for {
+		switch {
+		case s.okBatch >= target:
+			return nil
+		case s.badBatch >= target:
+			return s.badErr // d stays queued: a later batch writes it
+		case s.closed:
+			return nil
+		}
+		s.cond.Wait()
+	}
+}
+
+// kickWriter wakes the writer without waiting for it.
+func (s *Sink) kickWriter() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Touch notes documents whose in-links changed, so their anchor text is refreshed.
 func (s *Sink) Touch(urls []string) {
 	if s.links == nil {
 		return
@@ -255,35 +369,88 @@ func (s *Sink) loop() {
 		case <-t.C:
 		case <-s.kick:
 		}
+		s.mu.Lock()
+		idle := len(s.pending) == 0
+		if idle && len(s.touched) > 0 {
+			// Nothing new to write: refresh as much as a full batch would allow.
+			s.credit = max(s.credit, s.opts.RefreshShare*float64(s.opts.BatchSize))
+		}
+		skip := idle && (len(s.touched) == 0 || s.credit < 1)
+		s.mu.Unlock()
+		if skip {
+			continue
+		}
 		if err := s.Flush(context.Background()); err != nil {
 			s.opts.Logger.Warn("search index write failed; the documents stay queued", "error", err)
 		}
 	}
 }
 
-// Flush writes the queued documents and refreshes a bounded number of touched ones.
-// When it returns, every document queued before the call is written (or the error says
-// why not), including those a concurrent Flush had taken.
+// Flush writes the queued documents and refreshes the anchors of as many touched ones as
+// RefreshShare allows. When it returns, every document queued before the call is written
+// (or the error says why not), including those a concurrent Flush had taken; with a
+// Queue, they are persisted and their entries removed.
 func (s *Sink) Flush(ctx context.Context) error {
 	s.flushing.Lock()
 	defer s.flushing.Unlock()
 	s.mu.Lock()
-	batch := s.pending
-	s.pending = make(map[string]pendingOp, len(batch))
-	var touched []string
+	batch, seqs := s.pending, s.seqs
+	s.pending, s.seqs = make(map[string]pendingOp, len(batch)), nil
+	s.taken, s.takenAt, s.since = len(batch), s.since, time.Time{}
+	s.batches++
+	no := s.batches
 	for u := range s.touched {
 		if _, queued := batch[u]; queued {
 			delete(s.touched, u) // written below with fresh anchors
-			continue
 		}
-		if len(touched) >= 4*s.opts.BatchSize {
+	}
+	s.cond.Broadcast() // room for Consume
+	s.mu.Unlock()
+
+	err := s.writeBatch(ctx, batch)
+	if err == nil && len(seqs) > 0 {
+		err = s.persist(ctx, seqs)
+	}
+
+	s.mu.Lock()
+	s.taken, s.takenAt = 0, time.Time{}
+	if err != nil {
+		// Put the batch back, unless newer versions arrived meanwhile.
+		for id, op := range batch {
+			if _, newer := s.pending[id]; !newer {
+				if len(s.pending) == 0 {
+					s.since = time.Now()
+				}
+				s.pending[id] = op
+			}
+		}
+		s.seqs = append(s.seqs, seqs...)
+		s.badBatch, s.badErr = no, err
+	} else {
+		s.okBatch = no
+		s.credit += s.opts.RefreshShare * float64(len(batch))
+	}
+	s.cond.Broadcast()
+	var touched []string
+	for u := range s.touched {
+		if len(touched) >= min(int(s.credit), 4*s.opts.BatchSize) {
 			break
 		}
 		touched = append(touched, u)
 		delete(s.touched, u)
 	}
+	s.credit -= float64(len(touched))
 	s.mu.Unlock()
+	if err != nil {
+		s.failed.Add(int64(len(batch)))
+		return err
+	}
+	return s.refresh(ctx, touched)
+}
 
+// writeBatch writes a batch of documents: the additions in one index batch, then the
+// removals.
+func (s *Sink) writeBatch(ctx context.Context, batch map[string]pendingOp) error {
 	var puts []Doc
 	var removes []string
 	for id, op := range batch {
@@ -293,28 +460,29 @@ func (s *Sink) Flush(ctx context.Context) error {
 		}
 		puts = append(puts, s.withLinks(op.doc))
 	}
-	err := s.write(ctx, puts, removes)
-	if err != nil {
-		// Put the batch back, unless newer versions arrived meanwhile.
-		s.mu.Lock()
-		for id, op := range batch {
-			if _, newer := s.pending[id]; !newer {
-				s.pending[id] = op
-			}
-		}
-		s.mu.Unlock()
-		s.failed.Add(int64(len(batch)))
+	if err := s.write(ctx, puts, removes); err != nil {
 		return err
 	}
 	s.indexed.Add(int64(len(puts)))
 	s.removed.Add(int64(len(removes)))
-	return s.refresh(ctx, touched)
+	return nil
+}
+
+// persist waits until the index has persisted what was written, then removes the queue
+// entries seqs.
+func (s *Sink) persist(ctx context.Context, seqs []uint64) error {
+	if sy, ok := s.ix.(syncer); ok {
+		if err := sy.Sync(ctx); err != nil {
+			return err
+		}
+	}
+	return s.opts.Queue.Remove(seqs)
 }
 
 func (s *Sink) write(ctx context.Context, puts []Doc, removes []string) error {
 	var errs []error
-	for i := 0; i < len(puts); i += s.opts.BatchSize {
-		errs = append(errs, s.ix.Put(ctx, puts[i:min(i+s.opts.BatchSize, len(puts))]...))
+	if len(puts) > 0 {
+		errs = append(errs, s.ix.Put(ctx, puts...))
 	}
 	if len(removes) > 0 {
 		errs = append(errs, s.ix.Delete(ctx, removes...))
@@ -363,30 +531,81 @@ func (s *Sink) refresh(ctx context.Context, urls []string) error {
 	return nil
 }
 
+// Compact writes what is queued, then rewrites every touched document whose anchors
+// changed, whatever RefreshShare allows: the anchor text in the index is then the graph's.
+// Long-lived processes call it when a crawl ends (app.Instance.AfterCrawl); Close does.
+func (s *Sink) Compact(ctx context.Context) error {
+	if err := s.Flush(ctx); err != nil {
+		return err
+	}
+	for {
+		s.mu.Lock()
+		var touched []string
+		for u := range s.touched {
+			if len(touched) >= 4*s.opts.BatchSize {
+				break
+			}
+			touched = append(touched, u)
+			delete(s.touched, u)
+		}
+		s.mu.Unlock()
+		if len(touched) == 0 {
+			return nil
+		}
+		if err := s.refresh(ctx, touched); err != nil {
+			return err
+		}
+	}
+}
+
 // SinkStats counts what a Sink did.
 type SinkStats struct {
 	Indexed, Removed, Refreshed, Failed int64
 	Dropped                             int64 // anchor refreshes dropped (see maxTouched)
-	Queued                              int
+	Queued                              int   // documents consumed and not yet written
+	Touched                             int   // documents waiting for an anchor refresh
 }
 
 // Stats returns the sink's counters.
 func (s *Sink) Stats() SinkStats {
 	s.mu.Lock()
-	q := len(s.pending)
+	q, t := len(s.pending)+s.taken, len(s.touched)
 	s.mu.Unlock()
 	return SinkStats{Indexed: s.indexed.Load(), Removed: s.removed.Load(), Refreshed: s.refreshed.Load(), Failed: s.failed.Load(),
-		Dropped: s.dropped.Load(), Queued: q}
+		Dropped: s.dropped.Load(), Queued: q, Touched: t}
 }
 
-// Close writes what is queued, refreshes every touched document, and stops the writer.
-// The index stays open.
+// Backlog implements crawl.Backlogger: the documents consumed and not yet written (with a
+// Queue: committed and not yet persisted, which includes them) and the age of the oldest.
+func (s *Sink) Backlog() crawl.Backlog {
+	s.mu.Lock()
+	n, oldest := len(s.pending)+s.taken, s.since
+	if !s.takenAt.IsZero() {
+		oldest = s.takenAt
+	}
+	s.mu.Unlock()
+	if q := s.opts.Queue; q != nil {
+		n = max(n, q.Len())
+	}
+	b := crawl.Backlog{Documents: n}
+	if !oldest.IsZero() {
+		b.Lag = time.Since(oldest)
+	}
+	return b
+}
+
+// Close writes what is queued, refreshes every touched document (Compact), and stops the
+// writer. The index stays open.
 func (s *Sink) Close() error {
 	s.once.Do(func() { close(s.stop) })
 	s.done.Wait()
+	s.mu.Lock()
+	s.closed = true
+	s.cond.Broadcast()
+	s.mu.Unlock()
 	ctx := context.Background()
 	for {
-		if err := s.Flush(ctx); err != nil {
+		if err := s.Compact(ctx); err != nil {
 			return err
 		}
 		s.mu.Lock()

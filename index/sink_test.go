@@ -118,3 +118,46 @@ func TestSinkFlushWaitsForBackgroundWrite(t *testing.T) {
 		t.Fatalf("written %v, want the one page", got)
 	}
 }
+
+// TestSinkBacklogIsBounded: when the writer is MaxBacklog documents behind, Consume waits
+// for it instead of queueing more, and Backlog reports how far behind it is.
+func TestSinkBacklogIsBounded(t *testing.T) {
+	g := &gatedStore{entered: make(chan struct{}, 4), gate: make(chan struct{})}
+	s := NewSink(g, nil, SinkOptions{BatchSize: 2, MaxBacklog: 3, Delay: time.Hour})
+	defer func() { close(g.gate); s.Close() }()
+	page := func(i int) *crawl.Document {
+		return &crawl.Document{Fetch: &fetch.Result{}, Text: "reactor fuel",
+			Record: &store.Page{URL: "http://a.test/" + string(rune('a'+i)), Status: 200}}
+	}
+	// Two pages start a batch, which the store holds.
+	for i := range 2 {
+		if err := s.Consume(context.Background(), page(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-g.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the writer never took the first batch")
+	}
+	// Three more wait; the sixth must wait for room.
+	for i := 2; i < 5; i++ {
+		if err := s.Consume(context.Background(), page(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b := s.Backlog(); b.Documents != 5 || b.Lag <= 0 {
+		t.Errorf("backlog %+v, want 5 documents and a positive lag", b)
+	}
+	consumed := make(chan error, 1)
+	go func() { consumed <- s.Consume(context.Background(), page(5)) }()
+	select {
+	case err := <-consumed:
+		t.Fatalf("Consume returned (%v) with the backlog full", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	g.gate <- struct{}{} // the first batch is written: the writer takes the next three
+	if err := <-consumed; err != nil {
+		t.Fatal(err)
+	}
+}

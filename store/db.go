@@ -24,6 +24,7 @@
 //	f  feeds and sitemaps the crawl knows, by URL key (package feeds)
 //	o  news topics and their articles with read state (package news)
 //	c  cluster mode: the outbox of links and URL states waiting for JetStream (package cluster)
+//	i  search index queue: pages committed, not yet persisted in the index (package index)
 //
 // # Durability
 //

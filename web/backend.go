@@ -182,6 +182,15 @@ type CrawlStatus struct {
 	Relevant    int64    `json:"relevant"`
 	HarvestRate *float64 `json:"harvest_rate"`
 	History     []Sample `json:"history,omitzero"` // one sample a second, oldest first
+	// IndexBacklog is how far the search index is behind the crawl (it indexes behind it,
+	// search.index-mode async); nil when the crawl does not feed an index.
+	IndexBacklog *IndexBacklog `json:"index_backlog,omitempty"`
+}
+
+// IndexBacklog is how far the search index is behind the crawl.
+type IndexBacklog struct {
+	Documents  int     `json:"documents"`   // pages committed, not yet persisted in the index
+	LagSeconds float64 `json:"lag_seconds"` // how long the oldest of them has waited
 }
 
 // HostCount is a host and its number of records.

@@ -39,7 +39,8 @@ those in flight get crawl.stop-grace (5s) to finish and be recorded. A second Ct
 at once; like kill -9, it loses nothing but the pages that were in flight.
 
 Without a revisit policy the crawl ends when no URL is left to fetch. A progress line shows
-pages/s, the queue, hosts and errors, and with a topic the running harvest rate (relevant
+pages/s, the queue, hosts and errors, how far the search index lags (it indexes behind the
+crawl, from a durable queue: --index), and with a topic the running harvest rate (relevant
 pages / judged pages); ` + "`sonda status --data DIR`" + ` reads the same figures from another
 terminal.
 
@@ -99,10 +100,26 @@ func addCrawlFlags(f *pflag.FlagSet) {
 	f.String("revisit", "", "revisit fetched pages with `POLICY`: "+strings.Join(revisit.PolicyNames, ", ")+" (optimal needs --budget)")
 	f.String("budget", "", "requests per second shared by discovery and revisits, e.g. 10/s, 600/min, 90000/d")
 	f.String("render", "", "run pages' JavaScript in headless Chromium: `never`, auto (pages that look script-built, on hosts where it pays) or always (see render: in sonda.yaml)")
+	addIndexFlag(f)
 }
+
+// addIndexFlag adds --index, shared by crawl and serve.
+func addIndexFlag(f *pflag.FlagSet) {
+	f.String("index", "", "how crawls feed the search index: async (in batches behind the crawl, the default), sync (each page searchable before the crawl moves on) or off")
+}
+
+// indexFlag applies --index (search.index and search.index-mode).
+var indexFlag = settingFlag{"index", func(c *config.Config, f *pflag.FlagSet) error {
+	mode, err := f.GetString("index")
+	if err != nil {
+		return err
+	}
+	return c.Search.SetIndex(mode)
+}}
 
 // crawlFlags bind the crawl command's setting flags to the configuration.
 var crawlFlags = []settingFlag{
+	indexFlag,
 	{"max-pages", func(c *config.Config, f *pflag.FlagSet) (err error) {
 		c.Crawl.MaxPages, err = f.GetInt64("max-pages")
 		return

@@ -165,19 +165,5 @@ func TestKill9IndexCatchesUp(t *testing.T) {
 // lists for the data directory: what the search index should hold.
 func exportedHTMLPages(t *testing.T, data string) int {
 	t.Helper()
-	out, stderr, code := run(t, nil, "export", "--data", data, "--what", "pages")
-	if code != 0 {
-		t.Fatalf("export: %s", stderr)
-	}
-	pages := 0
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var p struct {
-			Status      int    `json:"status"`
-			ContentType string `json:"content_type"`
-		}
-		if json.Unmarshal([]byte(line), &p) == nil && p.Status == 200 && p.ContentType == "text/html" {
-			pages++
-		}
-	}
-	return pages
+	return len(exportedHTMLURLs(t, data))
 }

@@ -87,10 +87,12 @@ Examples:
 	cmd.Flags().String("addr", "", "listen on `HOST:PORT` (default serve.addr: 127.0.0.1:8080; port 0 picks a free one)")
 	cmd.Flags().String("nats", "", "search a cluster through the NATS server at `URL` (nats://HOST:PORT) instead of a data directory")
 	cmd.Flags().String("cluster", "", "the cluster's `NAME` on that NATS server, with --nats (cluster.name, default sonda)")
+	addIndexFlag(cmd.Flags())
 	return cmd
 }
 
 var serveFlags = append([]settingFlag{
+	indexFlag,
 	{"addr", func(c *config.Config, f *pflag.FlagSet) (err error) {
 		c.Serve.Addr, err = f.GetString("addr")
 		return

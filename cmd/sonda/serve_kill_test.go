@@ -68,7 +68,7 @@ func TestKill9ServeIndexCatchesUp(t *testing.T) {
 	if pages < 30 || res.Total != pages {
 		t.Errorf("after the kill the reopened server's index has %d documents, the store %d pages", res.Total, pages)
 	}
-	if !strings.Contains(log.String(), "re-indexing the pages fetched since") {
+	if !strings.Contains(log.String(), "re-indexing the pages queued for it") {
 		t.Errorf("the reopened server did not say it catches the index up:\n%s", log.String())
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -66,6 +68,10 @@ state to report the frontier exactly.`,
 			}
 			fmt.Fprintf(out, "pages:     %d fetched (%d robots.txt), %s, %.1f pages/s\n", st.Pages, st.RobotsTxt, crawl.FormatBytes(st.Bytes), st.PagesPerS)
 			fmt.Fprintf(out, "frontier:  %d queued, %d in flight, %d seen, %d hosts active\n", st.Queued, st.InFlight, st.Seen, st.Hosts)
+			for _, name := range slices.Sorted(maps.Keys(st.Backlogs)) {
+				b := st.Backlogs[name]
+				fmt.Fprintf(out, "%-10s %d pages behind the crawl, the oldest for %s\n", name+":", b.Documents, formatDuration(b.Lag))
+			}
 			if st.Judged > 0 {
 				fmt.Fprintf(out, "harvest:   %d of %d judged pages relevant (%.1f%%)\n", st.Relevant, st.Judged, 100*float64(st.Relevant)/float64(st.Judged))
 			}

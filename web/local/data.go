@@ -218,6 +218,8 @@ func (b backends) Stats(ctx context.Context) (web.Stats, error) {
 	if ist.Unclean {
 		st.Extra["index_unclean"] = true
 	}
+	// How far the index is behind the crawls (it indexes behind them: search.index-mode).
+	st.Extra["index_backlog"] = b.d.app.IndexBacklog()
 	if r := b.d.Graph.Summary(); r != nil {
 		st.Extra["pagerank"] = r
 	}

@@ -267,6 +267,9 @@ func (r *Runner) statusLocked(s *session) web.CrawlStatus {
 		st.State = "stopping"
 	}
 	s.counts.fill(&st)
+	if b, ok := p.Backlogs["index"]; ok {
+		st.IndexBacklog = &web.IndexBacklog{Documents: b.Documents, LagSeconds: b.Lag.Seconds()}
+	}
 	return st
 }
 

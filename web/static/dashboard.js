@@ -103,6 +103,8 @@
     var errs = Object.keys(st.errors).map(function (k) { return { k: k, v: st.errors[k] }; });
     errs.sort(function (a, b) { return b.v - a.v || (a.k < b.k ? -1 : 1); });
     figure("errors", fmt.format(errs.reduce(function (a, e) { return a + e.v; }, 0)));
+    var lag = st.index_backlog;
+    figure("index_backlog", lag ? fmt.format(lag.documents) + " pages, " + lag.lag_seconds.toFixed(1) + " s" : "–");
     var harvest = st.harvest_rate;
     figure("harvest_rate", harvest === null ? "no topic" : (100 * harvest).toFixed(1) + "%");
     var hist = st.history.map(function (p) { return { t: Date.parse(p.at), pps: p.pages_per_second, q: p.queued, h: p.harvest_rate }; });
