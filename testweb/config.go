@@ -83,6 +83,13 @@ type Config struct {
 	// host, whose politeness then adds their costs up.
 	HostileHosts bool
 
+	// Corpus and TextBytes give ordinary pages realistic prose for benchmarks: after
+	// their generated text, paragraphs of Corpus (real text: see LoadCorpus), taken in
+	// order from a place the page's seed picks, until the page has TextBytes of them.
+	// Both zero (the default): generated text only.
+	Corpus    []string
+	TextBytes int
+
 	// KeepHeaders records each request's full header in Request.Header.
 	// Off by default: a long benchmark would keep every header map alive.
 	KeepHeaders bool

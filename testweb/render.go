@@ -165,6 +165,14 @@ func (w *Web) appendPage(b []byte, res *resource) []byte {
 		}
 		b = append(b, "</p>\n"...)
 	}
+	if c := w.cfg.Corpus; len(c) > 0 && len(src.text) == 0 {
+		for i, n := int(src.seed%uint64(len(c))), 0; n < w.cfg.TextBytes; i = (i + 1) % len(c) {
+			b = append(b, "<p>"...)
+			b = appendEscaped(b, c[i])
+			b = append(b, "</p>\n"...)
+			n += len(c[i])
+		}
+	}
 	if src.extras {
 		b = append(b, "<ul class=\"tools\">\n<li><a href=\"mailto:editor@"...)
 		b = append(b, src.site.name...)

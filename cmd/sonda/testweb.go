@@ -20,7 +20,8 @@ func newTestwebCmd() *cobra.Command {
 	var hosts, pages int
 	var seed int64
 	var bench bool
-	var topic, labels string
+	var topic, labels, corpus string
+	var textBytes int
 	cmd := &cobra.Command{
 		Use:   "testweb [--addr HOST:PORT] [--hosts N] [--seed S]",
 		Short: "Serve the synthetic test web on loopback",
@@ -28,7 +29,10 @@ func newTestwebCmd() *cobra.Command {
 www.site07.test on one listener, with robots.txt files, sitemaps, redirects, errors, slow
 and endless answers, compression, wrong charsets, crawler traps and duplicates. Point a
 crawl at it with the printed --resolve mapping (the .test domain never resolves otherwise).
---bench serves plain pages only, for throughput measurements.
+--bench serves plain pages only, for throughput measurements. --corpus DIR adds real prose
+to every ordinary page (paragraphs of the .txt files in DIR, such as the Dragnet main texts
+in the shared test data) until it has --text-bytes of it, and serves no robots.txt files:
+the realistic pages of the crawl benchmark (docs/benchmarks.md).
 
 --topical TOPIC serves the topical test web instead (sites on many themes with topical
 locality; see sonda eval focus), with seeds chosen for TOPIC (nuclear or geo); --labels
@@ -39,6 +43,14 @@ FILE writes its ground truth, one JSON line per page with its theme.`,
 			if bench {
 				cfg = testweb.Bench(hosts)
 				cfg.Seed, cfg.PagesPerHost = seed, pages
+			}
+			if corpus != "" {
+				paras, err := testweb.LoadCorpus(corpus)
+				if err != nil {
+					return usageError{fmt.Errorf("--corpus: %w", err)}
+				}
+				cfg.Corpus, cfg.TextBytes = paras, textBytes
+				cfg.Disable |= testweb.Robots
 			}
 			web := testweb.New(cfg)
 			seeds := web.Seeds()
@@ -81,6 +93,8 @@ FILE writes its ground truth, one JSON line per page with its theme.`,
 	cmd.Flags().IntVar(&pages, "pages", 20, "average pages per host")
 	cmd.Flags().Int64Var(&seed, "seed", 1, "generator seed: the same seed serves the same web")
 	cmd.Flags().BoolVar(&bench, "bench", false, "plain pages only (no slow, trap or error pages), for benchmarks")
+	cmd.Flags().StringVar(&corpus, "corpus", "", "add real prose from the .txt files in `DIR` to every page (and serve no robots.txt)")
+	cmd.Flags().IntVar(&textBytes, "text-bytes", 11000, "with --corpus: bytes of prose per page")
 	cmd.Flags().StringVar(&topic, "topical", "", "serve the topical test web, seeded for `TOPIC` (nuclear, geo)")
 	cmd.Flags().StringVar(&labels, "labels", "", "with --topical: write the ground truth to `FILE` (JSON lines)")
 	return cmd
