@@ -65,8 +65,14 @@ func newClusterRig(t *testing.T, standalone bool) *clusterRig {
 	if testing.Short() {
 		t.Skip("runs a NATS server and crawler node processes")
 	}
-	web := testweb.New(testweb.Config{Seed: 7, Hosts: 24, PagesPerHost: 14, Disable: testweb.Slow | testweb.Traps,
+	return newClusterRigOn(t, standalone, testweb.Config{Seed: 7, Hosts: 24, PagesPerHost: 14, Disable: testweb.Slow | testweb.Traps,
 		KeepHeaders: true, Retries: config.Default().Politeness.MaxRetries})
+}
+
+// newClusterRigOn is newClusterRig on a test web of the given configuration.
+func newClusterRigOn(t *testing.T, standalone bool, wc testweb.Config) *clusterRig {
+	t.Helper()
+	web := testweb.New(wc)
 	if _, err := web.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -283,6 +289,13 @@ func (r *clusterRig) check(extraOK int) int {
 		}
 	}
 	r.mu.Unlock()
+	r.checkPolite()
+	return extra
+}
+
+// checkPolite checks politeness cluster-wide and that two nodes never fetch a host at once.
+func (r *clusterRig) checkPolite() {
+	r.t.Helper()
 	for _, v := range r.web.CheckPoliteness(clusterDelay, 1) {
 		r.t.Errorf("politeness: %s (nodes %s then %s)", v, nodeOf(v.Prev), nodeOf(v.Next))
 	}
@@ -300,7 +313,6 @@ func (r *clusterRig) check(extraOK int) int {
 			}
 		}
 	}
-	return extra
 }
 
 // checkStatus waits until `sonda cluster status` shows members nodes serving every
