@@ -316,6 +316,44 @@ func testShardDown(t *testing.T, c *splitCluster) {
 	if err != nil || len(full.Missing) > 0 {
 		t.Fatal(err, full.Missing)
 	}
+	// node-p answers the statistics and query phases as node-3 does (it relays them) but
+	// fails the fetch: the page keeps node-3's results in place, with ID and score only,
+	// and names node-p.
+	for _, phase := range []string{"stats", "query", "fetch"} {
+		sub, err := c.nc.Subscribe(search.Subject("", "node-p", phase), func(m *nats.Msg) {
+			if phase == "fetch" {
+				m.Respond([]byte(`{"error":"disk gone"}`))
+				return
+			}
+			rep, err := c.nc.Request(search.Subject("", "node-3", phase), m.Data, 10*time.Second)
+			if err == nil {
+				m.Respond(rep.Data)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sub.Unsubscribe() })
+	}
+	relayed, err := c.gatherer(t, []string{"node-1", "node-2", "node-4", "node-p"}, 10*time.Second).Search(ctx, index.Request{Query: "flow"})
+	if err != nil || !slices.Equal(relayed.Missing, []string{"node-p"}) || relayed.Total != full.Total || len(relayed.Hits) != len(full.Hits) {
+		t.Fatalf("fetch failing: %v, missing %v, total %d of %d", err, relayed.Missing, relayed.Total, full.Total)
+	}
+	bare := 0
+	for i, h := range relayed.Hits {
+		if h.ID != full.Hits[i].ID || !sameScore(h.Score, full.Hits[i].Score) {
+			t.Errorf("fetch failing: rank %d is %s %v, want %s %v", i+1, h.ID, h.Score, full.Hits[i].ID, full.Hits[i].Score)
+		}
+		if h.Title == "" {
+			bare++
+			if h.URL != h.ID {
+				t.Errorf("unfetched %s shows URL %q", h.ID, h.URL)
+			}
+		}
+	}
+	if bare == 0 {
+		t.Errorf("no result of node-3 among the first %d: the fetch failure is not exercised", len(full.Hits))
+	}
 	c.servers[1].Close() // node-2 stops
 	g := c.gatherer(t, append(slices.Clone(c.nodes), "node-5"), 500*time.Millisecond)
 	start := time.Now()
