@@ -63,7 +63,19 @@ Examples:
 			if err != nil {
 				return err
 			}
+			var prof *cpuProfile
+			if path, _ := cmd.Flags().GetString("profile"); path != "" {
+				if prof, err = startCPUProfile(path); err != nil {
+					return usageError{err}
+				}
+			}
 			sum, err := runCrawl(cmd.Context(), cfg, seeds, cmd.ErrOrStderr())
+			if prof != nil {
+				// After runCrawl: the index's last batches and PageRank count too.
+				if perr := prof.stop(cmd.ErrOrStderr(), sum.Pages); perr != nil && err == nil {
+					err = perr
+				}
+			}
 			if errors.Is(err, crawl.ErrNothingFetched) {
 				// The summary says what each host did; the exit status says it failed.
 				printSummary(cmd.OutOrStdout(), cfg.Data, sum)
@@ -78,6 +90,7 @@ Examples:
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&seeds, "seed", nil, "start `URL` (repeatable); added to crawl.seeds")
+	f.String("profile", "", "write a CPU profile of the whole crawl to `FILE` and print the CPU per stage (index, parse, fingerprint, WARC, store...) per page")
 	addCrawlFlags(f)
 	return cmd
 }
