@@ -52,7 +52,7 @@ func BenchmarkRouting(b *testing.B) {
 	ran := make(chan struct{})
 	go func() { _ = n.Run(ctx); close(ran) }()
 	defer func() { cancel(); <-ran }() // before the crawler closes its database
-	for n.admitted.Load() == 0 { // wait until it serves its partitions: admit one URL
+	for n.admitted.Load() == 0 {       // wait until it serves its partitions: admit one URL
 		_ = n.Add([]frontier.Item{benchItem(-1)})
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -50,6 +50,9 @@ func (n *Node) newMetrics() *metrics {
 	counter("sonda_cluster_admitted_total", "Routed URLs this node admitted as their owner.", func() float64 {
 		return float64(n.admitted.Load())
 	})
+	counter("sonda_cluster_links_skipped_total", "Discovered links not routed: this node's seen set has them, or it routed them recently.", func() float64 {
+		return float64(n.skipped.Load())
+	})
 	counter("sonda_cluster_published_total", "Outbox records published to JetStream.", func() float64 {
 		return float64(n.published.Load())
 	})

@@ -100,6 +100,8 @@ type Node struct {
 	leaving   atomic.Bool  // Run is ending: claim nothing, stop heartbeats
 	rate      rateMeter
 	metrics   *metrics
+	sent      *forwarded // URLs routed and acknowledged recently: not routed again
+	skipped   atomic.Int64
 	doneCh    chan struct{}
 	doneOnce  sync.Once
 }
@@ -155,6 +157,7 @@ func Join(ctx context.Context, nc *nats.Conn, o Options) (*Node, error) {
 		return nil, err
 	}
 	n.metrics = n.newMetrics()
+	n.sent = newForwarded(1 << 17)
 	return n, nil
 }
 
@@ -343,6 +346,10 @@ func (n *Node) Route(b *pebble.Batch, done frontier.Item, out frontier.Outcome) 
 		return n.out.put(b, kind, subject, payload)
 	}
 	for _, it := range out.Discovered {
+		if n.known(it.Key) {
+			n.skipped.Add(1)
+			continue
+		}
 		if err := put(kindLink, n.names.links(n.partitionOf(it.Host)), encodeItem(toWire(it))); err != nil {
 			return err
 		}
@@ -367,6 +374,18 @@ func (n *Node) Route(b *pebble.Batch, done frontier.Item, out frontier.Outcome) 
 	n.rate.add(now)
 	n.kick()
 	return nil
+}
+
+// known says a link need not be routed: its owner has it already. Either this node's seen
+// set has it (every key there was first recorded in the cluster's state stream, by this
+// node or by the owner it rebuilt a partition from), or this node routed it recently and
+// JetStream acknowledged it (so a crash cannot lose it).
+func (n *Node) known(k [16]byte) bool {
+	if n.sent.has(k) {
+		return true
+	}
+	seen, err := n.fr.Seen(k)
+	return err == nil && seen
 }
 
 // Add implements crawl.Router: seeds and sitemap URLs go to their owners through the outbox.
@@ -1100,6 +1119,11 @@ func (n *Node) relayOnce(ctx context.Context) (int, error) {
 	for _, m := range msgs {
 		if !m.written.IsZero() {
 			n.metrics.routingLag.Observe(acked.Sub(m.written).Seconds())
+		}
+		if m.kind == kindLink {
+			if w, err := decodeItem(m.payload); err == nil && len(w.Key) == 16 {
+				n.sent.add([16]byte(w.Key))
+			}
 		}
 	}
 	b := n.db.NewBatch()

@@ -93,6 +93,7 @@ func (o *outbox) put(b *pebble.Batch, kind byte, subject string, payload []byte)
 type outMsg struct {
 	key     []byte
 	id      string // JetStream message id: node and sequence, never reused
+	kind    byte
 	subject string
 	payload []byte
 	written time.Time // when the page that found it was committed
@@ -109,7 +110,7 @@ func (o *outbox) decode(k, v []byte) (outMsg, error) {
 		return outMsg{}, errors.New("cluster: corrupt outbox record")
 	}
 	seq := binary.BigEndian.Uint64(k[len(prefixOutbox):])
-	return outMsg{key: append([]byte(nil), k...), id: fmt.Sprintf("%s-%d", o.node, seq),
+	return outMsg{key: append([]byte(nil), k...), id: fmt.Sprintf("%s-%d", o.node, seq), kind: v[0],
 		subject: string(rest[:i]), payload: append([]byte(nil), rest[i+1:]...), written: written}, nil
 }
 

@@ -165,3 +165,8 @@ func (f *Frontier) Unseen(items []Item) ([]Item, error) {
 	}
 	return out, nil
 }
+
+// Seen reports whether the URL with key k was ever admitted here (or restored as seen).
+// A cluster node asks before routing a link: what its seen set holds, the cluster's record
+// holds too, so the link's owner has it already.
+func (f *Frontier) Seen(k [16]byte) (bool, error) { return f.isSeen(k) }
