@@ -518,3 +518,18 @@ func TestHostGuard(t *testing.T) {
 		t.Errorf("without Hosts: %d", rec.Code)
 	}
 }
+
+// TestNavLinksOnlyToVerticalsThatAreOn: the header links to Datasets and News topics only
+// when the server has them; a link to a section that answers 503 is a dead end.
+func TestNavLinksOnlyToVerticalsThatAreOn(t *testing.T) {
+	f := newFixture(t)
+	_, body := f.do(t, "GET", "/", "", "")
+	if !strings.Contains(body, `href="/datasets"`) || !strings.Contains(body, `href="/topics"`) {
+		t.Fatalf("with both verticals the header lacks their links:\n%s", body)
+	}
+	f.srv.o.Datasets, f.srv.o.News = nil, nil
+	_, body = f.do(t, "GET", "/", "", "")
+	if strings.Contains(body, `href="/datasets"`) || strings.Contains(body, `href="/topics"`) {
+		t.Errorf("without the verticals the header still links to them")
+	}
+}

@@ -221,9 +221,14 @@ type page struct {
 	Kind  string
 	Nav   string // the current section: search or dashboard
 	Data  any
+
+	// The verticals this server has: the header links only to those (a link to a section
+	// that answers 503 is a dead end). render sets them.
+	HasDatasets, HasNews bool
 }
 
 func (s *Server) render(w http.ResponseWriter, code int, name string, p page) {
+	p.HasDatasets, p.HasNews = s.o.Datasets != nil, s.o.News != nil
 	var buf bytes.Buffer
 	if err := s.pages.byName[name].Execute(&buf, p); err != nil {
 		s.log.Error("rendering a page failed", "page", name, "error", err)

@@ -49,6 +49,11 @@ func TestDemoServes(t *testing.T) {
 			t.Errorf("GET %s: %d", path, code)
 		}
 	}
+	// The demo's crawl has the geo and news verticals off: its header must not lead to
+	// their pages, which would answer 503.
+	if _, home := httpDo(t, "GET", base+"/", "", ""); strings.Contains(home, `href="/datasets"`) || strings.Contains(home, `href="/topics"`) {
+		t.Errorf("the demo's header links to verticals that are off")
+	}
 	if err := terminate(t, cmd, 15*time.Second); err != nil {
 		t.Fatalf("demo after SIGTERM: %v\n%s", err, out.String())
 	}
