@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,8 +108,9 @@ func TestSearchLanguage(t *testing.T) {
 		q    string
 		want []string
 	}{
-		// Stemming: "reactors" finds "reactor"; implicit AND.
-		{"reactors fuel", []string{"http://www.reactor.test/", "http://www.solar.test/"}},
+		// Stemming: "reactors" finds "reactor"; implicit AND (the pages with only some of
+		// the words that fill the page after these are TestSearchFillsWithSomeWords's).
+		{"+reactors +fuel", []string{"http://www.reactor.test/", "http://www.solar.test/"}},
 		{`"fuel rods"`, []string{"http://www.reactor.test/", "http://www.reactor.test/fuel"}},
 		{"+reactor -fuel", []string{"http://docs.reactor.test/manual.pdf", "article:1"}},
 		{"solar OR uranium", []string{"http://www.solar.test/", "http://www.reactor.test/fuel"}},
@@ -150,6 +152,46 @@ func TestSearchRelaxesToOr(t *testing.T) {
 	}
 	if r := find(t, ix, "+uranium +sunlight"); r.Total != 0 {
 		t.Errorf("explicit + was relaxed: %v", ids(r))
+	}
+}
+
+// TestSearchFillsWithSomeWords: when fewer pages have every word than fill the page, those
+// come first and pages with some of the words follow, ranked below them, on every page of
+// results alike; the result says how many had them all.
+func TestSearchFillsWithSomeWords(t *testing.T) {
+	ix := openTest(t, Options{})
+	load(t, ix, corpus...)
+	all := []string{"http://www.reactor.test/", "http://www.solar.test/"}
+	r := find(t, ix, "reactors fuel")
+	got := ids(r)
+	if len(got) < 4 || !sameSet(got[:2], all) || !r.Relaxed || r.AllWords != 2 {
+		t.Fatalf("hits %v relaxed %v all-words %d: the two pages with both words first, then the rest", got, r.Relaxed, r.AllWords)
+	}
+	if !slices.Contains(got[2:], "http://www.reactor.test/fuel") || r.Total != uint64(len(got)) {
+		t.Errorf("pages with one of the words missing or miscounted: %v, total %d", got, r.Total)
+	}
+	for i := 1; i < len(r.Hits); i++ {
+		if r.Hits[i].Score > r.Hits[i-1].Score {
+			t.Errorf("scores not descending at %d: %v then %v", i, r.Hits[i-1].Score, r.Hits[i].Score)
+		}
+	}
+	// Page by page, the same order and the same total.
+	var paged []string
+	for page := 1; page <= 10; page++ {
+		p, err := ix.Search(ctx, Request{Query: "reactors fuel", Page: page, PerPage: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Total != r.Total || p.Pages != len(got) {
+			t.Errorf("page %d: total %d, %d pages; one page of 20: total %d", page, p.Total, p.Pages, r.Total)
+		}
+		if len(p.Hits) == 0 {
+			break
+		}
+		paged = append(paged, ids(p)...)
+	}
+	if !slices.Equal(paged, got) {
+		t.Errorf("one per page gives %v, one page gives %v", paged, got)
 	}
 }
 

@@ -114,7 +114,9 @@ type apiSearchResult struct {
 	Query   string  `json:"query"`
 	Total   uint64  `json:"total"`
 	TookMS  float64 `json:"took_ms"`
-	Relaxed bool    `json:"relaxed,omitempty"` // no document had every word
+	Relaxed bool    `json:"relaxed,omitempty"` // fewer documents had every word than fill the page
+	// AllWords is how many documents have every word when Relaxed (they come first).
+	AllWords uint64 `json:"all_words,omitempty"`
 	// Partial says some nodes of a cluster did not answer in time: MissingShards names them.
 	Partial       bool                  `json:"partial,omitempty"`
 	MissingShards []string              `json:"missing_shards,omitempty"`
@@ -140,7 +142,7 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, code, apiError{Error: msg, Position: pos})
 		return
 	}
-	out := apiSearchResult{Query: p.q, Total: res.Total, TookMS: float64(res.Took.Microseconds()) / 1000, Relaxed: res.Relaxed,
+	out := apiSearchResult{Query: p.q, Total: res.Total, TookMS: float64(res.Took.Microseconds()) / 1000, Relaxed: res.Relaxed, AllWords: res.AllWords,
 		Partial: len(res.Missing) > 0, MissingShards: res.Missing, Page: p.page, PerPage: p.perPage, Hits: []apiHit{}, Facets: apiFacets(res.Facets)}
 	for i, h := range res.Hits {
 		out.Hits = append(out.Hits, apiHit{ID: h.ID, URL: h.URL, Title: h.Title, Snippet: string(SafeSnippet(h.Snippet)),

@@ -85,8 +85,10 @@ type SearchResult struct {
 	Hits   []Hit
 	Facets map[string][]FacetCount // by facet name: site, type, lang, date...
 	Query  string                  // the query as the engine understood it
-	// Relaxed says no document had every word, so these have only some of them.
-	Relaxed bool
+	// Relaxed says fewer documents had every word than fill the page: the AllWords that
+	// have them all come first, then documents with only some of them.
+	Relaxed  bool
+	AllWords uint64
 	// Shards is how many nodes of a cluster were asked (0: one index), Missing those that
 	// did not answer in time: the results are then the others' only.
 	Shards  int

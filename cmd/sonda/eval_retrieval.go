@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,9 +20,10 @@ func init() { evalCommands = append(evalCommands, newEvalRetrievalCmd) }
 
 func newEvalRetrievalCmd() *cobra.Command {
 	var dir string
-	var tune, asJSON bool
+	var tune, asJSON, e2e bool
+	var serveEnv []string
 	cmd := &cobra.Command{
-		Use:   "retrieval [--cranfield DIR] [--tune] [--json]",
+		Use:   "retrieval [--cranfield DIR] [--tune] [--end-to-end [--env KEY=VALUE]...] [--json]",
 		Short: "Rank the Cranfield collection and compare sonda's search with plain BM25",
 		Long: `retrieval indexes the Cranfield 1400 collection (aeronautics abstracts with 225 judged
 queries) with sonda's analysis and ranking (search.ranking in the configuration), runs
@@ -33,7 +36,19 @@ to 1 for nDCG; the −1 pairs are not judgements. Queries are numbered by their 
 cran.qry (their .I numbers have gaps). Both systems get each question as written, as a
 bag of words (sonda's implicit operator OR). Scores are given over all queries and over
 the odd (tuning) and even (test) halves: --tune chooses title weight, k1, b and proximity
-by coordinate ascent on the odd half only, and prints what it chose.`,
+by coordinate ascent on the odd half only, and prints what it chose.
+
+--end-to-end measures the path a user's question takes instead of the index alone: the
+collection is served on loopback as a website (each abstract a page with its title as
+<title> and <h1>, inside a site template of navigation, side box and footer; listing
+pages and previous/next links that say nothing about relevance), crawled with sonda crawl,
+served with sonda serve, and every question is sent to GET /api/search as typed (the
+configured operator). It reports those scores, once as configured and once with the link
+rank off (ranking.link 0), and the p50 and p99 time of each question's first result page.
+
+  sonda eval retrieval
+  sonda eval retrieval --end-to-end
+  sonda eval retrieval --end-to-end --env SONDA_SEARCH_OPERATOR=or`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(cmd)
@@ -75,6 +90,30 @@ by coordinate ascent on the odd half only, and prints what it chose.`,
 			if err != nil {
 				return err
 			}
+			var runs []*endToEnd
+			if e2e {
+				with := ""
+				if len(serveEnv) > 0 {
+					with = ", " + strings.Join(serveEnv, " ")
+				}
+				variants := []e2eVariant{
+					{"sonda end to end (crawled site, GET /api/search" + with + ")", nil},
+					{"sonda end to end, link rank off (ranking.link 0" + with + ")", []string{"SONDA_SEARCH_RANKING_LINK=0"}},
+				}
+				if runs, err = runEndToEnd(ctx, c, serveEnv, variants, cmd.ErrOrStderr()); err != nil {
+					return err
+				}
+				for _, e := range runs {
+					row, err := ireval.Score(ctx, c, e.name, e.ranking)
+					if err != nil {
+						return err
+					}
+					row.Pages = e.pages
+					row.P50MS = ms(percentile(e.latencies, 0.5))
+					row.P99MS = ms(percentile(e.latencies, 0.99))
+					rows = append(rows, row)
+				}
+			}
 			if asJSON {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
@@ -92,11 +131,24 @@ by coordinate ascent on the odd half only, and prints what it chose.`,
 					fmt.Fprintf(out, "%-55s %-6s %-8.4f %.4f\n", row.System, s.name, s.scores.MAP, s.scores.NDCG10)
 				}
 			}
+			for _, row := range rows {
+				if row.Pages > 0 {
+					fmt.Fprintf(out, "\n%s: %d pages indexed from the crawl; GET /api/search, first page: p50 %.1f ms, p99 %.1f ms",
+						row.System, row.Pages, row.P50MS, row.P99MS)
+				}
+			}
+			if len(runs) > 0 {
+				fmt.Fprintln(out)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&dir, "cranfield", filepath.Join("..", "shared", "testdata", "cranfield"), "`DIR` holding cran.all.1400, cran.qry and cranqrel")
 	cmd.Flags().BoolVar(&tune, "tune", false, "choose title weight, k1, b and proximity on the odd queries first")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the scores as JSON")
+	cmd.Flags().BoolVar(&e2e, "end-to-end", false, "also serve the collection as a website, crawl it with sonda crawl, serve it with sonda serve and ask every question over GET /api/search")
+	cmd.Flags().StringArrayVar(&serveEnv, "env", nil, "with --end-to-end: a `KEY=VALUE` setting for the crawl and serve processes, e.g. SONDA_SEARCH_OPERATOR=or (repeatable)")
 	return cmd
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

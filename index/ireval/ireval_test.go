@@ -2,9 +2,14 @@ package ireval
 
 import (
 	"context"
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sonda-search/sonda/index"
@@ -154,5 +159,48 @@ func TestSondaBeatsBaseline(t *testing.T) {
 			t.Errorf("%s: sonda MAP %.4f nDCG@10 %.4f does not beat the baseline's %.4f %.4f",
 				cmp.name, cmp.sonda.MAP, cmp.sonda.NDCG10, cmp.base.MAP, cmp.base.NDCG10)
 		}
+	}
+}
+
+func TestSite(t *testing.T) {
+	c := &Collection{}
+	for i := 1; i <= SitePerList+3; i++ {
+		id := strconv.Itoa(i)
+		c.Docs = append(c.Docs, Doc{ID: id, Title: "title <" + id + ">", Text: "text of abstract " + id, Authors: "a. author"})
+	}
+	srv := httptest.NewServer(NewSite(c))
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		t.Helper()
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	code, body := get(DocPath("7"))
+	for _, want := range []string{"<title>title &lt;7&gt;</title>", "<h1>title &lt;7&gt;</h1>", "text of abstract 7", `href="/doc/6"`, `href="/doc/8"`, `href="/list/1"`, "<nav>"} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("doc page (%d) lacks %q:\n%s", code, want, body)
+		}
+	}
+	if _, body := get("/list/2"); !strings.Contains(body, `href="/doc/51"`) || strings.Contains(body, `href="/doc/50"`) || !strings.Contains(body, `href="/list/1"`) {
+		t.Errorf("second listing page:\n%s", body)
+	}
+	if _, body := get("/"); !strings.Contains(body, `href="/list/2"`) {
+		t.Errorf("home page does not link every listing page:\n%s", body)
+	}
+	for _, p := range []string{"/doc/999", "/list/0", "/list/3", "/nothing"} {
+		if code, _ := get(p); code != http.StatusNotFound {
+			t.Errorf("%s: status %d, want 404", p, code)
+		}
+	}
+	if id, ok := DocOf("http://cranfield.test/doc/42"); !ok || id != "42" {
+		t.Errorf("DocOf = %q, %v", id, ok)
+	}
+	if _, ok := DocOf("http://cranfield.test/list/1"); ok {
+		t.Error("a listing page is no abstract")
 	}
 }

@@ -118,6 +118,11 @@ type Row struct {
 	All    Scores `json:"all"`
 	Tune   Scores `json:"tune"`
 	Test   Scores `json:"test"`
+	// An end-to-end run's pages indexed from the crawl and its API latency (first result
+	// page per query, milliseconds).
+	Pages int     `json:"pages,omitempty"`
+	P50MS float64 `json:"p50_ms,omitempty"`
+	P99MS float64 `json:"p99_ms,omitempty"`
 }
 
 // Compare evaluates the baseline and sonda's search (ix, loaded with the collection) on
@@ -139,17 +144,28 @@ func Compare(ctx context.Context, c *Collection, ix *index.Index) ([]Row, error)
 				return nil, fmt.Errorf("%s: query %d (%s): %w", sys.name, q.Num, q.ID, err)
 			}
 		}
-		cached := func(_ context.Context, q Query) ([]string, error) { return rankings[q.Num], nil }
-		row := Row{System: sys.name}
-		for _, sp := range []struct {
-			split Split
-			out   *Scores
-		}{{All, &row.All}, {Tune, &row.Tune}, {Test, &row.Test}} {
-			if *sp.out, err = Evaluate(ctx, c, sp.split, cached); err != nil {
-				return nil, err
-			}
+		row, err := Score(ctx, c, sys.name, rankings)
+		if err != nil {
+			return nil, err
 		}
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// Score evaluates rankings made elsewhere (query number → document IDs, best first; the
+// end-to-end run reads them from the HTTP API) on every split.
+func Score(ctx context.Context, c *Collection, system string, rankings map[int][]string) (Row, error) {
+	cached := func(_ context.Context, q Query) ([]string, error) { return rankings[q.Num], nil }
+	row := Row{System: system}
+	for _, sp := range []struct {
+		split Split
+		out   *Scores
+	}{{All, &row.All}, {Tune, &row.Tune}, {Test, &row.Test}} {
+		var err error
+		if *sp.out, err = Evaluate(ctx, c, sp.split, cached); err != nil {
+			return Row{}, err
+		}
+	}
+	return row, nil
 }

@@ -122,7 +122,7 @@ func (b backends) Search(ctx context.Context, req web.SearchRequest) (*web.Searc
 // SearchResult converts an index's result to the web layer's (the cluster backend,
 // web/cluster, converts the gatherer's with it too).
 func SearchResult(res *index.Result) *web.SearchResult {
-	out := &web.SearchResult{Total: res.Total, Took: res.Took, Query: res.Query, Relaxed: res.Relaxed, Hits: make([]web.Hit, 0, len(res.Hits)),
+	out := &web.SearchResult{Total: res.Total, Took: res.Took, Query: res.Query, Relaxed: res.Relaxed, AllWords: res.AllWords, Hits: make([]web.Hit, 0, len(res.Hits)),
 		Facets: webFacets(res.Facets), Shards: res.Shards, Missing: res.Missing}
 	for _, h := range res.Hits {
 		out.Hits = append(out.Hits, web.Hit{ID: h.ID, Kind: h.Kind, URL: h.URL, Title: h.Title, Snippet: h.Snippet,
