@@ -111,7 +111,7 @@ func addCrawlFlags(f *pflag.FlagSet) {
 	f.StringArray("resolve", nil, "dial `HOST=ADDR` for matching hosts (e.g. '*.test=127.0.0.1:8080'), like curl --resolve")
 	f.String("metrics-addr", "", "serve Prometheus /metrics on `HOST:PORT` while crawling")
 	f.String("revisit", "", "revisit fetched pages with `POLICY`: "+strings.Join(revisit.PolicyNames, ", ")+" (optimal needs --budget)")
-	f.String("budget", "", "requests per second shared by discovery and revisits, e.g. 10/s, 600/min, 90000/d")
+	f.String("budget", "", "requests per second shared by discovery and revisits, e.g. 10/s, 600/min, 90000/d (pages are revisited only with --revisit)")
 	f.String("render", "", "run pages' JavaScript in headless Chromium: `never`, auto (pages that look script-built, on hosts where it pays) or always (see render: in sonda.yaml)")
 	addIndexFlag(f)
 }
@@ -251,6 +251,15 @@ var scopeFlag = settingFlag{"scope", func(c *config.Config, f *pflag.FlagSet) er
 	return nil
 }}
 
+// budgetNote says what a budget without a revisit policy does: it paces fetching, and no
+// fetched page is fetched again (issue 13: users took --budget alone for a revisiting crawl).
+func budgetNote(cfg config.Config) string {
+	if cfg.Crawl.Budget <= 0 || (cfg.Revisit.Policy != "" && cfg.Revisit.Policy != "none") {
+		return ""
+	}
+	return fmt.Sprintf("budget %s paces every fetch; no page is revisited without a revisit policy (add --revisit optimal, or set revisit.policy)", cfg.Crawl.Budget)
+}
+
 // runCrawl runs one crawl with a progress display on w.
 func runCrawl(ctx context.Context, cfg config.Config, seeds []string, w io.Writer) (crawl.Summary, error) {
 	log := newLogger(cfg)
@@ -279,6 +288,9 @@ func runCrawl(ctx context.Context, cfg config.Config, seeds []string, w io.Write
 		go srv.Serve(ln)
 		defer srv.Close()
 		log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	}
+	if note := budgetNote(cfg); note != "" {
+		fmt.Fprintln(w, note)
 	}
 	sum, err := c.Run(ctx, seeds, progressPrinter(w))
 	if errors.Is(err, crawl.ErrNothingFetched) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/revisit"
 	"github.com/sonda-search/sonda/revisit/sim"
 	"github.com/sonda-search/sonda/testweb"
@@ -167,5 +168,26 @@ func TestCrawlRevisitCLI(t *testing.T) {
 	t.Logf("%d pages fetched, %d URLs seen", fetched, seen)
 	if seen == 0 || fetched <= seen {
 		t.Errorf("%d pages fetched for %d URLs seen: nothing was revisited\n%s", fetched, seen, out)
+	}
+}
+
+func TestBudgetNote(t *testing.T) {
+	for _, tt := range []struct {
+		budget float64
+		policy string
+		note   bool
+	}{
+		{0, "", false},
+		{2, "", true},
+		{2, "none", true},
+		{2, "optimal", false},
+		{0, "uniform", false},
+	} {
+		var cfg config.Config
+		cfg.Crawl.Budget, cfg.Revisit.Policy = config.Rate(tt.budget), tt.policy
+		note := budgetNote(cfg)
+		if (note != "") != tt.note || tt.note && !strings.Contains(note, "--revisit") {
+			t.Errorf("budget %v policy %q: note %q", tt.budget, tt.policy, note)
+		}
 	}
 }
