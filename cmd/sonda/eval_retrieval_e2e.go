@@ -147,7 +147,7 @@ func serveAndAsk(ctx context.Context, exe, data string, env []string, c *ireval.
 	return e, nil
 }
 
-type apiResult struct {
+type e2eAnswer struct {
 	Total uint64 `json:"total"`
 	Pages int    `json:"pages"`
 	Hits  []struct {
@@ -155,7 +155,7 @@ type apiResult struct {
 	} `json:"hits"`
 }
 
-func apiSearch(client *http.Client, base, q, extra string) (*apiResult, error) {
+func apiSearch(client *http.Client, base, q, extra string) (*e2eAnswer, error) {
 	res, err := client.Get(base + "/api/search?q=" + url.QueryEscape(q) + extra)
 	if err != nil {
 		return nil, err
@@ -166,12 +166,12 @@ func apiSearch(client *http.Client, base, q, extra string) (*apiResult, error) {
 		return nil, err
 	}
 	if res.StatusCode == http.StatusBadRequest {
-		return &apiResult{}, nil // a question the parser refuses: no results, as the user sees
+		return &e2eAnswer{}, nil // a question the parser refuses: no results, as the user sees
 	}
 	if res.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET /api/search: %s: %s", res.Status, body)
 	}
-	var r apiResult
+	var r e2eAnswer
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, fmt.Errorf("GET /api/search: %w", err)
 	}
