@@ -116,7 +116,7 @@ func serveAndAsk(ctx context.Context, exe, data string, env []string, c *ireval.
 			continue
 		}
 		t0 := time.Now()
-		first, err := apiSearch(client, base, q.Text, "")
+		first, err := e2eSearch(client, base, q.Text, "")
 		if err != nil {
 			return nil, fmt.Errorf("end-to-end: query %d: %w", q.Num, err)
 		}
@@ -126,7 +126,7 @@ func serveAndAsk(ctx context.Context, exe, data string, env []string, c *ireval.
 		}
 		var ids []string
 		for page := 1; len(ids) < ireval.Depth; page++ {
-			r, err := apiSearch(client, base, q.Text, fmt.Sprintf("&per_page=100&page=%d", page))
+			r, err := e2eSearch(client, base, q.Text, fmt.Sprintf("&per_page=100&page=%d", page))
 			if err != nil {
 				return nil, fmt.Errorf("end-to-end: query %d page %d: %w", q.Num, page, err)
 			}
@@ -141,7 +141,7 @@ func serveAndAsk(ctx context.Context, exe, data string, env []string, c *ireval.
 		}
 		e.ranking[q.Num] = ids
 	}
-	if pages, err := apiSearch(client, base, "site:cranfield.test", "&per_page=1"); err == nil {
+	if pages, err := e2eSearch(client, base, "site:cranfield.test", "&per_page=1"); err == nil {
 		e.pages = int(pages.Total)
 	}
 	return e, nil
@@ -155,7 +155,7 @@ type e2eAnswer struct {
 	} `json:"hits"`
 }
 
-func apiSearch(client *http.Client, base, q, extra string) (*e2eAnswer, error) {
+func e2eSearch(client *http.Client, base, q, extra string) (*e2eAnswer, error) {
 	res, err := client.Get(base + "/api/search?q=" + url.QueryEscape(q) + extra)
 	if err != nil {
 		return nil, err
