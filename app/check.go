@@ -82,7 +82,7 @@ func Check(ctx context.Context, cfg config.Config) (CheckReport, error) {
 		return r, err
 	}
 	defer db.Close()
-	keys, err := store.CountKeys(db)
+	keys, err := store.CountKeys(ctx, db)
 	r.Keys = keys
 	for _, c := range db.CorruptFiles() {
 		r.Problems = append(r.Problems, fmt.Sprintf("store: %s is corrupt: %v", c.Path, c.Details))
@@ -190,7 +190,7 @@ func Repair(ctx context.Context, cfg config.Config, o RebuildOptions) ([]string,
 		return report, err
 	}
 	walRepaired := len(lines) > 0
-	lines, err = store.Salvage(stateDir, store.Options{Logger: o.Logger})
+	lines, err = store.Salvage(ctx, stateDir, store.Options{Logger: o.Logger})
 	report = append(report, lines...)
 	if err != nil {
 		return report, err

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,14 +20,14 @@ import (
 // prefixes it spans (see the package doc), since a key there may have lived in a sound
 // file too but cannot be read past the corrupt one. It returns nil, and changes nothing,
 // when every key reads. Run RepairWAL first: Open refuses a damaged log.
-func Salvage(dir string, opts Options) ([]string, error) {
+func Salvage(ctx context.Context, dir string, opts Options) ([]string, error) {
 	src, err := Open(dir, Options{ReadOnly: true, Logger: opts.Logger, CacheSize: opts.CacheSize})
 	if err != nil {
 		return nil, err
 	}
 	// First pass: read every key, collecting the corrupt ranges; nothing is written when
 	// there are none.
-	skip, copied, err := scanAll(src, nil)
+	skip, copied, err := scanAll(ctx, src, nil)
 	if err != nil || len(skip) == 0 {
 		src.Close()
 		return nil, err
@@ -41,7 +42,7 @@ func Salvage(dir string, opts Options) ([]string, error) {
 		src.Close()
 		return nil, err
 	}
-	_, copied, err = scanAll(src, dst)
+	_, copied, err = scanAll(ctx, src, dst)
 	src.Close()
 	if cerr := dst.Close(); err == nil {
 		err = cerr
@@ -72,12 +73,15 @@ func Salvage(dir string, opts Options) ([]string, error) {
 
 // scanAll reads every key of src in order, stepping over the key range of each file found
 // corrupt, and copies what it reads into dst when dst is not nil. It returns the corrupt
-// files met and how many keys it read.
-func scanAll(src, dst *DB) ([]pebble.DataCorruptionInfo, int, error) {
+// files met and how many keys it read. It stops early, with ctx's error, when ctx ends.
+func scanAll(ctx context.Context, src, dst *DB) ([]pebble.DataCorruptionInfo, int, error) {
 	var skip []pebble.DataCorruptionInfo
 	n := 0
 	var from []byte
 	for {
+		if err := ctx.Err(); err != nil {
+			return skip, n, err
+		}
 		it, err := src.pdb.NewIter(&pebble.IterOptions{LowerBound: from})
 		if err != nil {
 			return skip, n, err
@@ -93,7 +97,10 @@ func scanAll(src, dst *DB) ([]pebble.DataCorruptionInfo, int, error) {
 				break
 			}
 			last = append(last[:0], it.Key()...)
-			n++
+			if n++; n%4096 == 0 && ctx.Err() != nil {
+				it.Close()
+				return skip, n, ctx.Err()
+			}
 			if b != nil {
 				b.Set(it.Key(), v, nil)
 				if b.Len() > 4<<20 {
@@ -163,8 +170,8 @@ func prefixOwners(lo, hi []byte) string {
 
 // CountKeys reads every key of db, stepping over corrupt files as Salvage does (they are
 // then in db.CorruptFiles), and returns how many it read. The error is the last one met.
-func CountKeys(db *DB) (int, error) {
-	skip, n, err := scanAll(db, nil)
+func CountKeys(ctx context.Context, db *DB) (int, error) {
+	skip, n, err := scanAll(ctx, db, nil)
 	if err == nil && len(skip) > 0 {
 		err = fmt.Errorf("store: %d corrupt files", len(skip))
 	}

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,7 +61,17 @@ func TestCorruptTableIsAnErrorAndSalvaged(t *testing.T) {
 	}
 	db.Close()
 
-	report, err := Salvage(dir, Options{})
+	// A cancelled salvage stops and changes nothing.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	before := hashDir(t, dir)
+	if _, err := Salvage(ctx, dir, Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Salvage: %v", err)
+	}
+	if d := before.Diff(hashDir(t, dir)); len(d) > 0 {
+		t.Fatalf("a cancelled Salvage changed %v", d)
+	}
+	report, err := Salvage(context.Background(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +93,7 @@ func TestCorruptTableIsAnErrorAndSalvaged(t *testing.T) {
 	if err := it.Close(); err != nil || n < 2000 || n >= 5000 || !strings.Contains(report[0], fmt.Sprintf("salvaged %d keys", n)) {
 		t.Fatalf("salvaged database: %d keys (err %v), want the 2000 frontier keys and fewer than the 3000 pages", n, err)
 	}
-	if again, err := Salvage(dir, Options{}); again != nil || err != nil {
+	if again, err := Salvage(context.Background(), dir, Options{}); again != nil || err != nil {
 		t.Fatalf("second Salvage: %q, %v; want nothing to do", again, err)
 	}
 }
