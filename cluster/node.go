@@ -1139,20 +1139,42 @@ func (n *Node) relayOnce(ctx context.Context) (int, error) {
 	return len(msgs), nil
 }
 
-// seedLoop gives the crawler seeds added on other nodes (its scope follows them).
+// seedLoop gives the crawler seeds added on other nodes (its scope follows them): all of
+// them once the watch has replayed the bucket, then each new one.
 func (n *Node) seedLoop(ctx context.Context) {
-	have := -1
-	n.every(ctx, 2*time.Second, func() {
-		all, err := n.allSeeds(ctx)
-		if err != nil || len(all) == have {
-			return
+	seeds := map[string]string{}
+	apply := func() {
+		all := make([]string, 0, len(seeds))
+		for _, u := range seeds {
+			all = append(all, u)
 		}
+		sort.Strings(all)
 		if err := n.crawler.SetSeeds(all); err != nil {
 			n.log.Warn("cluster seeds rejected", "error", err)
-			return
 		}
-		have = len(all)
-	})
+	}
+	for ctx.Err() == nil {
+		w, err := n.seeds.WatchAll(ctx)
+		if err != nil {
+			sleep(ctx, n.tick())
+			continue
+		}
+		replayed := false
+		for e := range w.Updates() {
+			switch {
+			case e == nil:
+				replayed = true
+				apply()
+			case e.Operation() == jetstream.KeyValuePut && seeds[e.Key()] != string(e.Value()):
+				seeds[e.Key()] = string(e.Value())
+				if replayed {
+					apply()
+				}
+			}
+		}
+		_ = w.Stop()
+		sleep(ctx, n.tick())
+	}
 }
 
 // doneLoop detects the end of the cluster's crawl: over two rounds, every live member
