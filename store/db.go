@@ -33,6 +33,17 @@
 // being killed (kill -9, a panic, an OOM kill). A background loop fsyncs the log every
 // SyncInterval, which bounds what a power failure or kernel crash can lose to that interval.
 // Callers that need more (none today) can sync explicitly with Sync.
+//
+// # Damage
+//
+// Open scans the write-ahead logs before Pebble replays them: Pebble takes a log that stops
+// reading cleanly for a torn tail and drops whatever follows, so a log with intact batches
+// after unreadable bytes is refused (WALDamageError) and RepairWAL replays it past the
+// damage. A table whose checksum fails is an error naming the file on every read
+// (CorruptFiles, Explain), not Pebble's default panic; Salvage rebuilds the database from
+// every key that reads. A fatal write error from the disk (full, failing) ends the process
+// with a message, as a kill would. Commands that only look open the database with
+// Options.ReadOnly and change no byte of it.
 package store
 
 import (
