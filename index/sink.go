@@ -144,7 +144,8 @@ func hostOf(u string) string {
 // SinkOptions tune a Sink. The zero value is usable.
 type SinkOptions struct {
 	// BatchSize is how many waiting documents make the writer start a batch (default 256);
-	// it then writes every document waiting, in one index batch.
+	// it then writes every document waiting, in index batches of BatchSize, and waits for
+	// them to be persisted once.
 	BatchSize int
 	// Delay is the longest a document waits for the writer (default 1s).
 	Delay time.Duration
@@ -481,8 +482,11 @@ func (s *Sink) persist(ctx context.Context, seqs []uint64) error {
 
 func (s *Sink) write(ctx context.Context, puts []Doc, removes []string) error {
 	var errs []error
-	if len(puts) > 0 {
-		errs = append(errs, s.ix.Put(ctx, puts...))
+	// A Bleve batch holds every document's analyzed fields in memory, several times the
+	// text: batches of BatchSize keep that bounded (4,096 pages of 11 KB in one batch took
+	// the crawl's RSS to 4.8 GiB); the sink still persists once per Flush.
+	for i := 0; i < len(puts); i += s.opts.BatchSize {
+		errs = append(errs, s.ix.Put(ctx, puts[i:min(i+s.opts.BatchSize, len(puts))]...))
 	}
 	if len(removes) > 0 {
 		errs = append(errs, s.ix.Delete(ctx, removes...))
