@@ -189,8 +189,8 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Result, error) {
 	if err := ix.run(ctx, n, req, ranking, res); err != nil {
 		return nil, err
 	}
-	if op == query.And && relaxable(n) && res.Total < fillBelow {
-		// Fewer than fillBelow documents have every word: after them come those with some
+	if op == query.And && relaxable(n) && res.Total < FillBelow {
+		// Fewer than FillBelow documents have every word: after them come those with some
 		// of the words, and the result says so. Relaxing only when none had them all cut a
 		// question's results to the two or three pages that happened to contain every word:
 		// on Cranfield asked through the API that cost 0.03 nDCG@10 (issue 13).
@@ -359,11 +359,38 @@ func (ix *Index) run(ctx context.Context, n query.Node, req Request, r Ranking, 
 	return ix.page(ctx, rk, req, res)
 }
 
-// fillBelow is how many documents must have every word of an implicit-AND query for its
+// FillBelow is how many documents must have every word of an implicit-AND query for its
 // results to be those alone; with fewer, documents with some of the words follow them. It
 // does not depend on the page asked for, so that every page of a result agrees on its
-// total and order.
-const fillBelow = 10
+// total and order. cluster/search's gatherer fills the same way (FillGathered).
+const FillBelow = 10
+
+// fillOrder is all followed by the items of some that are not in all, their scores scaled
+// below the last of all's so that scores keep descending.
+func fillOrder[T any](all, some []T, id func(*T) string, score func(*T) *float64) []T {
+	first := make(map[string]bool, len(all))
+	floor := math.Inf(1)
+	for i := range all {
+		first[id(&all[i])] = true
+		floor = min(floor, *score(&all[i]))
+	}
+	out := append([]T(nil), all...)
+	top := 0.0
+	for _, h := range some {
+		if first[id(&h)] {
+			continue
+		}
+		s := score(&h)
+		if top == 0 {
+			top = *s
+		}
+		if len(all) > 0 && top > 0 {
+			*s = floor * *s / top * 0.999
+		}
+		out = append(out, h)
+	}
+	return out
+}
 
 // runFilled fills res with the requested page of the documents that match all (the query
 // with AND), best first, followed by those that match only some (the same words with OR),
@@ -371,7 +398,7 @@ const fillBelow = 10
 func (ix *Index) runFilled(ctx context.Context, all, some query.Node, req Request, r Ranking, res *Result) error {
 	need := req.Page * req.PerPage
 	v := ix.localView()
-	rkAll, err := ix.rank(ctx, all, r, req.Kind, max(need, fillBelow), false, v)
+	rkAll, err := ix.rank(ctx, all, r, req.Kind, max(need, FillBelow), false, v)
 	if err != nil {
 		return err
 	}
@@ -379,26 +406,7 @@ func (ix *Index) runFilled(ctx context.Context, all, some query.Node, req Reques
 	if err != nil {
 		return err
 	}
-	first := make(map[string]bool, len(rkAll.hits))
-	floor := math.Inf(1)
-	for _, h := range rkAll.hits {
-		first[h.id] = true
-		floor = min(floor, h.score)
-	}
-	hits := append([]scored(nil), rkAll.hits...)
-	top := 0.0
-	for _, h := range rk.hits {
-		if first[h.id] {
-			continue
-		}
-		if top == 0 {
-			top = h.score
-		}
-		if len(rkAll.hits) > 0 && top > 0 {
-			h.score = floor * h.score / top * 0.999 // keep scores descending across the two
-		}
-		hits = append(hits, h)
-	}
+	hits := fillOrder(rkAll.hits, rk.hits, func(h *scored) string { return h.id }, func(h *scored) *float64 { return &h.score })
 	for id, s := range rkAll.signals {
 		if rk.signals == nil {
 			rk.signals = map[string]linkSignal{}

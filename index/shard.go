@@ -483,7 +483,18 @@ type Gathered struct {
 // one index over the whole collection (with statistics global) would rank it. Missing
 // shards are nil parts; a part that does not Validate is an error.
 func Gather(req Request, r Ranking, depth int, global *CollectionStats, parts []*ShardHits, now time.Time) (*Gathered, error) {
+	return gather(req.Normalized(), r, depth, global, parts, now)
+}
+
+// GatherFirst is Gather for the best n results of req's query as one page, n not limited
+// to a page's size (FillGathered's inputs).
+func GatherFirst(req Request, n int, r Ranking, depth int, global *CollectionStats, parts []*ShardHits, now time.Time) (*Gathered, error) {
 	req = req.Normalized()
+	req.Page, req.PerPage = 1, max(n, 1)
+	return gather(req, r, depth, global, parts, now)
+}
+
+func gather(req Request, r Ranking, depth int, global *CollectionStats, parts []*ShardHits, now time.Time) (*Gathered, error) {
 	r = r.withDefaults()
 	if depth <= 0 {
 		depth = defaultMaxResults
@@ -565,4 +576,39 @@ func Gather(req Request, r Ranking, depth int, global *CollectionStats, parts []
 	}
 	out.Relaxable = relaxable
 	return out, nil
+}
+
+// FillGathered is Search's filling of an implicit-AND query that fewer than FillBelow
+// documents fully match, for gathered answers: all is the AND query gathered for its first
+// max(need, FillBelow) results, some the OR query gathered for its first need + len(all's
+// hits), where need is req.Page × req.PerPage. It returns req's page of all's documents
+// followed by some's others, ranked as one index ranks them, Relaxed, with AllWords.
+func FillGathered(req Request, depth int, all, some *Gathered) *Gathered {
+	req = req.Normalized()
+	if depth <= 0 {
+		depth = defaultMaxResults
+	}
+	type hitAt struct {
+		Hit
+		shard int
+	}
+	wrap := func(g *Gathered) []hitAt {
+		out := make([]hitAt, len(g.Result.Hits))
+		for i, h := range g.Result.Hits {
+			out[i] = hitAt{h, g.Shards[i]}
+		}
+		return out
+	}
+	merged := fillOrder(wrap(all), wrap(some), func(h *hitAt) string { return h.ID }, func(h *hitAt) *float64 { return &h.Score })
+	res := *some.Result
+	res.Page, res.PerPage, res.Relaxed, res.AllWords = req.Page, req.PerPage, true, all.Result.Total
+	res.Pages = (min(int(res.Total), depth) + req.PerPage - 1) / req.PerPage
+	res.Hits = []Hit{}
+	out := &Gathered{Result: &res, Relaxable: some.Relaxable || all.Relaxable}
+	from, need := (req.Page-1)*req.PerPage, req.Page*req.PerPage
+	for _, h := range merged[min(from, len(merged)):min(need, len(merged))] {
+		res.Hits = append(res.Hits, h.Hit)
+		out.Shards = append(out.Shards, h.shard)
+	}
+	return out
 }

@@ -144,21 +144,28 @@ func (g *Gatherer) Search(ctx context.Context, req index.Request) (*index.Result
 		clear(missing)
 	}
 	sr.Links = global.Links
-	res, err := g.query(ctx, req, sr, ranking, global, live, missing)
+	res, err := g.query(ctx, req, 0, sr, ranking, global, live, missing)
 	if err != nil {
 		return nil, err
 	}
-	if res.Result.Total == 0 && res.Relaxable && op == query.And {
-		// No document has every word: those with some of them, and say so.
-		or := sr
-		or.Operator = query.Or.String()
-		r2, err := g.query(ctx, req, or, ranking, global, live, missing)
+	if res.Result.Total < index.FillBelow && res.Relaxable && op == query.And {
+		// Fewer than index.FillBelow documents have every word: after them come those with
+		// some of them, ranked as one index ranks them (index.Search), and the result says so.
+		need := req.Page * req.PerPage
+		allSR := sr
+		allSR.Need = max(need, index.FillBelow)
+		all, err := g.query(ctx, req, allSR.Need, allSR, ranking, global, live, missing)
 		if err != nil {
 			return nil, err
 		}
-		if r2.Result.Total > 0 {
-			res, sr = r2, or
-			res.Result.Relaxed = true
+		or := sr
+		or.Operator, or.Need = query.Or.String(), need+len(all.Result.Hits)
+		some, err := g.query(ctx, req, or.Need, or, ranking, global, live, missing)
+		if err != nil {
+			return nil, err
+		}
+		if some.Result.Total > res.Result.Total {
+			res, sr = index.FillGathered(req, g.o.MaxResults, all, some), or
 		}
 	}
 	g.fetch(ctx, sr, res, live, missing)
@@ -174,7 +181,7 @@ func (g *Gatherer) Search(ctx context.Context, req index.Request) (*index.Result
 
 // query is phase 2 over the live nodes: their best hits, gathered. A node that fails
 // joins missing.
-func (g *Gatherer) query(ctx context.Context, req index.Request, sr index.ShardRequest, r index.Ranking, global *index.CollectionStats, live []string, missing map[string]string) (*index.Gathered, error) {
+func (g *Gatherer) query(ctx context.Context, req index.Request, first int, sr index.ShardRequest, r index.Ranking, global *index.CollectionStats, live []string, missing map[string]string) (*index.Gathered, error) {
 	replies := make([]reply, len(live))
 	errs := g.scatter(ctx, live, phaseQuery, func(int) request { return request{Req: sr, Global: global} }, replies)
 	parts := make([]*index.ShardHits, len(live))
@@ -188,6 +195,9 @@ func (g *Gatherer) query(ctx context.Context, req index.Request, sr index.ShardR
 			continue
 		}
 		parts[i] = replies[i].Hits
+	}
+	if first > 0 {
+		return index.GatherFirst(req, first, r, g.o.MaxResults, global, parts, time.Now())
 	}
 	return index.Gather(req, r, g.o.MaxResults, global, parts, time.Now())
 }

@@ -165,6 +165,9 @@ func sameScore(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs
 // may go on over the page's edge (the caller then compares the pages' union).
 func compare(t *testing.T, label string, want, got *index.Result) {
 	t.Helper()
+	if got.AllWords != want.AllWords {
+		t.Errorf("%s: %d documents with every word, one index %d", label, got.AllWords, want.AllWords)
+	}
 	if got.Total != want.Total || got.Pages != want.Pages || got.Relaxed != want.Relaxed || got.Query != want.Query || got.FacetsOver != want.FacetsOver {
 		t.Errorf("%s: total %d pages %d relaxed %v query %q facets over %d; one index: %d %d %v %q %d", label,
 			got.Total, got.Pages, got.Relaxed, got.Query, got.FacetsOver, want.Total, want.Pages, want.Relaxed, want.Query, want.FacetsOver)
@@ -254,6 +257,11 @@ func testEqualsOneIndex(t *testing.T, c *splitCluster) {
 		reqs = append(reqs, index.Request{Query: "site:site7.example", Page: page, PerPage: 25})
 	}
 	reqs = append(reqs, index.Request{Query: "shock", Page: 3, PerPage: 100, Facets: true})
+	// Questions as typed, with the implicit AND: when fewer than index.FillBelow abstracts
+	// have every word, those with some follow (issue 13), on every page alike.
+	for _, q := range col.Queries[:12] {
+		reqs = append(reqs, index.Request{Query: q.Text}, index.Request{Query: q.Text, Page: 3, PerPage: 4})
+	}
 	var wantPaged, gotPaged []string // the pages of site:site7.example, whose scores all tie
 	for _, req := range reqs {
 		want, err := c.one.Search(ctx, req)
