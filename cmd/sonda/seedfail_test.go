@@ -33,7 +33,8 @@ func TestUnfetchableSeedsFailAtOnce(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			start := time.Now()
-			args := append([]string{"crawl", "--data", t.TempDir()}, c.args...)
+			data := t.TempDir()
+			args := append([]string{"crawl", "--data", data}, c.args...)
 			out, stderr, code := run(t, nil, args...)
 			took := time.Since(start)
 			if code == 0 {
@@ -56,6 +57,11 @@ func TestUnfetchableSeedsFailAtOnce(t *testing.T) {
 			}
 			if !strings.Contains(stderr, "no request got an answer") {
 				t.Errorf("the error does not say nothing could be fetched:\n%s", stderr)
+			}
+			// sonda status tells the same afterwards: the host waits, and why.
+			status, serr, _ := run(t, nil, "status", "--data", data)
+			if !strings.Contains(status, "waiting:") || !strings.Contains(status, "robots.txt unreachable") || !strings.Contains(status, c.kinds[0]) {
+				t.Errorf("status after the failed crawl does not show the waiting host:\n%s%s", status, serr)
 			}
 		})
 	}

@@ -81,6 +81,12 @@ state to report the frontier exactly.`,
 			if len(st.Errors) > 0 {
 				fmt.Fprintf(out, "errors:    %s\n", joinCounts(st.Errors))
 			}
+			if len(st.Waiting) > 0 {
+				fmt.Fprintf(out, "waiting:   %s for a retry (sonda crawl again retries them):\n", plural(int64(len(st.Waiting)), "host", "hosts"))
+				for _, w := range st.Waiting {
+					fmt.Fprintf(out, "  %s: %s (%s queued, retry after %s)\n", w.Host, w.Reason, plural(w.Queued, "URL", "URLs"), w.Until.Local().Format(time.DateTime))
+				}
+			}
 			if r := st.Render; r != nil {
 				fmt.Fprintf(out, "render:    %s: %d rendered (p50 %dms, p99 %dms), %d failed, %d browser restarts, browser %s, %d links only in rendered pages\n",
 					r.Mode, r.Renders, r.P50Ms, r.P99Ms, r.Failures, r.Restarts, crawl.FormatBytes(r.MemoryBytes), r.LinksAdded)
