@@ -194,3 +194,33 @@ func hostOf(u string) string {
 	req, _ := http.NewRequest("GET", u, nil)
 	return req.Host
 }
+
+// TestCheckPolitenessAbandoned: the end of a request the client abandoned is only known
+// as when the server noticed, so the check allows AbandonedTolerance after it, and no
+// more; a complete request gets no such slack.
+func TestCheckPolitenessAbandoned(t *testing.T) {
+	w := New(Config{Seed: 1})
+	host := w.sites[0]
+	const delay = 50 * time.Millisecond
+	for _, tc := range []struct {
+		name      string
+		abandoned bool
+		gap       time.Duration
+		want      int
+	}{
+		{"abandoned, noticed late", true, 34 * time.Millisecond, 0},
+		{"abandoned, far too soon", true, -20 * time.Millisecond, 1},
+		{"complete, same gap", false, 34 * time.Millisecond, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w.Reset()
+			t0 := time.Now()
+			end := t0.Add(time.Second)
+			host.log.add(entry{host: host.name, path: "/slow/drip", status: 200, start: t0, end: end, abandoned: tc.abandoned})
+			host.log.add(entry{host: host.name, path: "/next", status: 200, start: end.Add(tc.gap), end: end.Add(tc.gap + time.Millisecond)})
+			if got := w.CheckPoliteness(delay, 1); len(got) != tc.want {
+				t.Errorf("violations %v, want %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -62,6 +62,9 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		e.retryAfter = w.retryAfterDur
 	}
 	e.end = time.Now()
+	// The request's context is cancelled before the handler returns only when the
+	// client has gone away.
+	e.abandoned = r.Context().Err() != nil
 	if s != nil {
 		s.log.add(e)
 	} else {

@@ -138,6 +138,13 @@ func demoVerdict(out io.Writer, web *testweb.Web, minDelay time.Duration, perHos
 		}
 		fmt.Fprintln(out, "  ", p)
 	}
+	for i, v := range violations {
+		if i == 5 {
+			fmt.Fprintf(out, "  ... and %d more violations\n", len(violations)-5)
+			break
+		}
+		fmt.Fprintln(out, "  ", v)
+	}
 }
 
 func demoReport(out io.Writer, db *store.DB, web *testweb.Web, cfg config.Config) error {
