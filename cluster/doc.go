@@ -23,7 +23,10 @@
 // accepted (measured on its own monotonic clock from before it sent the refresh), while
 // other nodes may take its partitions only once the server has expired its key, a full
 // TTL after that refresh arrived. So a paused or cut-off node has stopped fetching before
-// any other node can start; when it comes back, its refresh fails (its key is gone) and it
+// any other node can start. A request in flight runs in a context that ends at three
+// quarters of the TTL after that refresh (crawl.Gate.Fence), so a slow answer or a
+// process stalled by a loaded machine ends its request before the next owner may start.
+// When a paused node comes back, its refresh fails (its key is gone) and it
 // rejoins as a new incarnation that owns nothing.
 //
 // # Links and durability
@@ -37,7 +40,8 @@
 // are kept in the state stream, one message per URL and per host (a compacting log). A node
 // that takes a partition over rebuilds the partition's queues from it, so nothing queued is
 // lost even when a node's disk never comes back; at most the pages that node had in flight
-// or not yet relayed are fetched again.
+// or not yet relayed are fetched again, at most Options.Unconfirmed pages: a node starts
+// no request while that many are in flight or unacknowledged by JetStream.
 //
 // # NATS names
 //

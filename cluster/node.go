@@ -36,7 +36,13 @@ type Options struct {
 	Partitions int
 	// ExitWhenDone makes Run return ErrDone once the whole cluster has no URL left.
 	ExitWhenDone bool
-	Logger       *slog.Logger
+	// Unconfirmed bounds the pages this node may be fetching plus the completed pages
+	// whose new state JetStream has not acknowledged yet (default 8; sonda node uses twice
+	// the crawl concurrency). A node that dies loses exactly those: its partitions' next
+	// owner fetches them again, so a crash costs at most Unconfirmed duplicate fetches. A
+	// lease waits for the relay when the bound is reached.
+	Unconfirmed int
+	Logger      *slog.Logger
 }
 
 // ErrDone is what Run returns when the cluster finished its crawl (Options.ExitWhenDone).
@@ -85,7 +91,14 @@ type Node struct {
 	outCount  atomic.Int64 // records in the outbox
 	wakeRelay chan struct{}
 
+	// unacked counts the completed pages whose state is in the outbox, not yet
+	// acknowledged by JetStream; with inflight (leases entered, under mu) it is bounded by
+	// Options.Unconfirmed. relayed is closed (and replaced) when either shrinks.
+	unacked atomic.Int64
+
 	mu         sync.Mutex
+	inflight   int
+	relayed    chan struct{}
 	inc        string
 	validUntil time.Time
 	owned      map[int]*part
@@ -143,6 +156,9 @@ func Join(ctx context.Context, nc *nats.Conn, o Options) (*Node, error) {
 	if o.Partitions <= 0 {
 		o.Partitions = DefaultPartitions
 	}
+	if o.Unconfirmed <= 0 {
+		o.Unconfirmed = 8
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -152,7 +168,7 @@ func Join(ctx context.Context, nc *nats.Conn, o Options) (*Node, error) {
 	}
 	n := &Node{opts: o, names: names{o.Cluster}, log: o.Logger.With("node", o.NodeID), nc: nc, js: js,
 		owned: map[int]*part{}, memberView: map[string]memberSeen{}, partView: map[int]partEntry{},
-		wakeRelay: make(chan struct{}, 1), doneCh: make(chan struct{})}
+		wakeRelay: make(chan struct{}, 1), doneCh: make(chan struct{}), relayed: make(chan struct{})}
 	if err := n.setup(ctx); err != nil {
 		return nil, err
 	}
@@ -303,17 +319,47 @@ func (n *Node) partitionOf(host string) int {
 	return p
 }
 
-// Enter implements crawl.Gate.
+// Enter implements crawl.Gate. Besides ownership and the fence, it applies the bound on
+// unconfirmed pages (Options.Unconfirmed): a lease waits up to a heartbeat period for the
+// relay to catch up, then is handed back.
 func (n *Node) Enter(host string) bool {
 	p := n.partitionOf(host)
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	pt := n.owned[p]
-	if pt == nil || !pt.ready || !time.Now().Before(n.validUntil) {
-		return false
+	deadline := time.Now().Add(n.tick())
+	for {
+		n.mu.Lock()
+		pt := n.owned[p]
+		if pt == nil || !pt.ready || !time.Now().Before(n.validUntil) {
+			n.mu.Unlock()
+			return false
+		}
+		// A lease that routed its completion counts twice until it leaves (in inflight
+		// and in unacked): the bound errs on the safe side.
+		if n.inflight+int(n.unacked.Load()) < n.opts.Unconfirmed {
+			pt.inflight++
+			n.inflight++
+			n.mu.Unlock()
+			return true
+		}
+		relayed := n.relayed
+		n.mu.Unlock()
+		n.kick()
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return false
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-relayed:
+		case <-t.C:
+		}
+		t.Stop()
 	}
-	pt.inflight++
-	return true
+}
+
+// signalLocked wakes the leases waiting in Enter; n.mu is held.
+func (n *Node) signalLocked() {
+	close(n.relayed)
+	n.relayed = make(chan struct{})
 }
 
 // Leave implements crawl.Gate.
@@ -324,6 +370,8 @@ func (n *Node) Leave(host string) {
 	if pt := n.owned[p]; pt != nil {
 		pt.inflight--
 	}
+	n.inflight--
+	n.signalLocked()
 }
 
 // Valid implements crawl.Gate: the node owns host's partition and its membership is fresh.
@@ -333,6 +381,43 @@ func (n *Node) Valid(host string) bool {
 	defer n.mu.Unlock()
 	pt := n.owned[p]
 	return pt != nil && pt.ready && time.Now().Before(n.validUntil)
+}
+
+// errFenced ends a request that outlived this node's right to fetch.
+var errFenced = errors.New("cluster: this node's membership lease ran out during the request")
+
+// Fence implements crawl.Gate. The fence is Valid's: until TTL/2 after the last heartbeat
+// the server accepted, while another node may take this node's hosts only a full TTL
+// after it. A request may start until the fence and must end by the fence plus TTL/4, as
+// the fence moves on with each heartbeat: the last quarter of the TTL is the margin for a
+// host's politeness delay and for the time between the end of a request and its answer
+// here. Only a process stalled between the context's last check and the send itself, for
+// longer than that margin, could still reach a host its successor owns.
+func (n *Node) Fence(ctx context.Context, host string) (context.Context, context.CancelFunc, bool) {
+	if !n.Valid(host) {
+		return nil, nil, false
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		for {
+			n.mu.Lock()
+			end := n.validUntil.Add(n.ttl / 4)
+			n.mu.Unlock()
+			d := time.Until(end)
+			if d <= 0 {
+				cancel(errFenced)
+				return
+			}
+			t := time.NewTimer(d)
+			select {
+			case <-rctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return rctx, func() { cancel(nil) }, true
 }
 
 // Route implements crawl.Router: the discovered URLs, the leased URL's new state and its
@@ -367,6 +452,7 @@ func (n *Node) Route(b *pebble.Batch, done frontier.Item, out frontier.Outcome) 
 	if err := put(kindState, n.names.urlState(p, done.Key), encodeItem(st)); err != nil {
 		return err
 	}
+	n.unacked.Add(1) // counted like outCount: a page batch that fails ends the crawl
 	rest, _ := json.Marshal(restMsg{Host: done.Host, Until: crawl.HostRest(now, out)})
 	if err := put(kindState, n.names.rest(p, done.Host), rest); err != nil {
 		return err
@@ -403,6 +489,29 @@ func (n *Node) Add(items []frontier.Item) error {
 		return fmt.Errorf("cluster: outbox: %w", err)
 	}
 	n.outCount.Add(int64(len(items)))
+	n.kick()
+	return nil
+}
+
+// routeRests records hosts' rest times in the state stream, through the outbox.
+func (n *Node) routeRests(rests map[string]time.Time) error {
+	if len(rests) == 0 {
+		return nil
+	}
+	n.outMu.Lock()
+	defer n.outMu.Unlock()
+	b := n.db.NewBatch()
+	defer b.Close()
+	for h, until := range rests {
+		rest, _ := json.Marshal(restMsg{Host: h, Until: until})
+		if err := n.out.put(b, kindState, n.names.rest(n.partitionOf(h), h), rest); err != nil {
+			return err
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("cluster: outbox: %w", err)
+	}
+	n.outCount.Add(int64(len(rests)))
 	n.kick()
 	return nil
 }
@@ -1019,17 +1128,27 @@ func (n *Node) release(ctx context.Context, p int) {
 	defer n.moving.Add(-1)
 	pt.stop()
 	<-pt.stopped
+	match := func(h string) bool { return n.partitionOf(h) == p }
 	for ctx.Err() == nil {
 		n.mu.Lock()
 		busy := pt.inflight > 0
 		n.mu.Unlock()
-		if !busy && n.outCount.Load() == 0 {
+		if !busy {
 			break
 		}
+		sleep(ctx, 20*time.Millisecond)
+	}
+	// The hosts' rest times go with them: a completed page sent its host's rest already,
+	// but a robots.txt request or a lease handed back only set it in the local frontier,
+	// and the next owner must not ask such a host again before it is over.
+	if err := n.routeRests(n.fr.Rests(match)); err != nil {
+		n.log.Warn("recording the rest times of a handed-over partition failed", "partition", p, "error", err)
+	}
+	for ctx.Err() == nil && n.outCount.Load() > 0 {
 		n.kick()
 		sleep(ctx, 20*time.Millisecond)
 	}
-	if _, _, err := n.fr.Purge(func(h string) bool { return n.partitionOf(h) == p }); err != nil {
+	if _, _, err := n.fr.Purge(match); err != nil {
 		n.log.Warn("forgetting a handed-over partition failed", "partition", p, "error", err)
 	}
 	n.mu.Lock()
@@ -1116,7 +1235,12 @@ func (n *Node) relayOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	acked := time.Now()
+	urlStates := n.names.prefix() + "url."
+	confirmed := int64(0)
 	for _, m := range msgs {
+		if m.kind == kindState && strings.HasPrefix(m.subject, urlStates) {
+			confirmed++
+		}
 		if !m.written.IsZero() {
 			n.metrics.routingLag.Observe(acked.Sub(m.written).Seconds())
 		}
@@ -1136,6 +1260,12 @@ func (n *Node) relayOnce(ctx context.Context) (int, error) {
 	}
 	n.published.Add(int64(len(futures)))
 	n.outCount.Add(-int64(len(msgs)))
+	if confirmed > 0 {
+		n.unacked.Add(-confirmed)
+		n.mu.Lock()
+		n.signalLocked()
+		n.mu.Unlock()
+	}
 	return len(msgs), nil
 }
 

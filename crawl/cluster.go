@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"context"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -37,6 +38,11 @@ type Gate interface {
 	Leave(host string)
 	// Valid is asked right before each request to host (robots.txt and page).
 	Valid(host string) bool
+	// Fence is Valid for one request: when the request may start, it returns a context
+	// derived from ctx that ends when this process's right to fetch from host runs out, so
+	// that a request in flight (or one whose process stalled between the check and the
+	// send) ends before another process may fetch from the host.
+	Fence(ctx context.Context, host string) (context.Context, context.CancelFunc, bool)
 }
 
 // WithRouter routes discovered URLs through r instead of the local frontier (cluster mode).

@@ -81,13 +81,19 @@ func (c *Crawler) robotsFor(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 			return nil, true, c.frontier.Release(l, time.Time{})
 		}
 	}
-	if !c.mayFetch(l.Item.Host) {
+	fctx, unfence, ok := c.fence(ctx, l.Item.Host)
+	if !ok {
 		c.robots.abandon(o)
 		return nil, true, c.frontier.Release(l, c.clock().Add(gateRetry))
 	}
-	slot, res, err := c.loadRobots(ctx, l.Item.Host, o)
+	slot, res, err := c.loadRobots(fctx, l.Item.Host, o)
+	fenced := fctx.Err() != nil // before unfence, which ends fctx too
+	unfence()
 	if ctx.Err() != nil {
 		return nil, true, c.frontier.Release(l, time.Time{})
+	}
+	if fenced { // this node's right to fetch from the host ran out (loadRobots abandoned)
+		return nil, true, c.frontier.Release(l, c.clock().Add(gateRetry))
 	}
 	if err != nil {
 		return nil, true, err
@@ -196,6 +202,15 @@ func (c *Crawler) fetchRobots(ctx context.Context, host, origin string) *fetch.R
 // mayFetch asks the gate, if any, right before a request to host.
 func (c *Crawler) mayFetch(host string) bool { return c.gate == nil || c.gate.Valid(host) }
 
+// fence asks the gate, if any, right before a request to host, and returns the context
+// the request must run in: it ends when this process may no longer fetch from host.
+func (c *Crawler) fence(ctx context.Context, host string) (context.Context, context.CancelFunc, bool) {
+	if c.gate == nil {
+		return ctx, func() {}, true
+	}
+	return c.gate.Fence(ctx, host)
+}
+
 // delay is how long a host rests after a request (HostDelay); slot is nil before its
 // robots.txt is read.
 func (c *Crawler) delay(slot *robotsSlot, res *fetch.Result) time.Duration {
@@ -228,12 +243,19 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 	if d.Prev != nil && l.Scheduled() {
 		req.ETag, req.LastModified = d.Prev.ETag, d.Prev.LastModified
 	}
-	if !c.mayFetch(it.Host) {
+	fctx, unfence, ok := c.fence(ctx, it.Host)
+	if !ok {
 		return c.frontier.Release(l, c.clock().Add(gateRetry))
 	}
-	res := c.fetcher.Fetch(ctx, req)
-	if ctx.Err() != nil || fetch.KindOf(res.Err) == fetch.KindCanceled {
+	res := c.fetcher.Fetch(fctx, req)
+	unfence()
+	if ctx.Err() != nil {
 		return c.frontier.Release(l, time.Time{}) // stopping: the URL stays queued
+	}
+	if fetch.KindOf(res.Err) == fetch.KindCanceled {
+		// This node's right to fetch from the host ran out mid-request: the URL stays
+		// queued, for this node once it renews it or for the host's next owner.
+		return c.frontier.Release(l, c.clock().Add(gateRetry))
 	}
 	d.Fetch = res
 	c.stats.pages.Add(1)

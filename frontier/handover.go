@@ -63,6 +63,21 @@ func (f *Frontier) Purge(match func(host string) bool) (purged int64, busy int, 
 	return purged, busy, nil
 }
 
+// Rests returns the hosts matching match that must still rest (their next request is not
+// due yet) and until when, for a host's next crawler (Restore).
+func (f *Frontier) Rests(match func(host string) bool) map[string]time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := unixNano(f.opts.Clock())
+	out := map[string]time.Time{}
+	for name, h := range f.hosts {
+		if h.nextFetch > now && match(name) {
+			out[name] = time.Unix(0, h.nextFetch)
+		}
+	}
+	return out
+}
+
 // Restore queues items without consulting the seen set (they come from an authoritative
 // record of what a share of hosts had queued), marks seen as seen, and makes each host of
 // rest wait until its time: the rest a host was given by the node that crawled it before.

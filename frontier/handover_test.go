@@ -83,3 +83,29 @@ func TestEndless(t *testing.T) {
 		t.Fatalf("Next = %v, %v; want the URL added meanwhile", l, err)
 	}
 }
+
+// TestRests lists the hosts still resting, with their time, for a hand-over: a lease handed
+// back (as after a robots.txt request) sets a rest too, and a rest over is not listed.
+func TestRests(t *testing.T) {
+	db := memDB(t, vfs.NewMem())
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	f := open(t, db, clock, Options{})
+	if _, err := f.Add([]Item{item("a.test", "/1", 1), item("b.test", "/1", 1), item("c.test", "/1", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	until := map[string]time.Time{"a.test": clock.Now().Add(time.Minute), "b.test": clock.Now().Add(time.Second)}
+	for range 3 {
+		l := nextNow(t, f)
+		if err := f.Release(l, until[l.Item.Host]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := f.Rests(func(h string) bool { return h != "b.test" })
+	if len(got) != 1 || !got["a.test"].Equal(until["a.test"]) {
+		t.Fatalf("Rests = %v, want only a.test until %v (b.test not matched, c.test not resting)", got, until["a.test"])
+	}
+	clock.t = clock.t.Add(2 * time.Minute)
+	if got := f.Rests(func(string) bool { return true }); len(got) != 0 {
+		t.Fatalf("Rests after every rest ended = %v, want none", got)
+	}
+}

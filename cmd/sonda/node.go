@@ -141,7 +141,7 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 	for {
 		jctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		node, err = cluster.Join(jctx, nc, cluster.Options{Cluster: cfg.Cluster.Name, NodeID: id, TTL: cfg.Cluster.TTL,
-			Partitions: cfg.Cluster.Partitions, ExitWhenDone: exitWhenDone, Logger: log})
+			Partitions: cfg.Cluster.Partitions, ExitWhenDone: exitWhenDone, Unconfirmed: 2 * cfg.Crawl.Concurrency, Logger: log})
 		cancel()
 		if err == nil {
 			break
