@@ -244,6 +244,20 @@ func (r *clusterRig) lastRequest() time.Time {
 	return last
 }
 
+// signal sends sig to node n; a node that already exited fails the test with its log.
+func (r *clusterRig) signal(n *nodeProc, sig syscall.Signal) {
+	r.t.Helper()
+	if err := n.cmd.Process.Signal(sig); err != nil {
+		select {
+		case werr := <-n.done:
+			n.done <- werr
+			r.t.Fatalf("node %s: %v: it had exited (%v); its log:\n%s", n.id, sig, werr, tail(n.log.Name(), 60))
+		case <-time.After(5 * time.Second):
+			r.t.Fatalf("node %s: %v: %v", n.id, sig, err)
+		}
+	}
+}
+
 func tail(path string, lines int) string {
 	b, _ := os.ReadFile(path)
 	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
@@ -462,9 +476,7 @@ func TestClusterKillNode(t *testing.T) {
 	c := r.start("c", false)
 	r.waitProgress(0.4)
 	b.killed = true
-	if err := b.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	r.signal(b, syscall.SIGKILL)
 	killed := time.Now()
 	<-b.done
 	b.done <- nil
@@ -511,22 +523,16 @@ func TestClusterRestartJoinPause(t *testing.T) {
 	c := r.start("c", false)
 	r.waitProgress(0.2)
 	b.killed = true
-	if err := b.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	r.signal(b, syscall.SIGKILL)
 	<-b.done
 	b.done <- nil
 	b2 := r.start("b", false) // restarted on the same data directory
 	d := r.start("d", false)  // joins mid-crawl
 	r.waitProgress(0.5)
-	if err := c.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	r.signal(c, syscall.SIGSTOP)
 	paused := time.Now()
 	time.Sleep(clusterTTL + clusterTTL/2) // past its TTL: its hosts move
-	if err := c.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
+	r.signal(c, syscall.SIGCONT)
 	r.wait(time.Now().Add(clusterWait), a, b2, c, d)
 	// Two nodes lost their partitions without handing them over (the kill and the
 	// pause), each costing at most its unconfirmed pages (2 × concurrency, see
