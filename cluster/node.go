@@ -113,7 +113,7 @@ type Node struct {
 	leaving   atomic.Bool  // Run is ending: claim nothing, stop heartbeats
 	rate      rateMeter
 	metrics   *metrics
-	sent      *forwarded // URLs routed and acknowledged recently: not routed again
+	sent      *frontier.RecentKeys // URLs routed and acknowledged recently: not routed again
 	skipped   atomic.Int64
 	doneCh    chan struct{}
 	doneOnce  sync.Once
@@ -173,7 +173,7 @@ func Join(ctx context.Context, nc *nats.Conn, o Options) (*Node, error) {
 		return nil, err
 	}
 	n.metrics = n.newMetrics()
-	n.sent = newForwarded(1 << 17)
+	n.sent = frontier.NewRecentKeys(1 << 18)
 	return n, nil
 }
 
@@ -467,7 +467,7 @@ func (n *Node) Route(b *pebble.Batch, done frontier.Item, out frontier.Outcome) 
 // node or by the owner it rebuilt a partition from), or this node routed it recently and
 // JetStream acknowledged it (so a crash cannot lose it).
 func (n *Node) known(k [16]byte) bool {
-	if n.sent.has(k) {
+	if n.sent.Has(k) {
 		return true
 	}
 	seen, err := n.fr.Seen(k)
@@ -1246,7 +1246,7 @@ func (n *Node) relayOnce(ctx context.Context) (int, error) {
 		}
 		if m.kind == kindLink {
 			if w, err := decodeItem(m.payload); err == nil && len(w.Key) == 16 {
-				n.sent.add([16]byte(w.Key))
+				n.sent.Add([16]byte(w.Key))
 			}
 		}
 	}

@@ -108,7 +108,7 @@ type Frontier struct {
 	queued        int64
 	leased        int
 	changed       chan struct{} // closed and replaced whenever scheduling may have changed
-	recent        *seenCache
+	recent        *RecentKeys
 	err           error // sticky: a failed commit leaves memory and disk out of step
 	closed        bool
 }
@@ -136,7 +136,7 @@ func Open(db *pebble.DB, opts Options) (*Frontier, error) {
 	if opts.SeenCache == 0 {
 		opts.SeenCache = 1 << 18
 	}
-	f := &Frontier{db: db, opts: opts, hosts: make(map[string]*hostState), changed: make(chan struct{}), recent: newSeenCache(opts.SeenCache),
+	f := &Frontier{db: db, opts: opts, hosts: make(map[string]*hostState), changed: make(chan struct{}), recent: NewRecentKeys(opts.SeenCache),
 		waiting: hostHeap{less: byEligibility}, ready: hostHeap{less: byReadiness}}
 	var err error
 	if f.seq, err = f.readCounter(keySeq); err != nil {
@@ -713,7 +713,7 @@ func (f *Frontier) add(b *pebble.Batch, items []Item, check seenCheck) (Admissio
 // dropSeen removes the items already in the seen set, before the frontier's lock is taken:
 // most links a page carries were seen long ago, and looking them up outside the lock lets
 // completions proceed in parallel. A concurrent completion may admit one of the kept URLs
-// meanwhile; admit catches that with the seen cache (see seenCache.covers) and the mark
+// meanwhile; admit catches that with the seen cache (see RecentKeys.covers) and the mark
 // taken before the lookups. A lookup error keeps the item and makes admit read again.
 func (f *Frontier) dropSeen(items []Item) (kept []Item, seen int, check seenCheck) {
 	check = seenCheck{mark: f.recent.mark(), clean: true}
@@ -740,7 +740,7 @@ type seenCheck struct {
 
 // isSeen reports whether k is in the seen set.
 func (f *Frontier) isSeen(k [16]byte) (bool, error) {
-	if f.recent.has(k) {
+	if f.recent.Has(k) {
 		return true, nil
 	}
 	_, closer, err := f.db.Get(seenKey(k))
@@ -751,7 +751,7 @@ func (f *Frontier) isSeen(k [16]byte) (bool, error) {
 		return false, err
 	}
 	closer.Close()
-	f.recent.add(k)
+	f.recent.Add(k)
 	return true, nil
 }
 
@@ -777,7 +777,7 @@ func (f *Frontier) admit(b *pebble.Batch, items []Item, now time.Time, touched m
 			batchSeen[it.Key] = true
 		}
 		sk := seenKey(it.Key)
-		if f.recent.has(it.Key) {
+		if f.recent.Has(it.Key) {
 			adm.Seen++
 			continue
 		}
@@ -785,7 +785,7 @@ func (f *Frontier) admit(b *pebble.Batch, items []Item, now time.Time, touched m
 			_, closer, err := f.db.Get(sk)
 			if err == nil {
 				closer.Close()
-				f.recent.add(it.Key)
+				f.recent.Add(it.Key)
 				adm.Seen++
 				continue
 			}
@@ -808,7 +808,7 @@ func (f *Frontier) admit(b *pebble.Batch, items []Item, now time.Time, touched m
 			return adm, err
 		}
 		// Cached before the commit: harmless, since a failed commit stops the frontier.
-		f.recent.add(it.Key)
+		f.recent.Add(it.Key)
 		f.seen++
 		if it.Discovered.IsZero() {
 			it.Discovered = now

@@ -101,10 +101,10 @@ func (f *Frontier) restore(b *pebble.Batch, items []Item, seen [][16]byte, rest 
 	now := f.opts.Clock()
 	touched := map[*hostState]bool{}
 	mark := func(k [16]byte) error {
-		if f.recent.has(k) {
+		if f.recent.Has(k) {
 			return nil
 		}
-		f.recent.add(k)
+		f.recent.Add(k)
 		f.seen++
 		return b.Set(seenKey(k), nil, nil)
 	}
