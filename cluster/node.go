@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"sort"
 	"strconv"
@@ -264,7 +265,9 @@ func (n *Node) Partitions() int { return n.nparts }
 // cluster's seeds.
 func (n *Node) AddSeeds(ctx context.Context, urls []string) ([]string, error) {
 	for _, u := range urls {
-		k := fmt.Sprintf("%x", hashString(u))
+		h := fnv.New64a()
+		h.Write([]byte(u))
+		k := fmt.Sprintf("%x", h.Sum64())
 		if _, err := n.seeds.Put(ctx, k, []byte(u)); err != nil {
 			return nil, jsError("record seed "+u, err)
 		}
@@ -1421,15 +1424,6 @@ func Members(ctx context.Context, js jetstream.JetStream, cluster string) ([]Mem
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out, nil
-}
-
-func hashString(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
 }
 
 // rateMeter measures pages per second over the last minute.
