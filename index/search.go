@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -174,11 +173,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Result, error) {
 	}
 	n, err := query.Parse(req.Query, query.Options{Implicit: op})
 	if err != nil {
-		var qe *query.Error
-		if errors.As(err, &qe) {
-			return nil, qe
-		}
-		return nil, err
+		return nil, err // a *query.Error for a malformed query
 	}
 	res := &Result{Page: req.Page, PerPage: req.PerPage, Hits: []Hit{}}
 	if n == nil {

@@ -91,11 +91,7 @@ func (g *Gatherer) Search(ctx context.Context, req index.Request) (*index.Result
 	}
 	n, err := query.Parse(req.Query, query.Options{Implicit: op})
 	if err != nil {
-		var qe *query.Error
-		if errors.As(err, &qe) {
-			return nil, qe
-		}
-		return nil, err
+		return nil, err // a *query.Error for a malformed query
 	}
 	empty := &index.Result{Page: req.Page, PerPage: req.PerPage, Hits: []index.Hit{}}
 	if n == nil {
