@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/sonda-search/sonda/cluster"
 	"github.com/sonda-search/sonda/cluster/search"
 	"github.com/sonda-search/sonda/index"
 	"github.com/sonda-search/sonda/index/ireval"
@@ -96,16 +96,12 @@ func openIndex(t testing.TB, dir string, docs []index.Doc) *index.Index {
 // startNATS runs an embedded NATS server on a loopback port.
 func startNATS(t testing.TB) *nats.Conn {
 	t.Helper()
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	ns, err := cluster.StartServer(cluster.ServerOptions{Addr: "127.0.0.1:0", Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns.Start()
 	t.Cleanup(ns.Shutdown)
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("NATS server not ready")
-	}
-	nc, err := nats.Connect(ns.ClientURL())
+	nc, err := nats.Connect(ns.URL())
 	if err != nil {
 		t.Fatal(err)
 	}

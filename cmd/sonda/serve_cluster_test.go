@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/sonda-search/sonda/cluster"
 	"github.com/sonda-search/sonda/cluster/search"
 	"github.com/sonda-search/sonda/index"
 )
@@ -27,16 +27,12 @@ import (
 // server): the API answers as one index over both nodes' pages would, and when a node
 // stops, the API and the results page say which one is missing instead of failing.
 func TestServeCluster(t *testing.T) {
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	ns, err := cluster.StartServer(cluster.ServerOptions{Addr: "127.0.0.1:0", Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns.Start()
 	t.Cleanup(ns.Shutdown)
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("NATS server not ready")
-	}
-	nc, err := nats.Connect(ns.ClientURL())
+	nc, err := nats.Connect(ns.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +78,7 @@ func TestServeCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	base := startServeNATS(t, ns.ClientURL(), "test", "bridge")
+	base := startServeNATS(t, ns.URL(), "test", "bridge")
 	for _, q := range []string{"bridge", "river OR canal", `"water stone" tide`, "title:harbour", "site:n2-1.example tide"} {
 		want, err := one.Search(ctx, index.Request{Query: q})
 		if err != nil {
