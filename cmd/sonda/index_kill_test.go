@@ -29,18 +29,22 @@ func TestKill9WhileIndexLags(t *testing.T) {
 		name    string
 		env     []string
 		backlog bool // wait until status.json reports the index behind
+		// minDelay paces each host so that the crawl outlives the moment the test waits
+		// for: status.json is rewritten every 2 s, so with the index held back the
+		// crawl (15 pages a host) must run well past 4 s even on a fast machine.
+		minDelay string
 	}{
-		{"held-back", []string{"SONDA_SEARCH_BATCH_SIZE=100000", "SONDA_SEARCH_BATCH_DELAY=1h"}, true},
-		{"small-batches", []string{"SONDA_SEARCH_BATCH_SIZE=4", "SONDA_SEARCH_BATCH_DELAY=30ms"}, false},
+		{"held-back", []string{"SONDA_SEARCH_BATCH_SIZE=100000", "SONDA_SEARCH_BATCH_DELAY=1h"}, true, "400ms"},
+		{"small-batches", []string{"SONDA_SEARCH_BATCH_SIZE=4", "SONDA_SEARCH_BATCH_DELAY=30ms"}, false, "100ms"},
 	} {
-		t.Run(lag.name, func(t *testing.T) { killWhileIndexLags(t, lag.env, lag.backlog) })
+		t.Run(lag.name, func(t *testing.T) { killWhileIndexLags(t, lag.env, lag.backlog, lag.minDelay) })
 	}
 }
 
-func killWhileIndexLags(t *testing.T, lagEnv []string, backlog bool) {
+func killWhileIndexLags(t *testing.T, lagEnv []string, backlog bool, minDelay string) {
 	web, addr := serveWeb(t, testweb.Config{Seed: 31, Hosts: 8, PagesPerHost: 15, Disable: testweb.AllFeatures &^ testweb.Robots})
 	data := t.TempDir()
-	args := append(crawlArgs(web, addr, data), "--min-delay", "50ms", "--concurrency", "4", "--index", "async")
+	args := append(crawlArgs(web, addr, data), "--min-delay", minDelay, "--concurrency", "4", "--index", "async")
 	cmd := exec.Command(sondaBin, args...)
 	cmd.Env = append(append(os.Environ(), quickEnv...), lagEnv...)
 	var stderr strings.Builder
