@@ -15,6 +15,7 @@
 package changeweb
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"html"
@@ -287,6 +288,63 @@ func (s *Set) AllFetched() (at time.Time, ok bool) {
 		}
 	}
 	return at, true
+}
+
+// Tally counts a crawler's progress on the changing pages, from the response log: tests
+// bound a crawl by what it has done rather than by wall-clock time, which a busy machine
+// stretches.
+type Tally struct {
+	Responses   int // responses of changing pages (200 and 304)
+	Fetched     int // pages fetched at least once
+	Revisited   int // pages fetched at least twice
+	Bodies      int // responses with a body (200) after a page's first
+	NotModified int // 304 answers
+}
+
+// Tally returns the progress since a moment: only responses from then on count (a page's
+// first response after since is its first fetch), so a second crawl of the same web,
+// started after since, is counted alone.
+func (s *Set) Tally(since time.Time) Tally {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var t Tally
+	for _, p := range s.order {
+		n := 0
+		for _, sv := range p.served {
+			if sv.At.Before(since) {
+				continue
+			}
+			switch {
+			case sv.Status == http.StatusNotModified:
+				t.NotModified++
+			case n > 0 && sv.Status == http.StatusOK:
+				t.Bodies++
+			}
+			n++
+		}
+		t.Responses += n
+		if n > 0 {
+			t.Fetched++
+		}
+		if n > 1 {
+			t.Revisited++
+		}
+	}
+	return t
+}
+
+// Await returns when done(s.Tally(since)) holds, with true, or when ctx ends, with false.
+func (s *Set) Await(ctx context.Context, since time.Time, done func(Tally) bool) bool {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !done(s.Tally(since)) {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
 }
 
 // URLs lists the changing pages.
