@@ -29,7 +29,9 @@ func TestReadOnlyCommandsChangeNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills a real crawl process")
 	}
-	cmd, data := testCrawl(t, testweb.Config{Seed: 7, Hosts: 5, Disable: testweb.Slow}, "--min-delay", "20ms", "--concurrency", "2")
+	// 300 ms a host: the crawl (about 20 pages a host) must outlive status.json's first
+	// rewrite, 2 s after the start, which is what the test waits for.
+	cmd, data := testCrawl(t, testweb.Config{Seed: 7, Hosts: 5, Disable: testweb.Slow}, "--min-delay", "300ms", "--concurrency", "2")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

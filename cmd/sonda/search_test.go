@@ -132,7 +132,9 @@ func TestKill9IndexCatchesUp(t *testing.T) {
 	}
 	web, addr := serveWeb(t, testweb.Config{Seed: 9, Hosts: 12, PagesPerHost: 20, Disable: testweb.AllFeatures &^ testweb.Robots})
 	data := t.TempDir()
-	args := append(crawlArgs(web, addr, data), "--min-delay", "15ms")
+	// 40 ms a host keeps each host's 20 pages busy for about a second, so the first kill
+	// (after 400 ms) always lands mid-crawl, however fast the machine.
+	args := append(crawlArgs(web, addr, data), "--min-delay", "40ms")
 	env := append(os.Environ(), append(quickEnv, "SONDA_SEARCH_BATCH_DELAY=2s")...)
 	kills := 0
 	for attempt := 0; attempt < 40; attempt++ {
