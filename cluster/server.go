@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -19,6 +20,10 @@ type ServerOptions struct {
 	Dir string
 	// Name names the server in its logs and monitoring (default "sonda").
 	Name string
+	// Auth, when set, makes the server require credentials signed by this trust root (the
+	// operator mode that volunteer workers need); nil leaves the server open to anyone who
+	// can reach it, for a cluster on a trusted network.
+	Auth *Auth
 	// Logf, when set, receives the server's notices and errors (nil: silent).
 	Logf func(format string, args ...any)
 }
@@ -53,6 +58,11 @@ func StartServer(o ServerOptions) (*Server, error) {
 	opts := &server.Options{
 		ServerName: o.Name, Host: host, Port: port, JetStream: true, StoreDir: o.Dir,
 		NoSigs: true, NoLog: o.Logf == nil, MaxPayload: 8 << 20,
+	}
+	if o.Auth != nil {
+		if err := o.Auth.configure(opts, filepath.Join(o.Dir, "accounts")); err != nil {
+			return nil, err
+		}
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {

@@ -9,7 +9,9 @@ import (
 // Cluster configures cluster mode (package cluster): `sonda node`, `sonda cluster status`
 // and the NATS server they share.
 type Cluster struct {
-	NATS       string        `yaml:"nats"`
+	NATS string `yaml:"nats"`
+	// Creds is the NATS credentials file of a server in operator mode (`sonda nats --auth`).
+	Creds      string        `yaml:"creds"`
 	Name       string        `yaml:"name"`
 	NodeID     string        `yaml:"node-id"`
 	TTL        time.Duration `yaml:"ttl"`

@@ -21,7 +21,7 @@ func init() { register(newClusterCmd) }
 func newClusterCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Look at a cluster of sonda nodes",
+		Short: "Look at a cluster of sonda nodes and manage its volunteer workers",
 		Args:  cobra.NoArgs,
 	}
 	var asJSON bool
@@ -45,7 +45,10 @@ Example:
 			if cfg.Cluster.NATS == "" {
 				return usageError{errors.New("cluster status: give --nats URL (or cluster.nats in sonda.yaml)")}
 			}
-			nc, err := nats.Connect(cfg.Cluster.NATS, nats.Name("sonda cluster status"), nats.Timeout(5*time.Second))
+			nc, err := nats.Connect(cfg.Cluster.NATS, append(natsCreds(cfg), nats.Name("sonda cluster status"), nats.Timeout(5*time.Second))...)
+			if errors.Is(err, nats.ErrAuthorization) {
+				return usageError{fmt.Errorf("cluster status: the NATS server at %s refused the credentials: %w (a server started with --auth needs --creds AUTHDIR/node.creds)", cfg.Cluster.NATS, err)}
+			}
 			if err != nil {
 				return fmt.Errorf("cluster status: cannot reach the NATS server at %s (is `sonda nats` or nats-server -js running?): %w", cfg.Cluster.NATS, err)
 			}
@@ -71,7 +74,7 @@ Example:
 	}
 	addClusterFlags(status.Flags())
 	status.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
-	cmd.AddCommand(status)
+	cmd.AddCommand(status, newWorkersCmd())
 	return cmd
 }
 

@@ -37,11 +37,25 @@ var clusterFlags = []settingFlag{
 		c.Cluster.Name, err = f.GetString("cluster")
 		return
 	}},
+	{"creds", func(c *config.Config, f *pflag.FlagSet) (err error) {
+		c.Cluster.Creds, err = f.GetString("creds")
+		return
+	}},
+}
+
+// natsCreds is the connect option for cluster.creds (none when empty): the trusted user of
+// a server started with `sonda nats --auth`.
+func natsCreds(cfg config.Config) []nats.Option {
+	if cfg.Cluster.Creds == "" {
+		return nil
+	}
+	return []nats.Option{nats.UserCredentials(cfg.Cluster.Creds)}
 }
 
 func addClusterFlags(f *pflag.FlagSet) {
 	f.String("nats", "", "`URL` of the cluster's NATS server, e.g. nats://127.0.0.1:4222 (cluster.nats)")
 	f.String("cluster", "", "cluster `NAME` (cluster.name, default sonda): clusters sharing a server are told apart by it")
+	f.String("creds", "", "NATS credentials `FILE` when the server requires them: AUTHDIR/node.creds of `sonda nats --auth` (cluster.creds)")
 }
 
 func newNodeCmd() *cobra.Command {
@@ -109,15 +123,15 @@ func defaultNodeID() string {
 
 // connectNATS connects to the cluster's server, retrying in the background: a node started
 // before its server, or whose server restarts, waits for it.
-func connectNATS(url, name string, log func(string, ...any)) (*nats.Conn, error) {
-	return nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond),
+func connectNATS(url, name string, log func(string, ...any), extra ...nats.Option) (*nats.Conn, error) {
+	return nats.Connect(url, append(extra, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond),
 		nats.RetryOnFailedConnect(true), nats.Timeout(5*time.Second),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				log("lost the NATS server; fetching stops within cluster.ttl/2 and resumes when it is back", "error", err)
 			}
 		}),
-		nats.ReconnectHandler(func(c *nats.Conn) { log("reconnected to NATS", "url", c.ConnectedUrlRedacted()) }))
+		nats.ReconnectHandler(func(c *nats.Conn) { log("reconnected to NATS", "url", c.ConnectedUrlRedacted()) }))...)
 }
 
 func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDone bool, stdout, stderr io.Writer) error {
@@ -132,7 +146,7 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 		id = defaultNodeID()
 	}
 	log := newLogger(cfg)
-	nc, err := connectNATS(cfg.Cluster.NATS, "sonda node "+id, func(msg string, args ...any) { log.Warn(msg, args...) })
+	nc, err := connectNATS(cfg.Cluster.NATS, "sonda node "+id, func(msg string, args ...any) { log.Warn(msg, args...) }, natsCreds(cfg)...)
 	if err != nil {
 		return fmt.Errorf("node: NATS server %s: %w", cfg.Cluster.NATS, err)
 	}

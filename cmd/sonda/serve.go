@@ -87,6 +87,7 @@ Examples:
 	cmd.Flags().String("addr", "", "listen on `HOST:PORT` (default serve.addr: 127.0.0.1:8080; port 0 picks a free one)")
 	cmd.Flags().String("nats", "", "search a cluster through the NATS server at `URL` (nats://HOST:PORT) instead of a data directory")
 	cmd.Flags().String("cluster", "", "the cluster's `NAME` on that NATS server, with --nats (cluster.name, default sonda)")
+	cmd.Flags().String("creds", "", "NATS credentials `FILE` when the server requires them, with --nats (cluster.creds)")
 	addIndexFlag(cmd.Flags())
 	return cmd
 }
@@ -121,7 +122,7 @@ func serveCluster(ctx context.Context, cfg config.Config, out io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	nc, err := nats.Connect(url, nats.Name("sonda serve"), nats.MaxReconnects(-1))
+	nc, err := nats.Connect(url, append(natsCreds(cfg), nats.Name("sonda serve"), nats.MaxReconnects(-1))...)
 	if err != nil {
 		return usageError{fmt.Errorf("--nats %s: %w (is a NATS server running there? sonda nats starts one)", url, err)}
 	}
