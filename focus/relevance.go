@@ -178,11 +178,32 @@ func (t *Topic) judge(p *PageText, model *PageModel) (score float64, relevant bo
 type Judge struct {
 	Topics []*Topic
 	Model  *PageModel // when set, its probability is every topic's score
+	// Truth, when set, decides every page it knows instead (score 1 or 0, relevant to
+	// Topics[0]): the perfect classifier evaluations compare crawlers with.
+	Truth Truth
+}
+
+// Truth knows which pages are relevant: the ground truth of an evaluation web.
+type Truth interface {
+	Relevant(url string) (relevant, known bool)
+}
+
+// NewTruthRelevance returns a relevance analyzer whose verdicts are truth's, for topic: with
+// best-first it is the perfect-classifier oracle a focused crawler is measured against.
+// Pages truth does not know are irrelevant.
+func NewTruthRelevance(topic *Topic, truth Truth) *Relevance {
+	return &Relevance{judge: &Judge{Topics: []*Topic{topic}, Truth: truth}, recent: newMemo[*crawl.Document, Judgment](1024)}
 }
 
 // Judge scores one page against every topic; the best topic's score is the page's.
 func (j *Judge) Judge(p *PageText) Judgment {
 	out := Judgment{Lang: p.Lang}
+	if j.Truth != nil && len(j.Topics) > 0 {
+		if rel, _ := j.Truth.Relevant(p.URL); rel {
+			out.Score, out.Relevant, out.Topics = 1, true, []string{j.Topics[0].Name}
+		}
+		return out
+	}
 	topics := j.Topics
 	if len(topics) == 0 && j.Model != nil {
 		topics = []*Topic{j.Model.Topic()}

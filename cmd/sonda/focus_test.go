@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/testweb/corpusweb"
 	"github.com/sonda-search/sonda/testweb/topical"
 )
 
@@ -191,6 +192,34 @@ func TestEvalFocus(t *testing.T) {
 	}
 	if fi, err := os.Stat(plot); err != nil || fi.Size() == 0 {
 		t.Errorf("no plot: %v", err)
+	}
+}
+
+// TestEvalFocusReuters runs the Reuters evaluation as a user does: a real labelled corpus
+// as a web on loopback, a page model trained on stories kept out of it, crawls from
+// off-topic seeds and the oracle beside them.
+func TestEvalFocusReuters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and crawls the Reuters web")
+	}
+	if _, err := corpusweb.ReutersDir(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	out, stderr, code := run(t, nil, "eval", "focus", "--web", "reuters", "--topic", "coffee", "--max-pages", "150",
+		"--strategies", "bfs,online,oracle")
+	if code != 0 {
+		t.Fatalf("eval focus --web reuters: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Reuters web: ", "| coffee | ", "oracle@150", "online: precision / recall"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, stderr, code := run(t, nil, "eval", "focus", "--web", "reuters", "--topic", "no-such-category"); code == 0 || !strings.Contains(stderr, "no Reuters story has that category") {
+		t.Errorf("an unknown category: exit %d, %s", code, stderr)
 	}
 }
 

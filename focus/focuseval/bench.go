@@ -12,10 +12,22 @@ import (
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/focus"
-	"github.com/sonda-search/sonda/testweb/topical"
 )
 
-// Bench compares link strategies by crawling the topical test web, serving on loopback,
+// Web is a test web a Bench crawls: the topical web (testweb/topical) or a corpus web
+// (testweb/corpusweb), serving on loopback.
+type Web interface {
+	CrawlConfig(config.Config) config.Config
+	Seeds(topic string) []string
+	Relevant(url, topic string) bool
+}
+
+// Oracle is the strategy name of the perfect-classifier oracle: naive best-first whose
+// page verdicts are the ground truth, what a crawler that judged pages without error and
+// followed links from relevant pages first would harvest.
+const Oracle = "oracle"
+
+// Bench compares link strategies by crawling a test web, serving on loopback,
 // from the same seeds for the same number of fetches. Crawls are sequential (one fetch at
 // a time, no politeness pause) and priorities never tie (focus.TieBroken, also applied to
 // breadth-first: ties within a depth are served in URL-hash order), so a strategy's
@@ -24,7 +36,7 @@ import (
 // which moves the harvest at 5,000 fetches by about ±0.01. Best-N-First is the exception:
 // it gets its N fetches in flight, on any hosts.
 type Bench struct {
-	Web      *topical.Web
+	Web      Web
 	Topics   []*focus.Topic // judge pages; Topics[0].Name is the theme the labels count
 	Model    *focus.PageModel
 	Seeds    []string // default: Web.Seeds(Topics[0].Name)
@@ -55,9 +67,19 @@ func (b *Bench) Run(ctx context.Context, strategy string) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if strategy == Oracle {
+		rel = focus.NewTruthRelevance(b.Topics[0], labels)
+	}
 	scorer := focus.TieBroken(crawl.BreadthFirst{})
 	concurrency := 1
-	if strategy != "bfs" {
+	switch strategy {
+	case "bfs":
+	case Oracle:
+		opts.Relevance = rel
+		if scorer, err = focus.NewStrategy("best-first", opts); err != nil {
+			return nil, err
+		}
+	default:
 		opts.Relevance = rel
 		if scorer, err = focus.NewStrategy(strategy, opts); err != nil {
 			return nil, err
@@ -107,7 +129,7 @@ func (b *Bench) crawl(ctx context.Context, name string, concurrency int, rel *fo
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	cfg := b.Web.Web.CrawlConfig(config.Default())
+	cfg := b.Web.CrawlConfig(config.Default())
 	cfg.Data = dir
 	cfg.Crawl.Seeds = b.seeds()
 	// Fetches in flight when the budget runs out are canceled; with several in flight, the
@@ -148,9 +170,9 @@ func (b *Bench) seeds() []string {
 	return b.Web.Seeds(b.Topics[0].Name)
 }
 
-// webLabels is the topical web's ground truth for one topic.
+// webLabels is a test web's ground truth for one topic.
 type webLabels struct {
-	w     *topical.Web
+	w     Web
 	topic string
 }
 
