@@ -54,8 +54,9 @@ type Options struct {
 	// Crawl prepares the instance to run crawls (CrawlOptions): with search.index on, the
 	// link graph and the index are opened and every crawl feeds them through its sinks.
 	Crawl bool
-	// ReadOnly opens the crawl database read-only (store.Options.ReadOnly), for commands
-	// that only look: not one byte of DATA/state changes. It excludes Crawl.
+	// ReadOnly opens the crawl database and the search index read-only
+	// (store.Options.ReadOnly, index.Options.ReadOnly), for commands that only look: not
+	// one byte of the data directory changes. It excludes Crawl.
 	ReadOnly bool
 }
 
@@ -72,10 +73,11 @@ type Instance struct {
 	Graph *linkgraph.Graph
 	Index *index.Index
 
-	crawl bool            // Options.Crawl
-	queue *index.Queue    // with Index: the pages committed and not yet persisted in it
-	isink *index.Sink     // with Index: writes crawled pages into it
-	gsink *linkgraph.Sink // with Graph: records their links, then tells isink whose anchors changed
+	crawl    bool            // Options.Crawl
+	readOnly bool            // Options.ReadOnly
+	queue    *index.Queue    // with Index: the pages committed and not yet persisted in it
+	isink    *index.Sink     // with Index: writes crawled pages into it
+	gsink    *linkgraph.Sink // with Graph: records their links, then tells isink whose anchors changed
 	// geo keeps the dataset documents in the index in step with the geo catalog (with
 	// geo.enabled, search.index and Options.Crawl): datasets recorded by crawls, link checks.
 	geo *geosearch.Indexer
@@ -102,7 +104,7 @@ func Open(cfg config.Config, o Options) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &Instance{cfg: cfg, log: o.Logger, norm: urlnorm.New(crawl.NormalizerOptions(cfg)), DB: db, crawl: o.Crawl}
+	in := &Instance{cfg: cfg, log: o.Logger, norm: urlnorm.New(crawl.NormalizerOptions(cfg)), DB: db, crawl: o.Crawl, readOnly: o.ReadOnly}
 	if !o.Search && !(o.Crawl && cfg.Search.Index) {
 		return in, nil
 	}
@@ -161,6 +163,7 @@ func (in *Instance) openSearch() error {
 		return err
 	}
 	ixo.Links = in.Graph
+	ixo.ReadOnly = in.readOnly
 	in.Index, err = index.Open(index.DataDir(in.cfg.Data), ixo)
 	return err
 }
@@ -195,6 +198,10 @@ func IndexOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
 		return index.Options{}, fmt.Errorf("search.operator: %w", err)
 	}
 	r := cfg.Search.Ranking
+	budget := cfg.Search.TimeBudget
+	if budget == 0 {
+		budget = -1 // search.time-budget 0 is no limit
+	}
 	return index.Options{
 		Ranking: index.Ranking{
 			Title: r.Title, Body: r.Body, Headings: r.Headings, Description: r.Description, Anchors: r.Anchors,
@@ -202,6 +209,7 @@ func IndexOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
 			LinkSignal: r.LinkSignal, Window: r.Window,
 		},
 		Implicit: op, CacheEntries: cfg.Search.Cache, MaxResults: cfg.Search.MaxResults, Logger: log,
+		Budget: budget, MaxSearches: cfg.Search.MaxSearches, QueueWait: cfg.Search.QueueWait,
 	}, nil
 }
 

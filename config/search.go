@@ -13,6 +13,9 @@ type Search struct {
 	Operator         string        `yaml:"operator"`
 	MaxResults       int           `yaml:"max-results"`
 	Cache            int           `yaml:"cache"`
+	TimeBudget       time.Duration `yaml:"time-budget"`
+	MaxSearches      int           `yaml:"max-searches"`
+	QueueWait        time.Duration `yaml:"queue-wait"`
 	BatchSize        int           `yaml:"batch-size"`
 	BatchDelay       time.Duration `yaml:"batch-delay"`
 	PageRankInterval time.Duration `yaml:"pagerank-interval"`
@@ -70,6 +73,15 @@ func (c *Config) validateSearch(errs *[]string) {
 	}
 	if s.MaxResults < 10 {
 		add("search.max-results: must be at least 10 (got %d)", s.MaxResults)
+	}
+	if s.TimeBudget < 0 {
+		add("search.time-budget: must not be negative (0: no limit)")
+	}
+	if s.MaxSearches < 0 {
+		add("search.max-searches: must not be negative (0: two per CPU)")
+	}
+	if s.QueueWait < 0 {
+		add("search.queue-wait: must not be negative")
 	}
 	switch s.IndexMode {
 	case IndexAsync, IndexSync:

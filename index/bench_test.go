@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,87 +11,31 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sonda-search/sonda/internal/synthcorpus"
 )
 
-// synthCorpus generates documents whose words follow Zipf's law over a 60,000-word
-// vocabulary (s = 1.07, close to English), with English function words as the most
-// frequent ones, and whose body lengths are log-normal around 300 words (web pages' text
-// lengths are roughly log-normal). The words are made of syllables, so stemming and
-// folding see word-like strings. It is deterministic for a seed.
-type synthCorpus struct {
-	rng   *rand.Rand
-	zipf  *rand.Zipf
-	vocab []string
-}
-
-var functionWords = strings.Fields(`the of and to in a is that for it as was with be by on not he this are
-or his from at which but have an they you were her she there been one all we their has would when if so no
-will more can about out up`)
-
-func newSynthCorpus(seed int64) *synthCorpus {
-	rng := rand.New(rand.NewSource(seed))
-	syll := strings.Fields("ka lo mi ren tu sa vel or an ti mo ra de li nu ber can sol gar pen to est ri da mar")
-	seen := map[string]bool{}
-	vocab := append([]string{}, functionWords...)
-	for _, w := range vocab {
-		seen[w] = true
-	}
-	for len(vocab) < 60000 {
-		n := 2 + rng.Intn(3)
-		var b strings.Builder
-		for i := 0; i < n; i++ {
-			b.WriteString(syll[rng.Intn(len(syll))])
-		}
-		if w := b.String(); !seen[w] {
-			seen[w] = true
-			vocab = append(vocab, w)
-		}
-	}
-	return &synthCorpus{rng: rng, zipf: rand.NewZipf(rng, 1.07, 1, uint64(len(vocab)-1)), vocab: vocab}
-}
-
-func (c *synthCorpus) words(n int) string {
-	var b strings.Builder
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(c.vocab[c.zipf.Uint64()])
-	}
-	return b.String()
-}
-
-func (c *synthCorpus) doc(i int) Doc {
-	body := int(math.Exp(c.rng.NormFloat64()*0.7 + math.Log(300)))
-	host := fmt.Sprintf("www.site%04d.test", c.rng.Intn(2000))
-	url := "http://" + host + "/" + strings.ReplaceAll(c.words(2), " ", "-") + "/" + strconv.Itoa(i) + ".html"
-	return Doc{
-		ID: url, URL: url, Host: host, Lang: "en", ContentType: "text/html",
-		Title: c.words(3 + c.rng.Intn(6)), Body: c.words(max(20, body)), Headings: c.words(c.rng.Intn(8)),
-		Fetched: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(c.rng.Intn(365*24)) * time.Hour), Relevance: -1,
-	}
+// synthDoc is page i of c as an index document.
+func synthDoc(c *synthcorpus.Corpus, i int) Doc {
+	p := c.Page(i)
+	return Doc{ID: p.URL, URL: p.URL, Host: p.Host, Lang: "en", ContentType: "text/html",
+		Title: p.Title, Body: p.Body, Headings: p.Headings, Fetched: p.Fetched, Relevance: -1}
 }
 
 // benchQueries makes the query mix: single words, two- and three-word conjunctions,
 // phrases taken from documents, and boolean queries with OR, exclusion and groups. Query
 // words are drawn from the same Zipf distribution (skipping function words), so some are
 // very common and most are rare, as in query logs.
-func benchQueries(c *synthCorpus, docs func(i int) Doc, n int) map[string][]string {
-	word := func() string {
-		for {
-			if w := c.vocab[c.zipf.Uint64()]; len(w) > 3 {
-				return w
-			}
-		}
-	}
+func benchQueries(c *synthcorpus.Corpus, docs func(i int) Doc, n int) map[string][]string {
+	word := c.Word
 	qs := map[string][]string{}
 	for i := 0; i < n; i++ {
 		qs["term"] = append(qs["term"], word())
 		qs["and"] = append(qs["and"], word()+" "+word())
 		qs["and3"] = append(qs["and3"], word()+" "+word()+" "+word())
-		body := strings.Fields(docs(c.rng.Intn(1000)).Body)
-		at := c.rng.Intn(max(1, len(body)-3))
-		qs["phrase"] = append(qs["phrase"], `"`+strings.Join(body[at:min(len(body), at+2+c.rng.Intn(2))], " ")+`"`)
+		body := strings.Fields(docs(c.Intn(1000)).Body)
+		at := c.Intn(max(1, len(body)-3))
+		qs["phrase"] = append(qs["phrase"], `"`+strings.Join(body[at:min(len(body), at+2+c.Intn(2))], " ")+`"`)
 		qs["boolean"] = append(qs["boolean"], fmt.Sprintf("%s OR %s", word(), word()), fmt.Sprintf("%s -%s", word(), word()),
 			fmt.Sprintf("(%s OR %s) %s", word(), word(), word()))
 	}
@@ -136,12 +79,12 @@ func BenchmarkIndex100k(b *testing.B) {
 		if !reuse && ix.Stats().Documents != 0 {
 			b.Fatalf("%s holds %d documents, not %d: remove it or point SONDA_BENCH_INDEX elsewhere", dir, ix.Stats().Documents, n)
 		}
-		c := newSynthCorpus(1)
+		c := synthcorpus.New(1)
 		docs := make([]Doc, 0, 1000)
 		var sample []Doc
 		start := time.Now()
 		for i := 0; i < n; i++ {
-			d := c.doc(i)
+			d := synthDoc(c, i)
 			if len(sample) < 1000 {
 				sample = append(sample, d)
 			}

@@ -3,6 +3,7 @@ package index
 import (
 	"container/list"
 	"sync"
+	"time"
 )
 
 // resultCache is a least-recently-used cache of search results. An entry is valid only for
@@ -21,7 +22,13 @@ type cacheEntry struct {
 	key     string
 	version cacheVersion
 	result  *Result
+	expires time.Time // zero: valid as long as its version
 }
+
+// partialLifetime is how long a result cut by its time budget (Result.Partial) is served
+// from the cache: long enough that a burst of the same heavy query costs one budget, short
+// enough that a result cut while the machine was busy does not outlive the rush.
+const partialLifetime = 30 * time.Second
 
 type cacheVersion struct {
 	gen  uint64
@@ -46,7 +53,7 @@ func (c *resultCache) get(key string, v cacheVersion) (*Result, bool) {
 		return nil, false
 	}
 	e := el.Value.(*cacheEntry)
-	if e.version != v {
+	if e.version != v || !e.expires.IsZero() && time.Now().After(e.expires) {
 		c.order.Remove(el)
 		delete(c.entries, key)
 		return nil, false
@@ -59,14 +66,18 @@ func (c *resultCache) put(key string, v cacheVersion, r *Result) {
 	if c == nil {
 		return
 	}
+	e := &cacheEntry{key: key, version: v, result: r}
+	if r.Partial {
+		e.expires = time.Now().Add(partialLifetime)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.entries[key]; ok {
-		el.Value = &cacheEntry{key, v, r}
+		el.Value = e
 		c.order.MoveToFront(el)
 		return
 	}
-	c.entries[key] = c.order.PushFront(&cacheEntry{key, v, r})
+	c.entries[key] = c.order.PushFront(e)
 	for c.order.Len() > c.max {
 		last := c.order.Back()
 		c.order.Remove(last)

@@ -102,9 +102,15 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 	sctx := &search.SearchContext{DocumentMatchPool: pool, IndexReader: r}
 	best := make(hitHeap, 0, min(keep, 1024))
 	res = &collected{}
+	b, _ := ctx.Value(budgetKey{}).(*budget)
 	for {
-		if res.total&1023 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+		if res.total&255 == 0 {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if res.total > 0 && b.over() {
+				break // the best found so far; Search marks the result partial
+			}
 		}
 		dm, err := s.Next(sctx)
 		if err != nil {

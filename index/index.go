@@ -52,8 +52,30 @@ type Options struct {
 	// SyncWrites makes Put and Delete wait until their batch is persisted (fsynced), not
 	// only searchable; about four times slower.
 	SyncWrites bool
-	Logger     *slog.Logger
+	// ReadOnly opens an existing index without changing one byte of it: nothing is created
+	// or marked open, scorch runs no persister or merger, and Put, Delete and Sync fail with
+	// ErrReadOnly. Several read-only opens may share an index (sonda search, a read-only
+	// sonda serve); an open for writing excludes them, and they exclude it.
+	ReadOnly bool
+	// Budget is how long one search may collect matches before it stops with the best it
+	// has found so far, marked Result.Partial (default DefaultBudget; negative: no limit).
+	// It bounds the heavy queries (dozens of OR-ed common words) that would otherwise hold
+	// a core for seconds.
+	Budget time.Duration
+	// MaxSearches is how many searches run at once (default 2 per CPU); answers from the
+	// result cache do not count. Others wait for a turn, in order, at most QueueWait
+	// (default DefaultQueueWait), then fail with ErrBusy: an overloaded server answers
+	// "busy" quickly instead of slowing every search down.
+	MaxSearches int
+	QueueWait   time.Duration
+	Logger      *slog.Logger
 }
+
+// Defaults of Options.Budget and Options.QueueWait.
+const (
+	DefaultBudget    = 50 * time.Millisecond
+	DefaultQueueWait = time.Second
+)
 
 func (o Options) withDefaults() Options {
 	o.Ranking = o.Ranking.withDefaults()
@@ -62,6 +84,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxResults <= 0 {
 		o.MaxResults = defaultMaxResults
+	}
+	if o.Budget == 0 {
+		o.Budget = DefaultBudget
+	}
+	if o.MaxSearches <= 0 {
+		o.MaxSearches = 2 * runtime.GOMAXPROCS(0)
+	}
+	if o.QueueWait <= 0 {
+		o.QueueWait = DefaultQueueWait
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -84,6 +115,7 @@ type Index struct {
 	checkpoint time.Time     // guarded by writeMu
 	gen        atomic.Uint64 // bumped by every write: the result cache's validity
 	cache      *resultCache
+	turns      chan struct{} // one token per search running (Options.MaxSearches)
 	unclean    bool
 	created    bool         // this Open created the index (it was missing or its creation never finished)
 	written    atomic.Int64 // unix nanoseconds of the last write
@@ -102,6 +134,12 @@ const defaultMaxResults = 1000
 // ErrLocked means another process has the index open.
 var ErrLocked = errors.New("index: the index is in use by another sonda process")
 
+// ErrReadOnly is returned by writes to an index opened with Options.ReadOnly.
+var ErrReadOnly = errors.New("index: the index is open read-only")
+
+// ErrNoIndex means a read-only Open found no complete index to open.
+var ErrNoIndex = errors.New("index: there is no search index yet")
+
 // Open opens the index in dir, creating it if needed.
 func Open(dir string, opts Options) (*Index, error) {
 	opts = opts.withDefaults()
@@ -113,6 +151,9 @@ func Open(dir string, opts Options) (*Index, error) {
 	// indexing throughput about four times.
 	config := map[string]any{"bolt_timeout": "2s", "unsafe_batch": !opts.SyncWrites}
 	state, reason := creationState(dir)
+	if opts.ReadOnly {
+		return openReadOnly(dir, config, state, reason, opts)
+	}
 	if state == unfinished {
 		// The index is derived data (Replay rebuilds it from the store and the WARC files),
 		// so an index whose creation never finished is made anew rather than left to fail
@@ -150,7 +191,8 @@ func Open(dir string, opts Options) (*Index, error) {
 		}
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}
-	ix := &Index{bi: bi, dir: dir, opts: opts, cache: newResultCache(opts.CacheEntries), created: created}
+	ix := newIndex(bi, dir, opts)
+	ix.created = created
 	ok := false
 	defer func() {
 		if !ok {
@@ -178,6 +220,48 @@ func Open(dir string, opts Options) (*Index, error) {
 		return nil, err
 	}
 	ok = true
+	return ix, nil
+}
+
+// newIndex wraps an open Bleve index.
+func newIndex(bi bleve.Index, dir string, opts Options) *Index {
+	return &Index{bi: bi, dir: dir, opts: opts, cache: newResultCache(opts.CacheEntries), turns: make(chan struct{}, opts.MaxSearches)}
+}
+
+// openReadOnly opens the complete index in dir without writing anything (Options.ReadOnly).
+func openReadOnly(dir string, config map[string]any, state int, reason string, opts Options) (*Index, error) {
+	switch state {
+	case missing:
+		return nil, fmt.Errorf("%w at %s: a crawl with search.index on makes it (sonda crawl), or sonda index rebuild from what was crawled", ErrNoIndex, dir)
+	case unfinished:
+		return nil, fmt.Errorf("%w at %s: its creation never finished (%s); sonda crawl, sonda serve or sonda index rebuild makes it anew", ErrNoIndex, dir, reason)
+	}
+	config["read_only"] = true
+	bi, err := bleve.OpenUsing(dir, config)
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, fmt.Errorf("%w (%s): stop it first (a running crawl or sonda serve), or search through sonda serve", ErrLocked, dir)
+		}
+		return nil, fmt.Errorf("index: open %s read-only: %w", dir, err)
+	}
+	ix := newIndex(bi, dir, opts)
+	mark, err := bi.GetInternal(keyOpen)
+	if err != nil {
+		bi.Close()
+		return nil, fmt.Errorf("index: open %s: %w", dir, err)
+	}
+	ix.unclean = mark != nil
+	if cp, err := bi.GetInternal(keyCheckpoint); err == nil && cp != nil {
+		ix.checkpoint, _ = time.Parse(time.RFC3339Nano, string(cp))
+	}
+	if err := ix.loadStats(); err != nil {
+		bi.Close()
+		return nil, err
+	}
+	if err := ix.SetRanking(opts.Ranking); err != nil {
+		bi.Close()
+		return nil, err
+	}
 	return ix, nil
 }
 
@@ -289,6 +373,12 @@ func (ix *Index) Close() error {
 	}
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
+	if ix.opts.ReadOnly {
+		if err := ix.bi.Close(); err != nil {
+			return fmt.Errorf("index: close %s: %w", ix.dir, err)
+		}
+		return nil
+	}
 	// Scorch's Close does not wait for batches still in memory: wait for them here, with
 	// the batch that records the clean close.
 	b := ix.bi.NewBatch()
@@ -316,6 +406,9 @@ func (ix *Index) Checkpoint() time.Time {
 func (ix *Index) Sync(ctx context.Context) error {
 	if ix.closed.Load() {
 		return errClosed
+	}
+	if ix.opts.ReadOnly {
+		return ErrReadOnly
 	}
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
@@ -359,6 +452,9 @@ func (ix *Index) Put(ctx context.Context, docs ...Doc) error {
 	}
 	if ix.closed.Load() {
 		return errClosed
+	}
+	if ix.opts.ReadOnly {
+		return ErrReadOnly
 	}
 	// Last one wins for repeated IDs, as in a Bleve batch.
 	latest := make(map[string]int, len(docs))
@@ -446,6 +542,9 @@ func (ix *Index) Delete(ctx context.Context, ids ...string) error {
 	}
 	if ix.closed.Load() {
 		return errClosed
+	}
+	if ix.opts.ReadOnly {
+		return ErrReadOnly
 	}
 	if err := ctx.Err(); err != nil {
 		return err

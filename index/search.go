@@ -65,6 +65,9 @@ type Result struct {
 	// the results are then those of the others only.
 	Shards  int      `json:"shards,omitempty"`
 	Missing []string `json:"missing_shards,omitempty"`
+	// Partial says the search stopped at its time budget (Options.Budget): the hits are the
+	// best of the matches it had seen, and Total counts those (a lower bound).
+	Partial bool `json:"partial,omitempty"`
 }
 
 // Hit is one result.
@@ -180,6 +183,18 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Result, error) {
 		res.Took = time.Since(start)
 		return res, nil
 	}
+	release, err := ix.takeTurn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var b *budget
+	if ix.opts.Budget > 0 {
+		// The budget starts with the search's turn: time spent waiting for one is not
+		// the query's fault.
+		b = &budget{until: time.Now().Add(ix.opts.Budget)}
+		ctx = context.WithValue(ctx, budgetKey{}, b)
+	}
 	res.Query = n.String()
 	if err := ix.run(ctx, n, req, ranking, res); err != nil {
 		return nil, err
@@ -199,6 +214,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Result, error) {
 			}
 		}
 	}
+	res.Partial = b.spent()
 	res.Took = time.Since(start)
 	ix.cache.put(key, version, res)
 	out := *res

@@ -72,12 +72,15 @@ func (s *Server) search(r *http.Request, p searchParams) (*SearchResult, error) 
 
 // backendError maps a backend failure to a status and a message for the user, logging
 // what the user does not need to see.
-func (s *Server) backendError(r *http.Request, what string, err error) (int, string, *int) {
+func (s *Server) backendError(w http.ResponseWriter, r *http.Request, what string, err error) (int, string, *int) {
 	var qe *QueryError
 	switch {
 	case errors.As(err, &qe):
 		pos := qe.Pos
 		return http.StatusBadRequest, qe.Msg, &pos
+	case errors.Is(err, ErrBusy):
+		w.Header().Set("Retry-After", "1")
+		return http.StatusServiceUnavailable, "the server is busy: " + strings.TrimSuffix(err.Error(), ": "+ErrBusy.Error()), nil
 	case errors.Is(err, ErrUnavailable):
 		return http.StatusServiceUnavailable, strings.TrimSuffix(err.Error(), ": "+ErrUnavailable.Error()), nil
 	case errors.Is(err, context.DeadlineExceeded):
@@ -117,7 +120,9 @@ type apiSearchResult struct {
 	Relaxed bool    `json:"relaxed,omitempty"` // fewer documents had every word than fill the page
 	// AllWords is how many documents have every word when Relaxed (they come first).
 	AllWords uint64 `json:"all_words,omitempty"`
-	// Partial says some nodes of a cluster did not answer in time: MissingShards names them.
+	// Partial says the answer is incomplete: some nodes of a cluster did not answer in time
+	// (MissingShards names them), or the search stopped at its time budget (Total is then
+	// a lower bound).
 	Partial       bool                  `json:"partial,omitempty"`
 	MissingShards []string              `json:"missing_shards,omitempty"`
 	Page          int                   `json:"page"`
@@ -138,12 +143,12 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.search(r, p)
 	if err != nil {
-		code, msg, pos := s.backendError(r, "search", err)
+		code, msg, pos := s.backendError(w, r, "search", err)
 		writeJSON(w, code, apiError{Error: msg, Position: pos})
 		return
 	}
 	out := apiSearchResult{Query: p.q, Total: res.Total, TookMS: float64(res.Took.Microseconds()) / 1000, Relaxed: res.Relaxed, AllWords: res.AllWords,
-		Partial: len(res.Missing) > 0, MissingShards: res.Missing, Page: p.page, PerPage: p.perPage, Hits: []apiHit{}, Facets: apiFacets(res.Facets)}
+		Partial: len(res.Missing) > 0 || res.Partial, MissingShards: res.Missing, Page: p.page, PerPage: p.perPage, Hits: []apiHit{}, Facets: apiFacets(res.Facets)}
 	for i, h := range res.Hits {
 		out.Hits = append(out.Hits, apiHit{ID: h.ID, URL: h.URL, Title: h.Title, Snippet: string(SafeSnippet(h.Snippet)),
 			Score: h.Score, Kind: h.Kind, Rank: (p.page-1)*p.perPage + i + 1, Host: h.Host, Fetched: h.Fetched,
@@ -212,7 +217,7 @@ func (s *Server) lookupDocument(w http.ResponseWriter, r *http.Request) (Documen
 	defer cancel()
 	d, found, err := s.o.Documents.Document(ctx, id)
 	if err != nil {
-		code, msg, _ := s.backendError(r, "document lookup", err)
+		code, msg, _ := s.backendError(w, r, "document lookup", err)
 		s.fail(w, r, code, msg)
 		return Document{}, false
 	}
@@ -257,7 +262,7 @@ func (s *Server) relations(w http.ResponseWriter, r *http.Request) (apiRelations
 	defer cancel()
 	in, out, err := s.o.Relations.Relations(ctx, u, limit)
 	if err != nil {
-		code, msg, _ := s.backendError(r, "relations lookup", err)
+		code, msg, _ := s.backendError(w, r, "relations lookup", err)
 		s.fail(w, r, code, msg)
 		return apiRelations{}, false
 	}
@@ -288,7 +293,7 @@ func (s *Server) apiStats(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		st, err := s.o.Stats.Stats(ctx)
 		if err != nil {
-			code, msg, _ := s.backendError(r, "statistics", err)
+			code, msg, _ := s.backendError(w, r, "statistics", err)
 			s.fail(w, r, code, msg)
 			return
 		}
@@ -341,7 +346,7 @@ func (s *Server) apiSeeds(w http.ResponseWriter, r *http.Request) {
 	}
 	seeds, err := c.Seeds(r.Context())
 	if err != nil {
-		code, msg, _ := s.backendError(r, "reading the seeds", err)
+		code, msg, _ := s.backendError(w, r, "reading the seeds", err)
 		s.fail(w, r, code, msg)
 		return
 	}
@@ -443,7 +448,7 @@ func (s *Server) apiCrawlStop(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
 	if err := c.Stop(ctx); err != nil {
-		code, msg, _ := s.backendError(r, "stopping the crawl", err)
+		code, msg, _ := s.backendError(w, r, "stopping the crawl", err)
 		s.fail(w, r, code, msg)
 		return
 	}

@@ -66,6 +66,11 @@ type CrawlControl interface {
 // answers 503 with its message (a cluster with no node serving searches yet).
 var ErrUnavailable = errors.New("unavailable")
 
+// ErrBusy marks a backend error that says the server has more requests than it can take
+// now: the API answers 503 with Retry-After and its message (the index's search turns,
+// index.ErrBusy).
+var ErrBusy = errors.New("busy")
+
 // ErrCrawlRunning is returned by CrawlControl.Start when a crawl is already running.
 var ErrCrawlRunning = errors.New("a crawl is already running; stop it first")
 
@@ -93,6 +98,9 @@ type SearchResult struct {
 	// did not answer in time: the results are then the others' only.
 	Shards  int
 	Missing []string
+	// Partial says the search stopped at its time budget: the hits are the best of the
+	// matches it had seen and Total is a lower bound.
+	Partial bool
 }
 
 // Hit is one result.

@@ -198,7 +198,7 @@ func (s *Server) apiDatasets(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.searchDatasets(r, ds, req)
 	if err != nil {
-		code, msg, pos := s.backendError(r, "dataset search", err)
+		code, msg, pos := s.backendError(w, r, "dataset search", err)
 		writeJSON(w, code, apiError{Error: msg, Position: pos})
 		return
 	}
@@ -218,7 +218,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 	target, ok, err := ds.Download(ctx, id)
 	switch {
 	case err != nil:
-		code, msg, _ := s.backendError(r, "download", err)
+		code, msg, _ := s.backendError(w, r, "download", err)
 		s.fail(w, r, code, msg)
 	case !ok:
 		s.fail(w, r, http.StatusNotFound, "no dataset has the id "+strconv.Quote(id))
@@ -238,7 +238,7 @@ func (s *Server) thumbnail(w http.ResponseWriter, r *http.Request) {
 	png, ok, err := ds.Thumbnail(ctx, r.URL.Query().Get("id"))
 	switch {
 	case err != nil:
-		code, msg, _ := s.backendError(r, "thumbnail", err)
+		code, msg, _ := s.backendError(w, r, "thumbnail", err)
 		s.fail(w, r, code, msg)
 	case !ok:
 		s.fail(w, r, http.StatusNotFound, "this dataset has no thumbnail")
@@ -293,7 +293,7 @@ func (s *Server) datasetsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.searchDatasets(r, ds, req)
 	if err != nil {
-		code, msg, _ := s.backendError(r, "dataset search", err)
+		code, msg, _ := s.backendError(w, r, "dataset search", err)
 		d.Error = msg
 		s.render(w, code, "datasets", pg.with(d))
 		return

@@ -160,6 +160,13 @@ func TestSearchAPIErrors(t *testing.T) {
 	if res, _ := f.do(t, "GET", "/api/search?q=solar", "", ""); res.StatusCode != 503 {
 		t.Errorf("timeout: %d; want 503", res.StatusCode)
 	}
+	f.index.err = fmt.Errorf("too many searches at once: 4 are running and none finished within 1s; try again in a moment: %w", ErrBusy)
+	for _, target := range []string{"/api/search?q=solar", "/search?q=solar"} {
+		res, body := f.do(t, "GET", target, "", "")
+		if res.StatusCode != 503 || res.Header.Get("Retry-After") != "1" || !strings.Contains(body, "the server is busy: too many searches at once") {
+			t.Errorf("%s overloaded: %d Retry-After %q %s; want 503 with Retry-After and the reason", target, res.StatusCode, res.Header.Get("Retry-After"), body)
+		}
+	}
 	f.index.err = nil
 	f.index.panicky = true
 	if res, _ := f.do(t, "GET", "/api/search?q=solar", "", ""); res.StatusCode != 500 {

@@ -350,7 +350,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.search(r, p)
 	if err != nil {
-		code, msg, pos := s.backendError(r, "search", err)
+		code, msg, pos := s.backendError(w, r, "search", err)
 		prob := &queryProblem{Message: msg}
 		if pos != nil {
 			at := max(0, min(*pos, len(p.q)))

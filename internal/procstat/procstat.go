@@ -10,14 +10,18 @@ import (
 )
 
 // RSS is the current resident set size in bytes (0 where /proc is unavailable).
-func RSS() int64 { return field("VmRSS") }
+func RSS() int64 { return field("self", "VmRSS") }
 
 // PeakRSS is the largest resident set size the process has had, in bytes.
-func PeakRSS() int64 { return field("VmHWM") }
+func PeakRSS() int64 { return field("self", "VmHWM") }
 
-// field reads a "Name:   1234 kB" line of /proc/self/status, in bytes.
-func field(name string) int64 {
-	f, err := os.Open("/proc/self/status")
+// RSSOf is the current resident set size of process pid (a server a load test drives),
+// in bytes; 0 when it cannot be read.
+func RSSOf(pid int) int64 { return field(strconv.Itoa(pid), "VmRSS") }
+
+// field reads a "Name:   1234 kB" line of /proc/PROC/status, in bytes.
+func field(proc, name string) int64 {
+	f, err := os.Open("/proc/" + proc + "/status")
 	if err != nil {
 		return 0
 	}

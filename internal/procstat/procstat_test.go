@@ -1,6 +1,7 @@
 package procstat
 
 import (
+	"os"
 	"runtime"
 	"testing"
 )
@@ -21,4 +22,15 @@ func TestRSSGrowsWithTouchedMemory(t *testing.T) {
 		t.Fatalf("RSS went from %d to %d after touching 64 MiB", before, after)
 	}
 	runtime.KeepAlive(buf)
+}
+func TestRSSOfSelf(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	if r := RSSOf(os.Getpid()); r <= 0 || r > 2*PeakRSS() {
+		t.Fatalf("RSSOf(self) = %d, peak %d", r, PeakRSS())
+	}
+	if RSSOf(-1) != 0 {
+		t.Fatal("RSSOf of no process is not 0")
+	}
 }

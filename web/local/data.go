@@ -3,7 +3,9 @@ package local
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/sonda-search/sonda/app"
@@ -42,6 +44,11 @@ type Options struct {
 	CrawlOptions func(cfg *config.Config, db *store.DB) ([]crawl.Option, error)
 	// Progress receives the progress of crawls every second (see RunnerOptions).
 	Progress func(crawl.Progress)
+	// ReadOnly serves the directory without changing one byte of it (sonda serve
+	// --read-only): the store and the index are opened read-only, no crawl can be started
+	// (crawl control answers 503) and datasets' links are not rechecked. Several read-only
+	// servers and sonda search may share a directory; a crawl excludes them.
+	ReadOnly bool
 }
 
 // ErrInUse means another process has the data directory open.
@@ -54,11 +61,14 @@ func Open(cfg config.Config, o Options) (*Data, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	in, err := app.Open(cfg, app.Options{Logger: o.Logger, Search: true, Crawl: true})
+	in, err := app.Open(cfg, app.Options{Logger: o.Logger, Search: true, Crawl: !o.ReadOnly, ReadOnly: o.ReadOnly})
 	if err != nil {
 		return nil, err
 	}
 	d := &Data{cfg: cfg, log: o.Logger, app: in, DB: in.DB, Graph: in.Graph, Index: in.Index}
+	if o.ReadOnly {
+		return d, nil
+	}
 	d.Runner = NewRunner(cfg, in.DB, RunnerOptions{Logger: o.Logger, Progress: o.Progress, AfterCrawl: in.AfterCrawl,
 		Options: func(cfg *config.Config, _ *store.DB) ([]crawl.Option, error) {
 			opts, err := in.CrawlOptions(cfg)
@@ -79,7 +89,10 @@ func Open(cfg config.Config, o Options) (*Data, error) {
 // WebOptions are the backends for web.New; the caller adds the token.
 func (d *Data) WebOptions() web.Options {
 	b := backends{d}
-	o := web.Options{Searcher: b, Documents: b, Relations: b, Stats: b, Analyzer: newTermAnalyzer(), Crawl: d.Runner, Logger: d.log}
+	o := web.Options{Searcher: b, Documents: b, Relations: b, Stats: b, Analyzer: newTermAnalyzer(), Logger: d.log}
+	if d.Runner != nil { // not a nil *Runner in the interface: the API answers 503 without one
+		o.Crawl = d.Runner
+	}
 	if d.cfg.Geo.Enabled { // dataset search, map, downloads (see geo.go)
 		o.Datasets = GeoBackend(d.Index, catalog.New(d.DB), d.cfg.Data)
 	}
@@ -123,7 +136,7 @@ func (b backends) Search(ctx context.Context, req web.SearchRequest) (*web.Searc
 // web/cluster, converts the gatherer's with it too).
 func SearchResult(res *index.Result) *web.SearchResult {
 	out := &web.SearchResult{Total: res.Total, Took: res.Took, Query: res.Query, Relaxed: res.Relaxed, AllWords: res.AllWords, Hits: make([]web.Hit, 0, len(res.Hits)),
-		Facets: webFacets(res.Facets), Shards: res.Shards, Missing: res.Missing}
+		Facets: webFacets(res.Facets), Shards: res.Shards, Missing: res.Missing, Partial: res.Partial}
 	for _, h := range res.Hits {
 		out.Hits = append(out.Hits, web.Hit{ID: h.ID, Kind: h.Kind, URL: h.URL, Title: h.Title, Snippet: h.Snippet,
 			Score: h.Score, Fetched: h.Fetched, Host: h.Host, InLinks: h.InLinks, Fields: h.Fields})
@@ -137,6 +150,9 @@ func SearchError(err error) error {
 	var qe *index.QueryError
 	if errors.As(err, &qe) {
 		return &web.QueryError{Pos: qe.Pos, Msg: qe.Msg}
+	}
+	if errors.Is(err, index.ErrBusy) {
+		return fmt.Errorf("%s: %w", strings.TrimPrefix(err.Error(), "index: "), web.ErrBusy)
 	}
 	return err
 }
