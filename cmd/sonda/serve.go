@@ -40,6 +40,13 @@ func newServeCmd() *cobra.Command {
 
 Pebble lets one process open a data directory, so serve owns it: crawls run inside the
 server, started from the dashboard or with POST /api/crawl/start, and stop with it.
+With --read-only, serve only reads the directory (no crawls, no byte changed), and
+several read-only servers, and sonda search, can share it.
+
+Searches are bounded (search.time-budget, search.max-searches, search.queue-wait): one
+stops after 50ms of matching and answers with the best found so far, marked partial;
+at most two per CPU run at once, the others wait their turn up to 1s and then get 503
+with Retry-After.
 
 Crawls use the crawl settings of sonda.yaml and SONDA_* variables (seeds, scope,
 politeness); seeds can also be given when starting.
@@ -59,6 +66,7 @@ crawl dashboard belong to the nodes.
 
 Examples:
   sonda serve --data mycrawl/sonda-data
+  sonda serve --data mycrawl/sonda-data --read-only
   SONDA_SERVE_TOKEN=$(cat token) sonda serve -c mycrawl/sonda.yaml --addr 0.0.0.0:8080
   sonda serve --nats nats://127.0.0.1:4222 --cluster sonda`,
 		Args: cobra.NoArgs,
@@ -76,7 +84,8 @@ Examples:
 				return usageError{fmt.Errorf("serve.addr %s: %w", cfg.Serve.Addr, err)}
 			}
 			defer ln.Close()
-			d, err := openData(cfg, nil)
+			readOnly, _ := cmd.Flags().GetBool("read-only")
+			d, err := openServeData(cfg, readOnly)
 			if err != nil {
 				return err
 			}
@@ -85,6 +94,7 @@ Examples:
 		},
 	}
 	cmd.Flags().String("addr", "", "listen on `HOST:PORT` (default serve.addr: 127.0.0.1:8080; port 0 picks a free one)")
+	cmd.Flags().Bool("read-only", false, "serve search and documents without changing one byte of the data directory: no crawls (several read-only servers and sonda search may share a directory; a crawl excludes them)")
 	cmd.Flags().String("nats", "", "search a cluster through the NATS server at `URL` (nats://HOST:PORT) instead of a data directory")
 	cmd.Flags().String("cluster", "", "the cluster's `NAME` on that NATS server, with --nats (cluster.name, default sonda)")
 	cmd.Flags().String("creds", "", "NATS credentials `FILE` when the server requires them, with --nats (cluster.creds)")
@@ -105,6 +115,18 @@ var serveFlags = append([]settingFlag{
 // server runs.
 func openData(cfg config.Config, progress func(crawl.Progress)) (*local.Data, error) {
 	d, err := local.Open(cfg, local.Options{Logger: newLogger(cfg), Progress: progress})
+	if errors.Is(err, local.ErrInUse) {
+		return nil, usageError{err}
+	}
+	return d, err
+}
+
+// openServeData opens cfg.Data for sonda serve, read-only when asked (no crawls).
+func openServeData(cfg config.Config, readOnly bool) (*local.Data, error) {
+	if !readOnly {
+		return openData(cfg, nil)
+	}
+	d, err := local.Open(cfg, local.Options{Logger: newLogger(cfg), ReadOnly: true})
 	if errors.Is(err, local.ErrInUse) {
 		return nil, usageError{err}
 	}
