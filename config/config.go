@@ -368,9 +368,16 @@ func ApplyEnv(c *Config, env []string) error {
 	return nil
 }
 
-// knownNonConfigEnv are SONDA_ variables that tests and tools use and that are not settings.
+// knownNonConfigEnv are SONDA_ variables that tests, benchmarks and tools read and that are
+// not settings. scripts/test.sh exports some of them to every test, and the tests start
+// sonda processes in that environment, so each must be listed here or every such process
+// stops with "unknown environment variable" (TestEveryNonConfigEnvIsKnown checks the
+// repository for ones that are missing).
 var knownNonConfigEnv = map[string]bool{
-	"SONDA_WARCIO_DIR": true, "SONDA_OPENAPI_VALIDATOR_DIR": true, "SONDA_FRONTIER_URLS": true, "SONDA_BENCH": true, "SONDA_CHROMIUM": true,
+	"SONDA_WARCIO_DIR": true, "SONDA_OPENAPI_VALIDATOR_DIR": true, "SONDA_REUTERS_DIR": true, "SONDA_CHROMIUM": true,
+	"SONDA_FRONTIER_URLS": true, "SONDA_BENCH": true, "SONDA_BENCH_DATASETS": true, "SONDA_BENCH_DIR": true,
+	"SONDA_BENCH_DOCS": true, "SONDA_BENCH_INDEX": true, "SONDA_LIVE_LONG": true, "SONDA_WARC_KILL_CHILD": true,
+	"SONDA_FOCUS_MAX_PAGES": true, "SONDA_FOCUS_PLOT": true, "SONDA_FOCUS_TOPIC": true, "SONDA_FOCUS_WEB_SEED": true,
 }
 
 func collectEnvFields(v reflect.Value, prefix string, out map[string]reflect.Value) {
