@@ -38,15 +38,15 @@ type WorkerRecord struct {
 
 // WorkerStats are what one node saw of one worker.
 type WorkerStats struct {
-	Tasks     int64     `json:"tasks"`     // results accepted
-	Reissued  int64     `json:"reissued"`  // tasks that passed their deadline and went to another
-	Checked   int64     `json:"checked"`   // results checked against a trusted fetch or a canary
-	Passed    int64     `json:"passed"`    // checks it passed
-	Failed    int64     `json:"failed"`    // checks it failed (a lie, or a page that changed)
-	Lies      int64     `json:"lies"`      // results contradicting their own body (certain lies)
-	Bytes     int64     `json:"bytes"`     // body bytes delivered
-	Busy      float64   `json:"busy_s"`    // seconds from task to result, summed
-	Updated   time.Time `json:"updated"`   // when the node wrote this
+	Tasks     int64     `json:"tasks"`    // results accepted
+	Reissued  int64     `json:"reissued"` // tasks that passed their deadline and went to another
+	Checked   int64     `json:"checked"`  // results checked against a trusted fetch or a canary
+	Passed    int64     `json:"passed"`   // checks it passed
+	Failed    int64     `json:"failed"`   // checks it failed (a lie, or a page that changed)
+	Lies      int64     `json:"lies"`     // results contradicting their own body (certain lies)
+	Bytes     int64     `json:"bytes"`    // body bytes delivered
+	Busy      float64   `json:"busy_s"`   // seconds from task to result, summed
+	Updated   time.Time `json:"updated"`  // when the node wrote this
 	FirstTask time.Time `json:"first_task"`
 }
 

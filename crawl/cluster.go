@@ -6,6 +6,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/frontier"
 	"github.com/sonda-search/sonda/scope"
 	"github.com/sonda-search/sonda/store"
@@ -44,6 +45,19 @@ type Gate interface {
 	// send) ends before another process may fetch from the host.
 	Fence(ctx context.Context, host string) (context.Context, context.CancelFunc, bool)
 }
+
+// PageFetcher fetches pages (robots.txt stays with the crawler's own fetcher) in place of
+// the crawler's fetcher. A cluster with volunteer workers hands the request to a worker and
+// checks what comes back (package cluster/volunteer); the crawler still decided that the
+// URL may be fetched now (scope, robots.txt, politeness) and parses what it gets itself.
+// rest is how long the host must rest between two requests: a PageFetcher that makes more
+// than one (a reissue to another worker, a trusted check) waits that long between them.
+type PageFetcher interface {
+	FetchPage(ctx context.Context, it frontier.Item, req fetch.Request, rest time.Duration) *fetch.Result
+}
+
+// WithPageFetcher fetches pages through f (cluster mode with volunteer workers).
+func WithPageFetcher(f PageFetcher) Option { return func(c *Crawler) { c.pages = f } }
 
 // WithRouter routes discovered URLs through r instead of the local frontier (cluster mode).
 // The frontier then never reports itself drained: URLs may arrive at any time, and the

@@ -50,6 +50,7 @@ type Crawler struct {
 	db       *store.DB
 	frontier *frontier.Frontier
 	fetcher  *fetch.Fetcher
+	pages    PageFetcher // nil: pages are fetched by fetcher
 	norm     *urlnorm.Normalizer
 	scope    atomic.Pointer[scope.Scope]
 	router   Router // cluster mode: discovered URLs go to their owner

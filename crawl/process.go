@@ -247,7 +247,12 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 	if !ok {
 		return c.frontier.Release(l, c.clock().Add(gateRetry))
 	}
-	res := c.fetcher.Fetch(fctx, req)
+	var res *fetch.Result
+	if c.pages != nil {
+		res = c.pages.FetchPage(fctx, it, req, c.delay(slot, nil))
+	} else {
+		res = c.fetcher.Fetch(fctx, req)
+	}
 	unfence()
 	if ctx.Err() != nil {
 		return c.frontier.Release(l, time.Time{}) // stopping: the URL stays queued

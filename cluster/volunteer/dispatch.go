@@ -1,0 +1,598 @@
+package volunteer
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"math"
+	mrand "math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sonda-search/sonda/cluster"
+	"github.com/sonda-search/sonda/fetch"
+	"github.com/sonda-search/sonda/frontier"
+)
+
+// Options configure a node's Dispatcher.
+type Options struct {
+	Cluster string
+	Node    string // this node's id: results come back on its subject
+	// Fetcher is the node's own fetcher, for checks and for pages no worker took.
+	Fetcher *fetch.Fetcher
+	// UserAgent is what workers send (the crawl's fetch.user-agent).
+	UserAgent string
+	// MaxBody bounds a page's decoded body (the crawl's fetch.max-body-bytes).
+	MaxBody int64
+	// TaskTimeout is how long a worker has for a task (default 15s).
+	TaskTimeout time.Duration
+	// MinCheck is the share of an established worker's results the node checks by
+	// fetching the page itself (default 0.05).
+	MinCheck float64
+	// Attempts is how many workers a page is offered to before the node fetches it
+	// itself (default 3).
+	Attempts int
+	// Purge removes from the index the pages a quarantined worker delivered and queues
+	// them to be fetched again. Required.
+	Purge func(ctx context.Context, items []frontier.Item) error
+	// Seed fixes the sampling randomness (tests); 0: random.
+	Seed   uint64
+	Logger *slog.Logger
+}
+
+// Dispatcher is a node's side of the volunteer workers: it implements crawl.PageFetcher.
+type Dispatcher struct {
+	o      Options
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	kv     jetstream.KeyValue
+	log    *slog.Logger
+	secret []byte
+	subs   []*nats.Subscription
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+
+	mu      sync.Mutex
+	rng     *mrand.Rand
+	workers map[string]*workerState
+	pending map[string]*pendingTask
+	purging sync.WaitGroup
+}
+
+// workerState is what this node knows of a worker.
+type workerState struct {
+	name     string
+	state    string    // registry state ("" until the registry names it)
+	lastSeen time.Time // last hello
+	free     int       // free slots it announced
+	inFlight int       // this node's tasks it holds
+	assigned int64     // tasks this node gave it
+	// missed counts its deadlines missed in a row; it gets no task before resume.
+	missed int
+	resume time.Time
+	// rng draws its checks (its own stream: a test with a fixed seed draws the same
+	// checks for a worker whatever the other workers do); probation counts results that
+	// are all checked after a failed check.
+	rng       *mrand.Rand
+	probation int
+	stats     cluster.WorkerStats
+	dirty     bool
+	// accepted are the pages this node took from it unchecked: what a quarantine purges.
+	accepted []frontier.Item
+	purged   bool
+}
+
+type pendingTask struct {
+	worker string
+	token  string
+	url    string
+	sent   time.Time
+	result chan *Result
+}
+
+// helloTTL is how long a worker counts as present after its last heartbeat (it sends one
+// a second).
+const helloTTL = 3 * time.Second
+
+// Start subscribes to the workers' heartbeats and this node's results, and follows the
+// registry.
+func Start(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, o Options) (*Dispatcher, error) {
+	if o.Purge == nil || o.Fetcher == nil {
+		return nil, errors.New("volunteer: a dispatcher needs the node's fetcher and a purge")
+	}
+	if o.Cluster == "" {
+		o.Cluster = cluster.DefaultCluster
+	}
+	if o.TaskTimeout <= 0 {
+		o.TaskTimeout = 15 * time.Second
+	}
+	if o.MinCheck <= 0 {
+		o.MinCheck = 0.05
+	}
+	if o.Attempts <= 0 {
+		o.Attempts = 3
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	kv, err := cluster.WorkerRegistry(ctx, js, o.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	d := &Dispatcher{o: o, nc: nc, js: js, kv: kv, log: o.Logger, workers: map[string]*workerState{}, pending: map[string]*pendingTask{}}
+	d.secret = make([]byte, 32)
+	rand.Read(d.secret)
+	seed := o.Seed
+	if seed == 0 {
+		seed = mrand.Uint64()
+	}
+	d.rng = mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	hello, err := nc.Subscribe("sonda."+o.Cluster+".worker.*.out.hello", d.onHello)
+	if err != nil {
+		return nil, err
+	}
+	results, err := nc.Subscribe("sonda."+o.Cluster+".worker.*.out.res."+o.Node, d.onResult)
+	if err != nil {
+		hello.Unsubscribe()
+		return nil, err
+	}
+	d.subs = []*nats.Subscription{hello, results}
+	rctx, cancel := context.WithCancel(context.Background())
+	d.cancel = cancel
+	w, err := kv.WatchAll(ctx)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	// The registry's current states before any task goes out, then its changes.
+	for e := range w.Updates() {
+		if e == nil {
+			break
+		}
+		d.onRegistry(rctx, e)
+	}
+	d.done.Add(2)
+	go func() {
+		defer d.done.Done()
+		defer w.Stop()
+		for {
+			select {
+			case <-rctx.Done():
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+				if e != nil {
+					d.onRegistry(rctx, e)
+				}
+			}
+		}
+	}()
+	go func() {
+		defer d.done.Done()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-rctx.Done():
+				d.flushStats(context.Background())
+				return
+			case <-t.C:
+				d.flushStats(rctx)
+			}
+		}
+	}()
+	return d, nil
+}
+
+// Close stops following workers; tasks in progress end at their deadline.
+func (d *Dispatcher) Close() {
+	for _, s := range d.subs {
+		s.Unsubscribe()
+	}
+	if d.cancel != nil {
+		d.cancel()
+	}
+	d.done.Wait()
+	d.purging.Wait()
+}
+
+func workerOf(subject string) string {
+	// sonda.<cluster>.worker.<name>.out....
+	parts := strings.SplitN(subject, ".", 5)
+	if len(parts) < 5 {
+		return ""
+	}
+	return parts[3]
+}
+
+func (d *Dispatcher) state(name string) *workerState {
+	w := d.workers[name]
+	if w == nil {
+		w = &workerState{name: name}
+		d.workers[name] = w
+	}
+	return w
+}
+
+func (d *Dispatcher) onHello(m *nats.Msg) {
+	var h Hello
+	if json.Unmarshal(m.Data, &h) != nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w := d.state(workerOf(m.Subject))
+	w.lastSeen, w.free = time.Now(), h.Free
+}
+
+func (d *Dispatcher) onResult(m *nats.Msg) {
+	var r Result
+	if json.Unmarshal(m.Data, &r) != nil {
+		return
+	}
+	name := workerOf(m.Subject)
+	d.mu.Lock()
+	p := d.pending[r.ID]
+	if p == nil || p.worker != name || p.token != r.Token {
+		d.mu.Unlock()
+		return // late, repeated, or not this worker's task: harmless
+	}
+	delete(d.pending, r.ID)
+	d.mu.Unlock()
+	p.result <- &r
+}
+
+// onRegistry follows a worker's state; a quarantine purges what this node took from it.
+func (d *Dispatcher) onRegistry(ctx context.Context, e jetstream.KeyValueEntry) {
+	name, ok := strings.CutPrefix(e.Key(), "w.")
+	if !ok || e.Operation() != jetstream.KeyValuePut {
+		return
+	}
+	var rec cluster.WorkerRecord
+	if json.Unmarshal(e.Value(), &rec) != nil {
+		return
+	}
+	d.mu.Lock()
+	w := d.state(name)
+	w.state = rec.State
+	var items []frontier.Item
+	if rec.State != cluster.WorkerActive && !w.purged && rec.State == cluster.WorkerQuarantined {
+		items, w.accepted, w.purged = w.accepted, nil, true
+	}
+	d.mu.Unlock()
+	if len(items) > 0 {
+		d.purge(ctx, name, items)
+	}
+}
+
+func (d *Dispatcher) purge(ctx context.Context, name string, items []frontier.Item) {
+	d.purging.Add(1)
+	go func() {
+		defer d.purging.Done()
+		if err := d.o.Purge(ctx, items); err != nil {
+			d.log.Error("volunteer: purging a quarantined worker's pages failed", "worker", name, "pages", len(items), "error", err)
+			return
+		}
+		d.log.Warn("volunteer: purged a quarantined worker's pages; they are fetched again", "worker", name, "pages", len(items))
+	}()
+}
+
+// pick chooses a present, active worker with room that was not tried for this page: the
+// one this node gives the least work.
+func (d *Dispatcher) pick(tried map[string]bool) *workerState {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := time.Now()
+	var best *workerState
+	for name, w := range d.workers {
+		if tried[name] || w.state != cluster.WorkerActive || now.Sub(w.lastSeen) > helloTTL || w.free <= 0 || now.Before(w.resume) {
+			continue
+		}
+		if best == nil || w.inFlight < best.inFlight || w.inFlight == best.inFlight && w.assigned < best.assigned {
+			best = w
+		}
+	}
+	if best != nil {
+		best.inFlight++
+		best.assigned++
+		best.free-- // until its next hello says otherwise
+	}
+	return best
+}
+
+// FetchPage implements crawl.PageFetcher.
+func (d *Dispatcher) FetchPage(ctx context.Context, it frontier.Item, req fetch.Request, rest time.Duration) *fetch.Result {
+	tried := map[string]bool{}
+	waited := false // whether a worker may have sent the host a request: wait rest before another
+	for range d.o.Attempts {
+		w := d.pick(tried)
+		if w == nil {
+			break
+		}
+		tried[w.name] = true
+		if waited && !sleep(ctx, rest) {
+			return canceled(req.URL, ctx)
+		}
+		r, sent := d.send(ctx, w, req)
+		waited = waited || sent
+		if ctx.Err() != nil {
+			return canceled(req.URL, ctx)
+		}
+		if r == nil {
+			continue
+		}
+		return d.judge(ctx, w, it, req, rest, r)
+	}
+	if waited && !sleep(ctx, rest) {
+		return canceled(req.URL, ctx)
+	}
+	return d.o.Fetcher.Fetch(ctx, req)
+}
+
+// send gives w the task and waits for its result until the deadline. sent says whether
+// the task went out (so the host may have been asked).
+func (d *Dispatcher) send(ctx context.Context, w *workerState, req fetch.Request) (r *Result, sent bool) {
+	deadline := time.Now().Add(d.o.TaskTimeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl // this node's right to fetch from the host ends sooner
+	}
+	id := make([]byte, 12)
+	rand.Read(id)
+	t := Task{ID: hex.EncodeToString(id), Node: d.o.Node, URL: req.URL, Deadline: deadline, ETag: req.ETag,
+		LastModified: req.LastModified, UserAgent: d.o.UserAgent, MaxBody: d.o.MaxBody}
+	t.Token = sign(d.secret, w.name, &t)
+	p := &pendingTask{worker: w.name, token: t.Token, url: req.URL, sent: time.Now(), result: make(chan *Result, 1)}
+	d.mu.Lock()
+	d.pending[t.ID] = p
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		delete(d.pending, t.ID)
+		w.inFlight--
+		w.free++ // the slot is free again (until its next hello says how many it has)
+		switch {
+		case r != nil:
+			w.missed = 0
+		case ctx.Err() == nil:
+			// A worker that takes tasks and answers none (gone, or a black hole that
+			// still says hello) is left alone for a task timeout, doubling each time.
+			w.stats.Reissued++
+			w.dirty = true
+			w.missed++
+			w.resume = time.Now().Add(d.o.TaskTimeout << min(w.missed-1, 6))
+		}
+		d.mu.Unlock()
+	}()
+	b, _ := json.Marshal(t)
+	if err := d.nc.Publish(taskSubject(d.o.Cluster, w.name), b); err != nil {
+		return nil, false
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case r = <-p.result:
+		d.mu.Lock()
+		w.stats.Busy += time.Since(p.sent).Seconds()
+		d.mu.Unlock()
+		return r, true
+	case <-timer.C:
+		d.log.Info("volunteer: a worker missed its deadline; the page goes to another", "worker", w.name, "url", req.URL)
+		return nil, true
+	case <-ctx.Done():
+		return nil, true
+	}
+}
+
+// judge validates a worker's result: recomputed digest, and on a sample a fetch by the
+// node itself, whose copy is then what the crawl gets.
+func (d *Dispatcher) judge(ctx context.Context, w *workerState, it frontier.Item, req fetch.Request, rest time.Duration, r *Result) *fetch.Result {
+	res := r.decoded(req.URL, d.o.MaxBody)
+	mine := digestOf(res)
+	d.mu.Lock()
+	w.stats.Tasks++
+	w.stats.Bytes += int64(len(r.Wire))
+	if w.stats.FirstTask.IsZero() {
+		w.stats.FirstTask = time.Now().UTC()
+	}
+	w.dirty = true
+	d.mu.Unlock()
+	if !mine.Digest.Equal(r.Digest) {
+		d.mu.Lock()
+		w.stats.Lies++
+		d.mu.Unlock()
+		d.quarantine(ctx, w, "a result contradicted its own body ("+req.URL+")")
+		return d.trusted(ctx, req, rest)
+	}
+	if d.mayCheck(w) {
+		t := d.trusted(ctx, req, rest)
+		if ctx.Err() != nil || t.Err != nil && fetch.KindOf(t.Err) == fetch.KindCanceled {
+			return t
+		}
+		ok, why := agree(res, t)
+		d.mu.Lock()
+		w.stats.Checked++
+		if ok {
+			w.stats.Passed++
+		} else {
+			w.stats.Failed++
+			w.probation = Probation
+		}
+		failed, checked := w.stats.Failed, w.stats.Checked
+		d.mu.Unlock()
+		if !ok {
+			d.log.Warn("volunteer: a worker's page differs from the node's own fetch", "worker", w.name, "url", req.URL, "why", why)
+			if Convicted(checked-failed, failed) {
+				d.quarantine(ctx, w, fmt.Sprintf("%d of %d checked pages differed from the node's own fetch (last: %s: %s)", failed, checked, req.URL, why))
+			}
+		}
+		return t
+	}
+	d.mu.Lock()
+	if w.state == cluster.WorkerActive {
+		w.accepted = append(w.accepted, it)
+	} else if w.state == cluster.WorkerQuarantined {
+		// Quarantined while this task ran: not kept (the purge has run or runs without it).
+		d.mu.Unlock()
+		return d.trusted(ctx, req, rest)
+	}
+	d.mu.Unlock()
+	return res
+}
+
+// mayCheck draws whether to check this result: probability min(1, max(MinCheck,
+// 4·E[fail])) with E[fail] the Beta(1+failed, 1+passed) posterior mean.
+// A worker that failed a check is checked on every one of its next Probation results.
+func (d *Dispatcher) mayCheck(w *workerState) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if w.probation > 0 {
+		w.probation--
+		return true
+	}
+	if w.rng == nil {
+		seed := d.o.Seed
+		if seed == 0 {
+			seed = d.rng.Uint64()
+		}
+		h := fnv.New64a()
+		h.Write([]byte(w.name))
+		w.rng = mrand.New(mrand.NewPCG(seed, h.Sum64()))
+	}
+	return w.rng.Float64() < CheckRate(w.stats.Passed, w.stats.Failed+w.stats.Lies, d.o.MinCheck)
+}
+
+// Probation is how many results of a worker that failed a check are all checked.
+const Probation = 8
+
+// CheckRate is the share of a worker's results a node checks, from the checks it passed
+// and failed so far.
+func CheckRate(passed, failed int64, minCheck float64) float64 {
+	fail := float64(failed+1) / float64(passed+failed+2)
+	return min(1, max(minCheck, 4*fail))
+}
+
+// HonestChange is the share of checks an honest worker may fail because the page changed
+// between its fetch and the node's.
+const HonestChange = 0.05
+
+// Convicted says whether a worker that passed and failed so many checks lies: at least two
+// failures, and the Beta(1+failed, 1+passed) posterior puts 99% of its mass on a failure
+// rate above HonestChange (so a worker whose pages change now and then is not convicted,
+// while one that lies on a fifth of its pages is, after a handful of failures).
+func Convicted(passed, failed int64) bool {
+	return failed >= 2 && betaAbove(HonestChange, failed+1, passed+1) >= 0.99
+}
+
+// betaAbove is P(X > x) for X ~ Beta(a, b) with integer a, b: the probability that fewer
+// than a of a+b-1 Bernoulli(x) trials succeed.
+func betaAbove(x float64, a, b int64) float64 {
+	n := a + b - 1
+	p := 0.0
+	lx, l1x := math.Log(x), math.Log1p(-x)
+	for j := int64(0); j < a; j++ {
+		p += math.Exp(lchoose(n, j) + float64(j)*lx + float64(n-j)*l1x)
+	}
+	return min(1, p)
+}
+
+func lchoose(n, k int64) float64 {
+	a, _ := math.Lgamma(float64(n + 1))
+	b, _ := math.Lgamma(float64(k + 1))
+	c, _ := math.Lgamma(float64(n - k + 1))
+	return a - b - c
+}
+
+// trusted fetches the page by the node itself, after the host's rest (the worker's
+// request came just before).
+func (d *Dispatcher) trusted(ctx context.Context, req fetch.Request, rest time.Duration) *fetch.Result {
+	if !sleep(ctx, rest) {
+		return canceled(req.URL, ctx)
+	}
+	return d.o.Fetcher.Fetch(ctx, req)
+}
+
+// quarantine marks w quarantined in the registry; every node, this one included, purges
+// what it took from w when the registry says so.
+func (d *Dispatcher) quarantine(ctx context.Context, w *workerState, reason string) {
+	d.mu.Lock()
+	already := w.state == cluster.WorkerQuarantined
+	w.state = cluster.WorkerQuarantined // no more tasks from here at once
+	var items []frontier.Item
+	if !w.purged {
+		items, w.accepted, w.purged = w.accepted, nil, true
+	}
+	d.mu.Unlock()
+	if len(items) > 0 {
+		d.purge(context.WithoutCancel(ctx), w.name, items)
+	}
+	if already {
+		return
+	}
+	d.log.Warn("volunteer: worker quarantined", "worker", w.name, "reason", reason)
+	if err := cluster.SetWorkerState(ctx, d.js, d.o.Cluster, w.name, cluster.WorkerQuarantined, reason); err != nil {
+		d.log.Error("volunteer: cannot record the quarantine", "worker", w.name, "error", err)
+	}
+}
+
+// flushStats writes the counters that changed to the registry.
+func (d *Dispatcher) flushStats(ctx context.Context) {
+	type entry struct {
+		name string
+		st   cluster.WorkerStats
+	}
+	var out []entry
+	d.mu.Lock()
+	for name, w := range d.workers {
+		if w.dirty {
+			w.dirty = false
+			w.stats.Updated = time.Now().UTC()
+			out = append(out, entry{name, w.stats})
+		}
+	}
+	d.mu.Unlock()
+	for _, e := range out {
+		if err := cluster.PutWorkerStats(ctx, d.kv, e.name, d.o.Node, e.st); err != nil && ctx.Err() == nil {
+			d.log.Warn("volunteer: cannot record a worker's counters", "worker", e.name, "error", err)
+		}
+	}
+}
+
+// Stats returns what this node saw of each worker (for metrics and tests).
+func (d *Dispatcher) Stats() map[string]cluster.WorkerStats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[string]cluster.WorkerStats, len(d.workers))
+	for name, w := range d.workers {
+		out[name] = w.stats
+	}
+	return out
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func canceled(url string, ctx context.Context) *fetch.Result {
+	return &fetch.Result{URL: url, Err: &fetch.Error{Kind: fetch.KindCanceled, URL: url, Err: context.Cause(ctx)}}
+}
