@@ -457,6 +457,7 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 	case <-started:
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
+		<-done // the output is written until the process is waited for
 		t.Fatalf("the crawl never requested /slow:\n%s", out.String())
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -474,6 +475,7 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		cmd.Process.Kill()
+		<-done
 		t.Fatalf("a second SIGTERM did not stop the crawl:\n%s", out.String())
 	}
 	if !strings.Contains(out.String(), "interrupt again to stop at once") {
