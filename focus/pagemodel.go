@@ -341,6 +341,16 @@ type CVResult struct {
 // relevant examples), shuffled with seed.
 func CrossValidate(examples []Example, o TrainOptions, k int, seed uint64) (CVResult, error) {
 	o.defaults()
+	probs, err := outOfFold(examples, o, k, seed)
+	if err != nil {
+		return CVResult{}, err
+	}
+	return cvAt(examples, probs, o.Threshold, k), nil
+}
+
+// outOfFold returns each example's probability from the model trained on the folds that
+// do not hold it.
+func outOfFold(examples []Example, o TrainOptions, k int, seed uint64) ([]float64, error) {
 	var pos, neg []int
 	for i, e := range examples {
 		if e.Relevant {
@@ -350,7 +360,7 @@ func CrossValidate(examples []Example, o TrainOptions, k int, seed uint64) (CVRe
 		}
 	}
 	if k < 2 || len(pos) < k || len(neg) < k {
-		return CVResult{}, errors.New("focus: cross-validation needs at least k relevant and k irrelevant examples, and k ≥ 2")
+		return nil, errors.New("focus: cross-validation needs at least k relevant and k irrelevant examples, and k ≥ 2")
 	}
 	rng := rand.New(rand.NewPCG(seed, 0xcf))
 	rng.Shuffle(len(pos), func(i, j int) { pos[i], pos[j] = pos[j], pos[i] })
@@ -362,32 +372,42 @@ func CrossValidate(examples []Example, o TrainOptions, k int, seed uint64) (CVRe
 	for i, idx := range neg {
 		fold[idx] = i % k
 	}
-	res := CVResult{Folds: k}
+	probs := make([]float64, len(examples))
 	for f := 0; f < k; f++ {
-		var train, test []Example
+		var train []Example
+		var test []int
 		for i, e := range examples {
 			if fold[i] == f {
-				test = append(test, e)
+				test = append(test, i)
 			} else {
 				train = append(train, e)
 			}
 		}
 		m, err := TrainPageModel(train, o)
 		if err != nil {
-			return res, err
+			return nil, err
 		}
-		for _, e := range test {
-			got := m.Probability(e.Page) >= m.Threshold
-			switch {
-			case got && e.Relevant:
-				res.TP++
-			case got:
-				res.FP++
-			case e.Relevant:
-				res.FN++
-			default:
-				res.TN++
-			}
+		for _, i := range test {
+			probs[i] = m.Probability(examples[i].Page)
+		}
+	}
+	return probs, nil
+}
+
+// cvAt counts the out-of-fold verdicts at threshold.
+func cvAt(examples []Example, probs []float64, threshold float64, k int) CVResult {
+	res := CVResult{Folds: k}
+	for i, e := range examples {
+		got := probs[i] >= threshold
+		switch {
+		case got && e.Relevant:
+			res.TP++
+		case got:
+			res.FP++
+		case e.Relevant:
+			res.FN++
+		default:
+			res.TN++
 		}
 	}
 	res.Precision = ratio(res.TP, res.TP+res.FP)
@@ -396,7 +416,60 @@ func CrossValidate(examples []Example, o TrainOptions, k int, seed uint64) (CVRe
 		res.F1 = 2 * res.Precision * res.Recall / (res.Precision + res.Recall)
 	}
 	res.Accuracy = ratio(res.TP+res.TN, len(examples))
-	return res, nil
+	return res
+}
+
+// TuneLambdas are the L2 strengths Tune tries.
+var TuneLambdas = []float64{1e-4, 1e-3, 1e-2, 3e-2}
+
+// Tune chooses the L2 strength and the probability threshold for few examples by k-fold
+// cross-validation: for each of TuneLambdas, the out-of-fold probabilities of every
+// example, and the threshold that maximizes F1 over them (the middle of the range of
+// thresholds that reach it, within [0.05, 0.95]); the strength with the best F1 wins, the
+// larger on a tie. A fixed 0.5 suits a model trained on many balanced examples; with a dozen
+// relevant examples among hundreds, the scores of relevant pages the model has not seen
+// fall well below it, and the crawler would miss them. The result is o with Lambda and
+// Threshold set, and the cross-validation at that threshold.
+func Tune(examples []Example, o TrainOptions, k int, seed uint64) (TrainOptions, CVResult, error) {
+	o.defaults()
+	best, bestF1 := o, -1.0
+	var bestCV CVResult
+	for _, l := range TuneLambdas {
+		o.Lambda = l
+		probs, err := outOfFold(examples, o, k, seed)
+		if err != nil {
+			return o, CVResult{}, err
+		}
+		t := f1Threshold(examples, probs)
+		cv := cvAt(examples, probs, t, k)
+		if cv.F1 >= bestF1 {
+			best, bestF1, bestCV = o, cv.F1, cv
+			best.Threshold = t
+		}
+	}
+	return best, bestCV, nil
+}
+
+// f1Threshold is the threshold at which F1 over the out-of-fold probabilities is highest:
+// halfway between the lowest probability it accepts and the highest below that, so that
+// pages scored a little under the examples it accepted are not lost, clamped to
+// [0.05, 0.95].
+func f1Threshold(examples []Example, probs []float64) float64 {
+	cands := []float64{0.05}
+	for _, p := range probs {
+		cands = append(cands, min(max(p, 0.05), 0.95))
+	}
+	sort.Float64s(cands)
+	bestF1, best := -1.0, 0
+	for i, t := range cands {
+		if cv := cvAt(examples, probs, t, 0); cv.F1 > bestF1+1e-12 {
+			bestF1, best = cv.F1, i
+		}
+	}
+	if best == 0 {
+		return cands[0]
+	}
+	return (cands[best-1] + cands[best]) / 2
 }
 
 func ratio(a, b int) float64 {

@@ -237,6 +237,10 @@ type Relevance struct {
 
 	judged, relevant atomic.Int64
 	observers        []Observer
+
+	// mu guards judge.Model, which self-training replaces during the crawl.
+	mu   sync.RWMutex
+	self *selfTrainer
 }
 
 // Observer learns from judged pages: the MLP's training stage and the online learner
@@ -270,7 +274,12 @@ func (r *Relevance) Analyze(_ context.Context, d *crawl.Document) error {
 	}
 	title, lang := docLang(d)
 	p := newPageText(d.Item.URL, title, d.Text, lang)
+	r.mu.RLock()
 	j := r.judge.Judge(p)
+	r.mu.RUnlock()
+	if r.self != nil {
+		r.self.observe(r, p, j.Score)
+	}
 	if lang != "" {
 		d.Record.Lang = lang
 	}

@@ -51,5 +51,7 @@ fi
 # take minutes there): run it once without, unless the caller chose the tests.
 if [ $# -eq 0 ]; then
   go test -run '^TestAcceptance$' ./extract/exteval
+  # The same for the focus evaluation on the Reuters web.
+  go test -run '^TestCorpusWebAcceptance$' ./focus/focuseval
 fi
 exec go test -race -timeout 20m "$@" ./...

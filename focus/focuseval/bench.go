@@ -45,6 +45,9 @@ type Bench struct {
 	Seed     uint64   // random choices of the strategies
 	Log      *slog.Logger
 	Options  focus.StrategyOptions // strategy parameters; Relevance and Seed are set per run
+	// SelfTrain, when set, makes Model retrain during each crawl on these examples plus
+	// the pages it judges confidently (every strategy but the oracle).
+	SelfTrain *Trained
 }
 
 // Run crawls with one strategy ("bfs" or a focus strategy) and returns its trace. For
@@ -67,8 +70,13 @@ func (b *Bench) Run(ctx context.Context, strategy string) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	if strategy == Oracle {
+	switch {
+	case strategy == Oracle:
 		rel = focus.NewTruthRelevance(b.Topics[0], labels)
+	case b.SelfTrain != nil:
+		if err := rel.SelfTrain(b.SelfTrain.Examples, b.SelfTrain.Options, focus.SelfTrainParams{}); err != nil {
+			return nil, err
+		}
 	}
 	scorer := focus.TieBroken(crawl.BreadthFirst{})
 	concurrency := 1

@@ -27,43 +27,57 @@ const (
 	ExampleNeg = 200
 )
 
+// Trained is a page model trained on examples, with what self-training needs.
+type Trained struct {
+	Model    *focus.PageModel
+	Examples []focus.Example
+	Options  focus.TrainOptions // as tuned
+	Pos, Neg int
+	CV       focus.CVResult
+}
+
 // TrainOnExamples trains the page model for topic from up to ExamplePos documents about it
 // and ExampleNeg others, drawn with seed from the web's example pool, as `sonda train page`
-// would from files; it cross-validates it first (5 folds, or fewer with few examples).
-func TrainOnExamples(w *corpusweb.Web, topic string, seed uint64) (*focus.PageModel, int, int, focus.CVResult, error) {
+// would from files: the L2 strength and threshold are chosen by cross-validation first
+// (focus.Tune; 5 folds, or fewer with few examples).
+func TrainOnExamples(w *corpusweb.Web, topic string, seed uint64) (*Trained, error) {
 	pos, neg := w.Examples(topic, ExamplePos, ExampleNeg, seed)
-	var ex []focus.Example
+	tr := &Trained{Pos: len(pos), Neg: len(neg)}
 	for _, d := range pos {
-		ex = append(ex, focus.Example{Page: focus.NewPageText("", d.Title, d.Text(), ""), Relevant: true})
+		tr.Examples = append(tr.Examples, focus.Example{Page: focus.NewPageText("", d.Title, d.Text(), ""), Relevant: true})
 	}
 	for _, d := range neg {
-		ex = append(ex, focus.Example{Page: focus.NewPageText("", d.Title, d.Text(), ""), Relevant: false})
+		tr.Examples = append(tr.Examples, focus.Example{Page: focus.NewPageText("", d.Title, d.Text(), ""), Relevant: false})
 	}
-	o := focus.TrainOptions{Name: topic}
-	var cv focus.CVResult
+	tr.Options = focus.TrainOptions{Name: topic}
 	if k := min(5, len(pos)); k >= 2 {
 		var err error
-		if cv, err = focus.CrossValidate(ex, o, k, seed); err != nil {
-			return nil, 0, 0, cv, err
+		if tr.Options, tr.CV, err = focus.Tune(tr.Examples, tr.Options, k, seed); err != nil {
+			return nil, err
 		}
 	}
-	m, err := focus.TrainPageModel(ex, o)
+	m, err := focus.TrainPageModel(tr.Examples, tr.Options)
 	if err != nil {
-		return nil, 0, 0, cv, fmt.Errorf("focuseval: topic %s: %w", topic, err)
+		return nil, fmt.Errorf("focuseval: topic %s: %w", topic, err)
 	}
-	m.CV = &cv
-	return m, len(pos), len(neg), cv, nil
+	m.CV = &tr.CV
+	tr.Model = m
+	return tr, nil
 }
 
 // RunCorpusTopic trains the model for topic and crawls w with each strategy ("bfs",
-// Oracle or a focus strategy) for maxPages fetches.
-func RunCorpusTopic(ctx context.Context, w *corpusweb.Web, topic string, strategies []string, maxPages int64, dir string, seed uint64) (*CorpusTopic, error) {
-	m, pos, neg, cv, err := TrainOnExamples(w, topic, seed)
+// Oracle or a focus strategy) for maxPages fetches; with selfTrain the model retrains on
+// the pages it judges confidently during each crawl (focus.Relevance.SelfTrain).
+func RunCorpusTopic(ctx context.Context, w *corpusweb.Web, topic string, strategies []string, maxPages int64, dir string, seed uint64, selfTrain bool) (*CorpusTopic, error) {
+	tr, err := TrainOnExamples(w, topic, seed)
 	if err != nil {
 		return nil, err
 	}
-	ct := &CorpusTopic{Topic: topic, Relevant: w.Count(topic), Locality: w.Locality(topic), Pos: pos, Neg: neg, CV: cv}
-	b := &Bench{Web: w, Topics: []*focus.Topic{m.Topic()}, Model: m, MaxPages: maxPages, Dir: dir, Seed: seed}
+	ct := &CorpusTopic{Topic: topic, Relevant: w.Count(topic), Locality: w.Locality(topic), Pos: tr.Pos, Neg: tr.Neg, CV: tr.CV}
+	b := &Bench{Web: w, Topics: []*focus.Topic{tr.Model.Topic()}, Model: tr.Model, MaxPages: maxPages, Dir: dir, Seed: seed}
+	if selfTrain {
+		b.SelfTrain = tr
+	}
 	for _, s := range strategies {
 		t, err := b.Run(ctx, s)
 		if err != nil {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package focuseval
+
+const raceEnabled = false
