@@ -198,10 +198,6 @@ func IndexOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
 		return index.Options{}, fmt.Errorf("search.operator: %w", err)
 	}
 	r := cfg.Search.Ranking
-	budget := cfg.Search.TimeBudget
-	if budget == 0 {
-		budget = -1 // search.time-budget 0 is no limit
-	}
 	return index.Options{
 		Ranking: index.Ranking{
 			Title: r.Title, Body: r.Body, Headings: r.Headings, Description: r.Description, Anchors: r.Anchors,
@@ -209,7 +205,7 @@ func IndexOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
 			LinkSignal: r.LinkSignal, Window: r.Window,
 		},
 		Implicit: op, CacheEntries: cfg.Search.Cache, MaxResults: cfg.Search.MaxResults, Logger: log,
-		Budget: budget, MaxSearches: cfg.Search.MaxSearches, QueueWait: cfg.Search.QueueWait,
+		Budget: cfg.Search.TimeBudget, MaxSearches: cfg.Search.MaxSearches, QueueWait: cfg.Search.QueueWait,
 	}, nil
 }
 

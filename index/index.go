@@ -58,9 +58,11 @@ type Options struct {
 	// sonda serve); an open for writing excludes them, and they exclude it.
 	ReadOnly bool
 	// Budget is how long one search may collect matches before it stops with the best it
-	// has found so far, marked Result.Partial (default DefaultBudget; negative: no limit).
-	// It bounds the heavy queries (dozens of OR-ed common words) that would otherwise hold
-	// a core for seconds.
+	// has found so far, marked Result.Partial (0 or negative: no limit). It bounds the heavy
+	// queries (dozens of OR-ed common words) that would otherwise hold a core for seconds.
+	// sonda's configuration sets it (search.time-budget, 50 ms by default); the zero Options
+	// leave it off, so that a library user or an evaluation that did not ask for cut
+	// answers never gets one because the machine was busy.
 	Budget time.Duration
 	// MaxSearches is how many searches run at once (default 2 per CPU); answers from the
 	// result cache do not count. Others wait for a turn, in order, at most QueueWait
@@ -71,11 +73,8 @@ type Options struct {
 	Logger      *slog.Logger
 }
 
-// Defaults of Options.Budget and Options.QueueWait.
-const (
-	DefaultBudget    = 50 * time.Millisecond
-	DefaultQueueWait = time.Second
-)
+// DefaultQueueWait is the default of Options.QueueWait.
+const DefaultQueueWait = time.Second
 
 func (o Options) withDefaults() Options {
 	o.Ranking = o.Ranking.withDefaults()
@@ -84,9 +83,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxResults <= 0 {
 		o.MaxResults = defaultMaxResults
-	}
-	if o.Budget == 0 {
-		o.Budget = DefaultBudget
 	}
 	if o.MaxSearches <= 0 {
 		o.MaxSearches = 2 * runtime.GOMAXPROCS(0)
