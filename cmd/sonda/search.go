@@ -51,6 +51,10 @@ Examples:
 			if _, err := os.Stat(index.DataDir(cfg.Data)); err != nil {
 				return usageError{fmt.Errorf("no search index in %s (crawl with search.index on, or run sonda index rebuild): %w", cfg.Data, err)}
 			}
+			// One search, asked by someone who waits for it: answered whole. The time
+			// budget (search.time-budget) protects a server that many share from heavy
+			// queries; here it would only cut answers short on a busy machine.
+			cfg.Search.TimeBudget = 0
 			in, err := openApp(cfg, app.Options{Logger: newLogger(cfg), Search: true, ReadOnly: true})
 			if err != nil {
 				return err
