@@ -2,9 +2,9 @@ package fingerprint
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -23,8 +23,31 @@ import (
 // (BenchmarkVolatileMask). It knows English, Portuguese, Spanish and French month and day
 // names, counter words and relative times.
 type Volatile struct {
-	on    map[string]bool
+	on    kindSet
 	kinds []string
+}
+
+// kindSet says which fragment kinds are masked. The scanner asks at every token, so they
+// are fields rather than a map.
+type kindSet struct{ dates, times, counters, ids, versions, numbers bool }
+
+// flag returns the field of the kind named name (nil for an unknown name).
+func (k *kindSet) flag(name string) *bool {
+	switch name {
+	case "dates":
+		return &k.dates
+	case "times":
+		return &k.times
+	case "counters":
+		return &k.counters
+	case "ids":
+		return &k.ids
+	case "versions":
+		return &k.versions
+	case "numbers":
+		return &k.numbers
+	}
+	return nil
 }
 
 // VolatileKinds are the fragment kinds NewVolatile accepts.
@@ -40,14 +63,15 @@ func NewVolatile(kinds ...string) (*Volatile, error) {
 	if len(kinds) == 0 {
 		return nil, nil
 	}
-	v := &Volatile{on: map[string]bool{}}
+	v := &Volatile{}
 	for _, k := range kinds {
 		k = strings.ToLower(strings.TrimSpace(k))
-		if !slices.Contains(VolatileKinds, k) {
+		f := v.on.flag(k)
+		if f == nil {
 			return nil, fmt.Errorf("fingerprint: unknown volatile fragment kind %q (choose from %s)", k, strings.Join(VolatileKinds, ", "))
 		}
-		if !v.on[k] {
-			v.on[k] = true
+		if !*f {
+			*f = true
 			v.kinds = append(v.kinds, k)
 		}
 	}
@@ -119,6 +143,7 @@ type scanner struct {
 	toks []token
 	v    *Volatile
 	out  []span
+	low  [maxListedWord]byte // lower's buffer
 }
 
 // scan hands the fragments of s to found, in order and with offsets in s, a chunk of the
@@ -131,12 +156,15 @@ func (v *Volatile) scan(s string, found func([]span)) {
 			break
 		}
 	}
-	if !hasDigit && !v.on["dates"] && !v.on["times"] {
+	if !hasDigit && !v.on.dates && !v.on.times {
 		return // every other rule is anchored on digits
 	}
 	// A token takes 24 bytes and a text can have one per byte: a long text is scanned in
 	// chunks, so the scanner's memory is bounded whatever the size of the page.
-	var toks []token
+	tp := tokenPool.Get().(*[]token)
+	defer tokenPool.Put(tp)
+	toks := *tp
+	defer func() { *tp = toks[:0] }()
 	for off := 0; off < len(s); {
 		end := chunkEnd(s, off)
 		sc := scanner{s: s[off:end], v: v, toks: tokenize(toks[:0], s[off:end])}
@@ -151,6 +179,10 @@ func (v *Volatile) scan(s string, found func([]span)) {
 		toks, off = sc.toks, end
 	}
 }
+
+// tokenPool recycles token slices: every fetched page is masked (twice), and a 20 KB text
+// has about 10,000 tokens. A chunk bounds a slice to maxScanChunk tokens.
+var tokenPool = sync.Pool{New: func() any { return new([]token) }}
 
 // maxScanChunk is the most text the scanner tokenizes at once (see scan).
 const maxScanChunk = 64 << 10
@@ -178,8 +210,8 @@ func chunkEnd(s string, off int) int {
 
 // tokenize appends the tokens of s to toks.
 func tokenize(toks []token, s string) []token {
-	if toks == nil {
-		toks = make([]token, 0, len(s)/3)
+	if cap(toks) == 0 {
+		toks = make([]token, 0, len(s)/2)
 	}
 	for i := 0; i < len(s); {
 		r, size := rune(s[i]), 1
@@ -209,6 +241,34 @@ func (sc *scanner) text(i int) string { return sc.s[sc.toks[i].from:sc.toks[i].t
 
 func (sc *scanner) is(i int, kind uint8) bool {
 	return i >= 0 && i < len(sc.toks) && sc.toks[i].kind == kind
+}
+
+// lower returns token i lowercased, in a buffer the next call reuses, when it is a word
+// that may be in the word lists (nil otherwise): looking it up as m[string(b)] allocates
+// nothing, where word's strings.ToLower allocates for every capitalized word of the text.
+func (sc *scanner) lower(i int) []byte {
+	if !sc.is(i, tWord) {
+		return nil
+	}
+	w := sc.text(i)
+	if len(w) > maxListedWord {
+		return nil
+	}
+	b := sc.low[:0]
+	for j := 0; j < len(w); {
+		if c := w[j]; c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+			j++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(w[j:])
+		b = utf8.AppendRune(b, unicode.ToLower(r))
+		j += size
+	}
+	return b
 }
 
 // word returns token i lowercased when it is a word ("" otherwise).
@@ -258,7 +318,7 @@ func (sc *scanner) run() {
 	for i := 0; i < len(sc.toks); i++ {
 		switch sc.toks[i].kind {
 		case tWord, tNum:
-			if on["ids"] {
+			if on.ids {
 				if end, ok := sc.identifier(i); ok {
 					sc.mark(i, end)
 					i = end
@@ -290,6 +350,9 @@ func (sc *scanner) run() {
 func (sc *scanner) identifier(i int) (end int, ok bool) {
 	if i > 0 && sc.toks[i-1].to == sc.toks[i].from && (sc.is(i-1, tWord) || sc.is(i-1, tNum) || sc.punct(i-1, "_-")) {
 		return 0, false // not at the start of the run
+	}
+	if n := i + 1; n >= len(sc.toks) || sc.toks[n].from != sc.toks[i].to || !(sc.is(n, tWord) || sc.is(n, tNum) || sc.punct(n, "_-")) {
+		return 0, false // a token alone is letters or digits, never both (most words of a text)
 	}
 	letters, digits, hex := false, false, true
 	j := i
@@ -330,14 +393,20 @@ done:
 }
 
 // relativeWord masks words that name a day relative to now, and "just now".
+// It runs at every word of a text, so it looks words up without allocating.
 func (sc *scanner) relativeWord(i int) {
-	w := sc.word(i)
-	if sc.v.on["dates"] && relativeDays[w] {
+	w := sc.lower(i)
+	if w == nil {
+		return
+	}
+	if sc.v.on.dates && relativeDays[string(w)] {
 		sc.mark(i, i)
 	}
-	if sc.v.on["times"] {
-		if next := sc.word(sc.skipSpace(i+1, 1)); justNow[w+" "+next] {
-			sc.mark(i, sc.skipSpace(i+1, 1))
+	if sc.v.on.times {
+		if second, ok := justNow[string(w)]; ok {
+			if j := sc.skipSpace(i+1, 1); sc.word(j) == second {
+				sc.mark(i, j)
+			}
 		}
 	}
 }
@@ -367,13 +436,13 @@ func (sc *scanner) number(i int) int {
 		return len(seps) > 0
 	}
 	switch {
-	case on["times"] && len(parts) >= 2 && len(parts) <= 3 && allSep(':') && plen(0) <= 2 && plen(1) == 2:
+	case on.times && len(parts) >= 2 && len(parts) <= 3 && allSep(':') && plen(0) <= 2 && plen(1) == 2:
 		sc.mark(i, sc.timeSuffix(end))
 		return end
-	case on["times"] && len(parts) == 1 && plen(0) <= 2 && sc.word(i+1) == "h" && sc.is(i+2, tNum) && sc.toks[i+1].to == sc.toks[i+2].from:
+	case on.times && len(parts) == 1 && plen(0) <= 2 && sc.word(i+1) == "h" && sc.is(i+2, tNum) && sc.toks[i+1].to == sc.toks[i+2].from:
 		sc.mark(i, i+2) // 14h30
 		return i + 2
-	case on["dates"] && len(parts) == 3 && (allSep('-') || allSep('/') || allSep('.')) && datePartsLook(plen(0), plen(1), plen(2)):
+	case on.dates && len(parts) == 3 && (allSep('-') || allSep('/') || allSep('.')) && datePartsLook(plen(0), plen(1), plen(2)):
 		last := end
 		// An ISO time glued on: 2024-01-02T10:00:00Z, or after a space.
 		if t := sc.word(end + 1); (t == "t" || sc.is(end+1, tSpace)) && sc.is(end+2, tNum) && sc.punct(end+3, ":") {
@@ -381,17 +450,17 @@ func (sc *scanner) number(i int) int {
 		}
 		sc.mark(sc.weekdayBefore(i), last)
 		return last
-	case on["versions"] && len(parts) >= 3 && allSep('.'):
+	case on.versions && len(parts) >= 3 && allSep('.'):
 		sc.mark(sc.versionPrefix(i), sc.versionTail(end))
 		return end
 	}
-	if on["versions"] {
+	if on.versions {
 		if from := sc.versionPrefix(i); from < i {
 			sc.mark(from, sc.versionTail(end))
 			return end
 		}
 	}
-	if on["dates"] && len(parts) <= 2 {
+	if on.dates && len(parts) <= 2 {
 		if from, to, ok := sc.monthDate(i, end, plen(0)); ok {
 			sc.mark(from, to)
 			return max(end, to)
@@ -401,19 +470,19 @@ func (sc *scanner) number(i int) int {
 			return end
 		}
 	}
-	if on["times"] && len(parts) == 1 {
+	if on.times && len(parts) == 1 {
 		if from, to, ok := sc.relativeTime(i); ok {
 			sc.mark(from, to)
 			return max(end, to)
 		}
 	}
-	if on["counters"] && (len(seps) == 0 || allSepIn(seps, ".,")) {
+	if on.counters && (len(seps) == 0 || allSepIn(seps, ".,")) {
 		if from, to, ok := sc.counter(i, end); ok {
 			sc.mark(from, to)
 			return max(end, to)
 		}
 	}
-	if on["numbers"] {
+	if on.numbers {
 		sc.mark(i, end)
 	}
 	return end
@@ -660,6 +729,10 @@ func (sc *scanner) versionTail(end int) int {
 	return end
 }
 
+// maxListedWord bounds the length in bytes of the words in the lists below (a test checks
+// it): a longer word is in none of them.
+const maxListedWord = 16
+
 func set(words ...string) map[string]bool {
 	m := make(map[string]bool, len(words))
 	for _, w := range words {
@@ -685,7 +758,7 @@ var (
 		"lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche")
 	ordinals     = set("st", "nd", "rd", "th", "er", "o", "a")
 	relativeDays = set("yesterday", "today", "tomorrow", "ontem", "hoje", "amanhã", "amanha", "ayer", "hoy", "mañana", "hier", "aujourd'hui", "demain")
-	justNow      = set("just now", "agora mesmo", "ahora mismo")
+	justNow      = map[string]string{"just": "now", "agora": "mesmo", "ahora": "mismo"} // first word → second
 	timeWords    = set("am", "pm", "a", "p", "h", "hs", "hrs", "utc", "gmt", "z", "est", "edt", "cst", "cdt", "pst", "pdt", "cet", "cest", "bst", "brt", "brst", "ist", "jst")
 	timeUnits    = set(
 		"second", "seconds", "sec", "secs", "minute", "minutes", "min", "mins", "hour", "hours", "hr", "hrs", "day", "days",

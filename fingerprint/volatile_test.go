@@ -115,6 +115,34 @@ func BenchmarkVolatileMask(b *testing.B) {
 	}
 }
 
+// TestListedWordsFitLower: scanner.lower gives up on words longer than maxListedWord, so
+// every listed word must fit, or it would never be found.
+func TestListedWordsFitLower(t *testing.T) {
+	lists := []map[string]bool{months, weekdays, ordinals, relativeDays, timeWords, timeUnits, counterWords, versionWords}
+	for first := range justNow {
+		lists = append(lists, map[string]bool{first: true})
+	}
+	for _, l := range lists {
+		for w := range l {
+			if len(w) > maxListedWord {
+				t.Errorf("%q is %d bytes, longer than maxListedWord (%d)", w, len(w), maxListedWord)
+			}
+		}
+	}
+}
+
+// BenchmarkVolatileMaskProse masks ordinary prose (benchText: 20 KB, few numbers), what
+// most crawled pages are: the cost there is the scan over every word, not the rules.
+func BenchmarkVolatileMaskProse(b *testing.B) {
+	v, _ := NewVolatile(DefaultVolatileKinds...)
+	text := benchText()
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		v.Mask(text)
+	}
+}
+
 // TestVolatileMaskMemoryBound: masking a long hostile text (a token at nearly every byte)
 // allocates a small multiple of its size, not the ~60 times a token per byte costs when
 // the whole text is tokenized at once; and chunking changes nothing on text with lines.
