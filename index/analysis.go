@@ -59,10 +59,19 @@ type textAnalyzer struct{ a *text.Analyzer }
 
 func (t textAnalyzer) Analyze(b []byte) analysis.TokenStream {
 	toks := t.a.Tokens(string(b))
+	// Three allocations per stream, not one per term: a page's body has thousands of terms,
+	// and a batch of pages holds all their streams until Bleve has analyzed them.
+	n := 0
+	for _, tok := range toks {
+		n += len(tok.Term)
+	}
+	terms := make([]byte, 0, n)
 	backing := make([]analysis.Token, len(toks))
 	ts := make(analysis.TokenStream, len(toks))
 	for i, tok := range toks {
-		backing[i] = analysis.Token{Term: []byte(tok.Term), Start: tok.Start, End: tok.End, Position: tok.Position, Type: analysis.AlphaNumeric}
+		from := len(terms)
+		terms = append(terms, tok.Term...)
+		backing[i] = analysis.Token{Term: terms[from:len(terms):len(terms)], Start: tok.Start, End: tok.End, Position: tok.Position, Type: analysis.AlphaNumeric}
 		ts[i] = &backing[i]
 	}
 	return ts

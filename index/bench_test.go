@@ -4,15 +4,20 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sonda-search/sonda/internal/synthcorpus"
+	"github.com/sonda-search/sonda/testweb"
 )
 
 // synthDoc is page i of c as an index document.
@@ -142,3 +147,111 @@ func BenchmarkIndex100k(b *testing.B) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// BenchmarkIngestProse indexes pages of real prose the way the crawl's index sink does
+// (Put in batches of 256, Sync after every four) and reports the process CPU per document,
+// scorch's merges included, and the peak RSS. Each page has ≥ 11 KB of paragraphs of the
+// Dragnet main texts in the shared test data (as `sonda testweb --corpus` serves them), a
+// title, headings and anchor text. Run it with
+//
+//	go test -run XXX -bench IngestProse -benchtime 1x ./index
+//
+// SONDA_BENCH_DOCS changes the number of documents (default 5,000), SONDA_BENCH_BATCH the
+// batch size (default 256, the sink's).
+func BenchmarkIngestProse(b *testing.B) {
+	paras, err := testweb.LoadCorpus(filepath.Join("..", "..", "shared", "testdata", "dragnet", "gold"))
+	if err != nil {
+		b.Skip("no Dragnet corpus in the shared test data:", err)
+	}
+	n := 5000
+	if s := os.Getenv("SONDA_BENCH_DOCS"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	rng := rand.New(rand.NewSource(1))
+	page := func(i int) Doc {
+		at := rng.Intn(len(paras))
+		var body []string
+		for size := 0; size < 11<<10; at = (at + 1) % len(paras) {
+			body = append(body, paras[at])
+			size += len(paras[at])
+		}
+		first := strings.Fields(paras[rng.Intn(len(paras))])
+		host := fmt.Sprintf("www.site%03d.test", i%200)
+		url := fmt.Sprintf("http://%s/page/%d", host, i)
+		return Doc{ID: url, URL: url, Host: host, Lang: "en", ContentType: "text/html", Relevance: -1,
+			Title: strings.Join(first[:min(8, len(first))], " "), Body: strings.Join(body, "\n"),
+			Headings: strings.Join(first[:min(4, len(first))], " "), Anchors: []string{first[0], "read more", strings.Join(first[:min(3, len(first))], " ")},
+			Fetched: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second)}
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		ix, err := Open(filepath.Join(b.TempDir(), "index"), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var peakHeap atomic.Uint64
+		stop := make(chan struct{})
+		go func() { // samples the Go heap: the RSS also counts mmapped segment files
+			t := time.NewTicker(50 * time.Millisecond)
+			defer t.Stop()
+			for {
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				if m.HeapInuse > peakHeap.Load() {
+					peakHeap.Store(m.HeapInuse)
+				}
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+				}
+			}
+		}()
+		start, cpu0 := time.Now(), cpuTime()
+		size := 256
+		if s := os.Getenv("SONDA_BENCH_BATCH"); s != "" {
+			size, _ = strconv.Atoi(s)
+		}
+		batch := make([]Doc, 0, size)
+		for i := 0; i < n; i++ {
+			if batch = append(batch, page(i)); len(batch) == cap(batch) || i == n-1 {
+				if err := ix.Put(ctx, batch...); err != nil {
+					b.Fatal(err)
+				}
+				batch = batch[:0]
+				if (i+1)%(4*cap(batch)) == 0 || i == n-1 {
+					if err := ix.Sync(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		}
+		if err := ix.Close(); err != nil {
+			b.Fatal(err)
+		}
+		cpu, wall := cpuTime()-cpu0, time.Since(start)
+		close(stop)
+		b.ReportMetric(float64(peakHeap.Load())/(1<<20), "peak-heap-MiB")
+		b.ReportMetric(ms(cpu)/float64(n), "ms-CPU/doc")
+		b.ReportMetric(float64(n)/wall.Seconds(), "docs/s")
+		b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MiB")
+	}
+}
+
+// cpuTime is the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakRSS is the process's peak resident set size in bytes (0 if unknown).
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss << 10
+}

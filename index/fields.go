@@ -60,10 +60,17 @@ const (
 )
 
 // replay is an analyzer that returns a token stream analyzed beforehand: documents are
-// analyzed once, here, so their field lengths are known before Bleve indexes them.
-type replay analysis.TokenStream
+// analyzed once, here, so their field lengths are known before Bleve indexes them. It
+// hands its stream over once and forgets it: Bleve analyzes each field once, into term
+// frequencies, and the stream (about 100 bytes a word) would otherwise stay in memory
+// with the document until the whole batch is written.
+type replay struct{ ts analysis.TokenStream }
 
-func (r replay) Analyze([]byte) analysis.TokenStream { return analysis.TokenStream(r) }
+func (r *replay) Analyze([]byte) analysis.TokenStream {
+	ts := r.ts
+	r.ts = nil
+	return ts
+}
 
 // built is a document ready for Bleve, with what the index's statistics need.
 type built struct {
@@ -133,10 +140,11 @@ func build(d Doc) (*built, error) {
 		}
 		ts := terms(b.lang, value)
 		b.lens[i] = len(ts)
+		v := []byte(value) // one copy for both fields: neither changes it
 		if len(ts) > 0 {
-			doc.AddField(document.NewTextFieldCustom(langField(name, b.lang), nil, []byte(value), textOptions, replay(ts)))
+			doc.AddField(document.NewTextFieldCustom(langField(name, b.lang), nil, v, textOptions, &replay{ts}))
 		}
-		doc.AddField(document.NewTextFieldCustom(storedPrefix+name, nil, []byte(value), storeOnly, nil))
+		doc.AddField(document.NewTextFieldCustom(storedPrefix+name, nil, v, storeOnly, nil))
 	}
 	keyword := func(name, value string, opts bindex.FieldIndexingOptions) {
 		if value != "" {
@@ -157,7 +165,7 @@ func build(d Doc) (*built, error) {
 		ts := terms(b.lang, extra)
 		b.lens[5] = len(ts)
 		if len(ts) > 0 {
-			doc.AddField(document.NewTextFieldCustom(langField(fieldExtra, b.lang), nil, []byte(extra), textOptions, replay(ts)))
+			doc.AddField(document.NewTextFieldCustom(langField(fieldExtra, b.lang), nil, []byte(extra), textOptions, &replay{ts}))
 		}
 	}
 	if d.URL != "" {
@@ -165,7 +173,7 @@ func build(d Doc) (*built, error) {
 		ts := terms(neutral, words)
 		b.lens[6] = len(ts)
 		if len(ts) > 0 {
-			doc.AddField(document.NewTextFieldCustom(fieldURL, nil, []byte(words), textOptions, replay(ts)))
+			doc.AddField(document.NewTextFieldCustom(fieldURL, nil, []byte(words), textOptions, &replay{ts}))
 		}
 		keyword(storedPrefix+"url", d.URL, storeOnly)
 	}
