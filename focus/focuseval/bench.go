@@ -24,7 +24,8 @@ type Web interface {
 
 // Oracle is the strategy name of the perfect-classifier oracle: naive best-first whose
 // page verdicts are the ground truth, what a crawler that judged pages without error and
-// followed links from relevant pages first would harvest.
+// followed links from relevant pages first would harvest. "oracle:S" runs strategy S with
+// the ground truth as its page classifier: how much S loses to its classifier's mistakes.
 const Oracle = "oracle"
 
 // Bench compares link strategies by crawling a test web, serving on loopback,
@@ -50,7 +51,8 @@ type Bench struct {
 	SelfTrain *Trained
 }
 
-// Run crawls with one strategy ("bfs" or a focus strategy) and returns its trace. For
+// Run crawls with one strategy ("bfs", a focus strategy, Oracle or "oracle:S") and returns
+// its trace. For
 // "mlp" it first runs seed 001's training stage, a random-order crawl of as many fetches
 // from the same seeds, and trains the network on it; the trace notes that stage.
 func (b *Bench) Run(ctx context.Context, strategy string) (*Trace, error) {
@@ -58,8 +60,15 @@ func (b *Bench) Run(ctx context.Context, strategy string) (*Trace, error) {
 	labels := webLabels{b.Web, topic}
 	opts := b.Options
 	opts.Seed = b.Seed
+	// The oracle is best-first judged by the truth; "oracle:S" is strategy S judged so.
+	base, truth := strategy, false
+	if strategy == Oracle {
+		base, truth = "best-first", true
+	} else if s, ok := strings.CutPrefix(strategy, Oracle+":"); ok {
+		base, truth = s, true
+	}
 	var note string
-	if strategy == "mlp" {
+	if base == "mlp" {
 		net, stage, err := b.trainMLP(ctx)
 		if err != nil {
 			return nil, err
@@ -71,7 +80,7 @@ func (b *Bench) Run(ctx context.Context, strategy string) (*Trace, error) {
 		return nil, err
 	}
 	switch {
-	case strategy == Oracle:
+	case truth:
 		rel = focus.NewTruthRelevance(b.Topics[0], labels)
 	case b.SelfTrain != nil:
 		if err := rel.SelfTrain(b.SelfTrain.Examples, b.SelfTrain.Options, focus.SelfTrainParams{}); err != nil {
@@ -80,16 +89,9 @@ func (b *Bench) Run(ctx context.Context, strategy string) (*Trace, error) {
 	}
 	scorer := focus.TieBroken(crawl.BreadthFirst{})
 	concurrency := 1
-	switch strategy {
-	case "bfs":
-	case Oracle:
+	if base != "bfs" {
 		opts.Relevance = rel
-		if scorer, err = focus.NewStrategy("best-first", opts); err != nil {
-			return nil, err
-		}
-	default:
-		opts.Relevance = rel
-		if scorer, err = focus.NewStrategy(strategy, opts); err != nil {
+		if scorer, err = focus.NewStrategy(base, opts); err != nil {
 			return nil, err
 		}
 		if c, ok := scorer.(focus.Concurrent); ok {

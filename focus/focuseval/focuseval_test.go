@@ -70,7 +70,7 @@ func TestBenchSmallWeb(t *testing.T) {
 	}
 	b := &Bench{Web: w, Topics: []*focus.Topic{topic}, MaxPages: 800, Dir: t.TempDir(), Seed: 1}
 	traces := map[string]*Trace{}
-	for _, s := range []string{"bfs", "best-first", "online"} {
+	for _, s := range []string{"bfs", "best-first", "online", Oracle, Oracle + ":online"} {
 		tr, err := b.Run(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
@@ -84,6 +84,15 @@ func TestBenchSmallWeb(t *testing.T) {
 	t.Logf("harvest@800: bfs %.3f, best-first %.3f, online %.3f", bfs, best, online)
 	if online < 2*bfs || online <= best {
 		t.Errorf("online %.3f must be at least twice bfs %.3f and beat best-first %.3f", online, bfs, best)
+	}
+	// The oracles judge by the labels: their verdicts agree with them on every page.
+	for _, s := range []string{Oracle, Oracle + ":online"} {
+		if p, r := traces[s].Agreement(); p != 1 || r != 1 {
+			t.Errorf("%s: verdicts against the labels: precision %.2f, recall %.2f; want 1 and 1", s, p, r)
+		}
+		if h := traces[s].Harvest(800, ByLabels); h <= bfs {
+			t.Errorf("%s: harvest %.3f, bfs %.3f", s, h, bfs)
+		}
 	}
 	// A sequential crawl nearly repeats: the frontier occasionally serves hosts in another
 	// order from run to run (a timing effect in its host scheduling), so the harvest is
