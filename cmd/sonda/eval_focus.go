@@ -63,6 +63,11 @@ func evalFocusCorpus(cmd *cobra.Command, topics []string, strategies string, loc
 			return err
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "%-10s %d pages; seeds %s\n", t, ct.Relevant, strings.Join(web.Seeds(t), " "))
+		for _, tr := range ct.Traces {
+			if tr.Note != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "  %s: %s\n", tr.Strategy, tr.Note)
+			}
+		}
 		results = append(results, ct)
 	}
 	fmt.Fprintf(w, "\nharvest (share of the oracle's)\n\n%s\n%s\ncrawler's verdicts against the labels, over the pages each crawl fetched\n\n%s",

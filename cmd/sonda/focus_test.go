@@ -208,15 +208,18 @@ func TestEvalFocusReuters(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	out, stderr, code := run(t, nil, "eval", "focus", "--web", "reuters", "--topic", "coffee", "--max-pages", "150",
-		"--strategies", "bfs,online,oracle")
+	out, stderr, code := run(t, nil, "eval", "focus", "--web", "reuters", "--topic", "coffee", "--max-pages", "400",
+		"--strategies", "bfs,online,oracle", "--self-train")
 	if code != 0 {
 		t.Fatalf("eval focus --web reuters: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"Reuters web: ", "| coffee | ", "oracle@150", "online: precision / recall"} {
+	for _, want := range []string{"Reuters web: ", "| coffee | ", "oracle@400", "online: precision / recall"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	if !strings.Contains(stderr, ": page model retrained") {
+		t.Errorf("--self-train: no crawl retrained its page model:\n%s", stderr)
 	}
 	if _, stderr, code := run(t, nil, "eval", "focus", "--web", "reuters", "--topic", "no-such-category"); code == 0 || !strings.Contains(stderr, "no Reuters story has that category") {
 		t.Errorf("an unknown category: exit %d, %s", code, stderr)

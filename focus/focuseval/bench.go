@@ -105,6 +105,12 @@ func (b *Bench) Run(ctx context.Context, strategy string) (*Trace, error) {
 		return nil, err
 	}
 	t.Elapsed = time.Since(start)
+	if n, err := rel.SelfTrained(); n > 0 || err != nil {
+		t.Note = strings.TrimPrefix(t.Note+fmt.Sprintf("; page model retrained %d times on confidently judged pages", n), "; ")
+		if err != nil {
+			t.Note += fmt.Sprintf(" (last error: %v)", err)
+		}
+	}
 	if len(t.Fetches) > int(b.MaxPages) {
 		t.Fetches = t.Fetches[:b.MaxPages]
 	}
