@@ -16,6 +16,12 @@ type Cluster struct {
 	NodeID     string        `yaml:"node-id"`
 	TTL        time.Duration `yaml:"ttl"`
 	Partitions int           `yaml:"partitions"`
+	// Workers lets volunteer workers fetch this node's pages (package cluster/volunteer).
+	Workers bool `yaml:"workers"`
+	// WorkerTimeout is a worker's deadline for one task; WorkerCheck the least share of an
+	// established worker's pages the node fetches again itself to check them.
+	WorkerTimeout time.Duration `yaml:"worker-timeout"`
+	WorkerCheck   float64       `yaml:"worker-check"`
 	// SearchTimeout is how long a search over the cluster (sonda serve --nats) waits for a
 	// node in each of its phases.
 	SearchTimeout time.Duration `yaml:"search-timeout"`
@@ -37,6 +43,12 @@ func (c *Config) validateCluster(errs *[]string) {
 	}
 	if k.Partitions < 1 || k.Partitions > 4096 {
 		add("cluster.partitions: must be from 1 to 4096 (got %d)", k.Partitions)
+	}
+	if k.WorkerTimeout < 100*time.Millisecond || k.WorkerTimeout > 10*time.Minute {
+		add("cluster.worker-timeout: must be from 100ms to 10m (got %s)", k.WorkerTimeout)
+	}
+	if k.WorkerCheck <= 0 || k.WorkerCheck > 1 {
+		add("cluster.worker-check: must be above 0 and at most 1 (got %g)", k.WorkerCheck)
 	}
 	if k.SearchTimeout < 10*time.Millisecond || k.SearchTimeout > time.Minute {
 		add("cluster.search-timeout: must be from 10ms to 1m (got %s)", k.SearchTimeout)

@@ -643,6 +643,10 @@ func responseHead(resp *http.Response) []byte {
 	return []byte(b.String())
 }
 
+// ParseRetryAfter reads a Retry-After value as Fetch does (Result.RetryAfter), for a
+// response received elsewhere (a cluster's volunteer worker).
+func ParseRetryAfter(v string, now time.Time) time.Duration { return parseRetryAfter(v, now) }
+
 // parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date.
 // Unparsable or past values give 0; huge ones saturate instead of
 // overflowing.

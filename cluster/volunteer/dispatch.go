@@ -85,6 +85,7 @@ type workerState struct {
 	rng       *mrand.Rand
 	probation int
 	stats     cluster.WorkerStats
+	others    map[string]cluster.WorkerStats // other nodes' counters (registry)
 	dirty     bool
 	// accepted are the pages this node took from it unchecked: what a quarantine purges.
 	accepted []frontier.Item
@@ -254,9 +255,28 @@ func (d *Dispatcher) onResult(m *nats.Msg) {
 }
 
 // onRegistry follows a worker's state; a quarantine purges what this node took from it.
+// Other nodes' counters join the evidence: a worker's checks are judged cluster-wide.
 func (d *Dispatcher) onRegistry(ctx context.Context, e jetstream.KeyValueEntry) {
+	if e.Operation() != jetstream.KeyValuePut {
+		return
+	}
+	if rest, ok := strings.CutPrefix(e.Key(), "s."); ok {
+		name, node, _ := strings.Cut(rest, ".")
+		var st cluster.WorkerStats
+		if node == d.o.Node || json.Unmarshal(e.Value(), &st) != nil {
+			return
+		}
+		d.mu.Lock()
+		w := d.state(name)
+		if w.others == nil {
+			w.others = map[string]cluster.WorkerStats{}
+		}
+		w.others[node] = st
+		d.mu.Unlock()
+		return
+	}
 	name, ok := strings.CutPrefix(e.Key(), "w.")
-	if !ok || e.Operation() != jetstream.KeyValuePut {
+	if !ok {
 		return
 	}
 	var rec cluster.WorkerRecord
@@ -414,7 +434,7 @@ func (d *Dispatcher) judge(ctx context.Context, w *workerState, it frontier.Item
 		d.quarantine(ctx, w, "a result contradicted its own body ("+req.URL+")")
 		return d.trusted(ctx, req, rest)
 	}
-	if d.mayCheck(w) {
+	if checkable(res) && d.mayCheck(w) {
 		t := d.trusted(ctx, req, rest)
 		if ctx.Err() != nil || t.Err != nil && fetch.KindOf(t.Err) == fetch.KindCanceled {
 			return t
@@ -428,7 +448,8 @@ func (d *Dispatcher) judge(ctx context.Context, w *workerState, it frontier.Item
 			w.stats.Failed++
 			w.probation = Probation
 		}
-		failed, checked := w.stats.Failed, w.stats.Checked
+		all := w.evidence()
+		failed, checked := all.Failed, all.Checked
 		d.mu.Unlock()
 		if !ok {
 			d.log.Warn("volunteer: a worker's page differs from the node's own fetch", "worker", w.name, "url", req.URL, "why", why)
@@ -450,6 +471,13 @@ func (d *Dispatcher) judge(ctx context.Context, w *workerState, it frontier.Item
 	return res
 }
 
+// checkable says whether a result may be checked by fetching the page again: not a failed
+// or transient answer (a 429 or 503 asks the host to be left alone, and the node's copy
+// would differ for reasons of the server's).
+func checkable(res *fetch.Result) bool {
+	return res.Err == nil && res.Status != 429 && res.Status < 500
+}
+
 // mayCheck draws whether to check this result: probability min(1, max(MinCheck,
 // 4·E[fail])) with E[fail] the Beta(1+failed, 1+passed) posterior mean.
 // A worker that failed a check is checked on every one of its next Probation results.
@@ -469,7 +497,20 @@ func (d *Dispatcher) mayCheck(w *workerState) bool {
 		h.Write([]byte(w.name))
 		w.rng = mrand.New(mrand.NewPCG(seed, h.Sum64()))
 	}
-	return w.rng.Float64() < CheckRate(w.stats.Passed, w.stats.Failed+w.stats.Lies, d.o.MinCheck)
+	all := w.evidence()
+	return w.rng.Float64() < CheckRate(all.Passed, all.Failed+all.Lies, d.o.MinCheck)
+}
+
+// evidence is what every node saw of w: this node's counters and the others' last ones.
+func (w *workerState) evidence() cluster.WorkerStats {
+	all := w.stats
+	for _, st := range w.others {
+		all.Checked += st.Checked
+		all.Passed += st.Passed
+		all.Failed += st.Failed
+		all.Lies += st.Lies
+	}
+	return all
 }
 
 // Probation is how many results of a worker that failed a check are all checked.

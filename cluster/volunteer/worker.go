@@ -209,6 +209,9 @@ func (r *Result) decoded(url string, maxBody int64) *fetch.Result {
 		res.Truncated = r.Truncated
 	}
 	res.Skipped = r.Skipped
+	if r.Status == 429 || r.Status == 503 {
+		res.RetryAfter = fetch.ParseRetryAfter(header.Get("Retry-After"), time.Now())
+	}
 	if r.ErrKind != "" {
 		res.Err = &fetch.Error{Kind: fetch.ErrorKind(r.ErrKind), URL: url, Err: errors.New(r.Err)}
 	}

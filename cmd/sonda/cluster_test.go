@@ -74,8 +74,9 @@ func newClusterRig(t *testing.T, standalone bool) *clusterRig {
 		KeepHeaders: true, Retries: config.Default().Politeness.MaxRetries})
 }
 
-// newClusterRigOn is newClusterRig on a test web of the given configuration.
-func newClusterRigOn(t *testing.T, standalone bool, wc testweb.Config) *clusterRig {
+// newClusterRigOn is newClusterRig on a test web of the given configuration; natsArgs go
+// to `sonda nats` (not to a standalone server).
+func newClusterRigOn(t *testing.T, standalone bool, wc testweb.Config, natsArgs ...string) *clusterRig {
 	t.Helper()
 	web := testweb.New(wc)
 	if _, err := web.Start(); err != nil {
@@ -95,7 +96,7 @@ func newClusterRigOn(t *testing.T, standalone bool, wc testweb.Config) *clusterR
 		}
 	} else {
 		r.natsFn = func() *exec.Cmd {
-			return exec.Command(sondaBin, "nats", "--addr", fmt.Sprintf("127.0.0.1:%d", port), "--data", jsDir)
+			return exec.Command(sondaBin, append([]string{"nats", "--addr", fmt.Sprintf("127.0.0.1:%d", port), "--data", jsDir}, natsArgs...)...)
 		}
 	}
 	r.startNATS()
@@ -301,18 +302,7 @@ func nodeOf(req testweb.Request) string {
 // at a kill); it returns the refetches seen.
 func (r *clusterRig) check(extraOK int) int {
 	r.t.Helper()
-	extra := 0
-	for _, p := range r.web.CheckFetches() {
-		if m := timesRe.FindStringSubmatch(p); m != nil {
-			got, _ := strconv.Atoi(m[1])
-			want, _ := strconv.Atoi(m[2])
-			if got > want {
-				extra += got - want
-				continue
-			}
-		}
-		r.t.Errorf("oracle: %s", p)
-	}
+	extra := r.oracle()
 	if extra > extraOK {
 		r.t.Errorf("%d pages fetched more than once, want at most %d", extra, extraOK)
 	}
@@ -332,6 +322,24 @@ func (r *clusterRig) check(extraOK int) int {
 	}
 	r.mu.Unlock()
 	r.checkPolite()
+	return extra
+}
+
+// oracle reports the test web's verdict on the fetches (missing pages, disallowed ones)
+// as errors, except pages fetched more often than needed, whose surplus it returns.
+func (r *clusterRig) oracle() (extra int) {
+	r.t.Helper()
+	for _, p := range r.web.CheckFetches() {
+		if m := timesRe.FindStringSubmatch(p); m != nil {
+			got, _ := strconv.Atoi(m[1])
+			want, _ := strconv.Atoi(m[2])
+			if got > want {
+				extra += got - want
+				continue
+			}
+		}
+		r.t.Errorf("oracle: %s", p)
+	}
 	return extra
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
@@ -21,8 +23,11 @@ import (
 	"github.com/sonda-search/sonda/app"
 	"github.com/sonda-search/sonda/cluster"
 	"github.com/sonda-search/sonda/cluster/search"
+	"github.com/sonda-search/sonda/cluster/volunteer"
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/fetch"
+	"github.com/sonda-search/sonda/frontier"
 )
 
 func init() { register(newNodeCmd) }
@@ -87,6 +92,9 @@ Examples:
 			cfg, err := loadConfig(cmd, append(append([]settingFlag{}, crawlFlags...), append(clusterFlags, settingFlag{"node-id", func(c *config.Config, f *pflag.FlagSet) (err error) {
 				c.Cluster.NodeID, err = f.GetString("node-id")
 				return
+			}}, settingFlag{"workers", func(c *config.Config, f *pflag.FlagSet) (err error) {
+				c.Cluster.Workers, err = f.GetBool("workers")
+				return
 			}})...)...)
 			if err != nil {
 				return err
@@ -97,6 +105,7 @@ Examples:
 	f := cmd.Flags()
 	addClusterFlags(f)
 	f.String("node-id", "", "this node's `NAME`, unique in the cluster and kept across restarts (cluster.node-id; default: the host name)")
+	f.Bool("workers", false, "hand page fetches to volunteer workers (sonda worker; needs a server with --auth) and check what they return (cluster.workers)")
 	f.BoolVar(&exitWhenDone, "exit-when-done", false, "exit once the whole cluster has no URL left (not just this node)")
 	f.StringArrayVar(&seeds, "seed", nil, "start `URL` (repeatable), added to the whole cluster")
 	addCrawlFlags(f)
@@ -187,6 +196,14 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 		return err
 	}
 	opts = append(opts, crawl.WithRouter(node), crawl.WithGate(node))
+	if cfg.Cluster.Workers {
+		d, closeDispatcher, err := startDispatcher(ctx, cfg, nc, id, node, in, log)
+		if err != nil {
+			return err
+		}
+		defer closeDispatcher()
+		opts = append(opts, crawl.WithPageFetcher(d))
+	}
 	c, err := crawl.New(cfg, opts...)
 	if err != nil {
 		return err
@@ -242,6 +259,47 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 	res.sum.Reason = reason
 	printSummary(stdout, cfg.Data, res.sum)
 	return nil
+}
+
+// startDispatcher lets volunteer workers fetch this node's pages: a page a quarantined
+// worker delivered leaves the index and is queued again.
+func startDispatcher(ctx context.Context, cfg config.Config, nc *nats.Conn, id string, node *cluster.Node, in *app.Instance, log *slog.Logger) (*volunteer.Dispatcher, func(), error) {
+	fo, err := crawl.FetchOptions(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, nil, err
+	}
+	own, err := fetch.New(fo)
+	if err != nil {
+		return nil, nil, err
+	}
+	purge := func(ctx context.Context, items []frontier.Item) error {
+		if in.Index != nil {
+			ids := make([]string, len(items))
+			for i, it := range items {
+				ids[i] = it.URL
+			}
+			if err := in.Index.Delete(ctx, ids...); err != nil {
+				return err
+			}
+		}
+		skipped, err := node.Refetch(ctx, items)
+		if skipped > 0 {
+			log.Warn("volunteer: pages of a quarantined worker on hosts this node no longer owns were not queued again here", "pages", skipped)
+		}
+		return err
+	}
+	d, err := volunteer.Start(ctx, nc, js, volunteer.Options{Cluster: cfg.Cluster.Name, Node: id, Fetcher: own,
+		UserAgent: cfg.Fetch.UserAgent, MaxBody: fo.MaxBodyBytes, TaskTimeout: cfg.Cluster.WorkerTimeout,
+		MinCheck: cfg.Cluster.WorkerCheck, Purge: purge, Logger: log})
+	if err != nil {
+		own.Close()
+		return nil, nil, fmt.Errorf("node: volunteer workers: %w", err)
+	}
+	return d, func() { d.Close(); own.Close() }, nil
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/sonda-search/sonda/cluster"
+	"github.com/sonda-search/sonda/cluster/volunteer"
+	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/fetch"
+	"github.com/sonda-search/sonda/testweb"
+)
+
+// The volunteer acceptance test: a NATS server with --auth, three nodes with --workers,
+// eight worker processes (five honest `sonda worker`, two liars that rewrite pages at
+// different rates, one that vanishes in the middle of a task), the test web as oracle.
+
+// volunteerHelperEnv makes the test binary play a worker instead of running tests:
+// "liar,RATE,HONEST" answers its first HONEST tasks truthfully, then rewrites RATE of its
+// pages (consistently: body and digest agree, so only a node's check can tell), "vanish,N,FILE" exits without answering its N-th task
+// after writing the task's URL to FILE. VOLUNTEER_NATS, VOLUNTEER_CREDS and
+// VOLUNTEER_RESOLVE say where.
+const volunteerHelperEnv = "VOLUNTEER_HELPER"
+
+const tamperWord = "tamperedbyworker"
+
+var purgedRe = regexp.MustCompile(`purged a quarantined worker's pages.* pages=(\d+)`)
+
+func volunteerHelper() int {
+	role := strings.Split(os.Getenv(volunteerHelperEnv), ",")
+	creds := os.Getenv("VOLUNTEER_CREDS")
+	id, err := volunteer.ReadIdentity(creds)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	cfg := config.Default()
+	cfg.Fetch.AllowPrivate = true
+	cfg.Fetch.Resolve = []string{os.Getenv("VOLUNTEER_RESOLVE")}
+	fo, err := crawl.FetchOptions(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	var mutate func(*volunteer.Task, *volunteer.Result)
+	switch role[0] {
+	case "liar":
+		rate, _ := strconv.ParseFloat(role[1], 64)
+		honest, _ := strconv.ParseInt(role[2], 10, 64)
+		var n, lied atomic.Int64
+		mutate = func(t *volunteer.Task, r *volunteer.Result) {
+			i := n.Add(1) - honest
+			if i <= 0 || float64(lied.Load()) >= rate*float64(i) || r.Status != 200 {
+				return
+			}
+			res := fetch.Decode(r.Header, r.Wire, 0)
+			if !strings.Contains(res.MediaType, "html") || !bytes.Contains(res.UTF8, []byte("<p>")) {
+				return
+			}
+			lied.Add(1)
+			body := bytes.Replace(res.UTF8, []byte("<p>"), []byte("<p>"+tamperWord+" buy cheap pills "), 3)
+			body = bytes.Replace(body, []byte("</body>"), []byte(`<a href="http://spam.example/win">win</a></body>`), 1)
+			volunteer.Rewrite(r, t.URL, body)
+		}
+	case "vanish":
+		n, _ := strconv.Atoi(role[1])
+		var seen atomic.Int64
+		mutate = func(t *volunteer.Task, _ *volunteer.Result) {
+			if seen.Add(1) == int64(n) {
+				os.WriteFile(role[2], []byte(t.URL), 0o644)
+				os.Exit(3) // gone, holding the task
+			}
+		}
+	}
+	nc, err := nats.Connect(os.Getenv("VOLUNTEER_NATS"), nats.UserCredentials(creds))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer nc.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	w := volunteer.NewWorker(nc, id, volunteer.WorkerOptions{Fetch: fo, Concurrency: 2, Mutate: mutate})
+	defer w.Close()
+	if err := w.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// liarBound is the most tasks a liar of this test may complete after it began to lie and
+// before it is quarantined; sleeperHonest is how many tasks the second liar answers
+// truthfully first, so that it is checked less when it starts lying and some of its pages
+// get into the index, to be purged.
+const (
+	liarBound     = 40
+	sleeperHonest = 10
+)
+
+func TestVolunteerWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a NATS server, nodes and worker processes")
+	}
+	dir := t.TempDir()
+	authDir := filepath.Join(dir, "auth")
+	r := newClusterRigOn(t, false, testweb.Config{Seed: 7, Hosts: 24, PagesPerHost: 14, Disable: testweb.Slow | testweb.Traps,
+		KeepHeaders: true, Retries: config.Default().Politeness.MaxRetries}, "--auth", authDir)
+	nodeCreds := filepath.Join(authDir, cluster.NodeCredsFile)
+	// Workers first, so that the nodes find them when they start.
+	add := func(name string) string {
+		path := filepath.Join(dir, name+".creds")
+		out, errOut, code := run(t, nil, "cluster", "workers", "add", name, "--nats", r.nats, "--auth", authDir, "--out", path)
+		if code != 0 {
+			t.Fatalf("workers add %s: %d %s %s", name, code, out, errOut)
+		}
+		return path
+	}
+	var procs []*exec.Cmd
+	startWorker := func(name string, cmd *exec.Cmd) {
+		f, err := os.Create(filepath.Join(dir, name+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout, cmd.Stderr = f, f
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, cmd)
+	}
+	t.Cleanup(func() {
+		for _, p := range procs {
+			_ = p.Process.Kill()
+			_ = p.Wait()
+		}
+	})
+	for i := 1; i <= 5; i++ {
+		name := fmt.Sprintf("honest%d", i)
+		startWorker(name, exec.Command(sondaBin, "worker", "--nats", r.nats, "--creds", add(name), "--concurrency", "2",
+			"--allow-private", "--resolve", r.web.Resolve()))
+	}
+	vanishedURL := filepath.Join(dir, "vanished-url")
+	for name, role := range map[string]string{"liar50": "liar,0.5,0", "liar25": "liar,0.25," + strconv.Itoa(sleeperHonest), "vanish": "vanish,3," + vanishedURL} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), volunteerHelperEnv+"="+role, "VOLUNTEER_NATS="+r.nats,
+			"VOLUNTEER_CREDS="+add(name), "VOLUNTEER_RESOLVE="+r.web.Resolve())
+		startWorker(name, cmd)
+	}
+	conf := filepath.Join(dir, "node.yaml")
+	os.WriteFile(conf, []byte("cluster:\n  worker-timeout: 2s\n"), 0o644)
+	extra := []string{"--creds", nodeCreds, "--workers", "-c", conf}
+	a := r.start("a", true, extra...)
+	b := r.start("b", false, extra...)
+	c := r.start("c", false, extra...)
+	r.wait(time.Now().Add(clusterWait), a, b, c)
+
+	// The oracle: every reachable page fetched, nothing disallowed; pages fetched more
+	// than once are the checks, the vanished worker's task and the liars' purged pages.
+	extraFetches := r.oracle()
+	r.checkPolite()
+
+	// The registry: liars quarantined within the bound, nobody else.
+	out, errOut, code := run(t, nil, "cluster", "workers", "list", "--nats", r.nats, "--creds", nodeCreds, "--json")
+	if code != 0 {
+		t.Fatalf("workers list: %s", errOut)
+	}
+	var list []cluster.WorkerView
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("workers list --json: %v\n%s", err, out)
+	}
+	tasks := int64(0)
+	for _, w := range list {
+		t.Logf("%-8s %-11s tasks %3d reissued %d checked %3d failed %d lies %d reputation %.3f %s", w.Name, w.State, w.Tasks, w.Reissued, w.Checked, w.Failed, w.Lies, w.Reputation, w.Reason)
+		tasks += w.Tasks
+		liar := strings.HasPrefix(w.Name, "liar")
+		if liar != (w.State == cluster.WorkerQuarantined) {
+			t.Errorf("worker %s: %s", w.Name, w.State)
+		}
+		if honest := map[string]int64{"liar25": sleeperHonest}[w.Name]; liar && w.Tasks-honest > liarBound {
+			t.Errorf("liar %s completed %d tasks after it began to lie and before its quarantine (bound %d)", w.Name, w.Tasks-honest, liarBound)
+		}
+		if w.Name == "vanish" && w.Reissued == 0 {
+			t.Errorf("the vanished worker's task was not reissued")
+		}
+	}
+	if len(list) != 8 {
+		t.Errorf("%d workers listed, want 8", len(list))
+	}
+	// The vanished worker's last task was completed by someone else.
+	if u, err := os.ReadFile(vanishedURL); err != nil {
+		t.Errorf("the vanishing worker never reached its 3rd task: %v", err)
+	} else if n := r.web.Counts()[string(u)]; n < 2 {
+		t.Errorf("%s: the vanished worker's task was fetched %d times, want its request and the reissued one", u, n)
+	}
+	// No tampered page in any node's index.
+	indexed := 0
+	for _, id := range []string{"a", "b", "c"} {
+		for q, want := range map[string]bool{tamperWord: false, "river": true} {
+			out, errOut, code := run(t, nil, "search", "--data", filepath.Join(r.dir, "node-"+id), "--json", q)
+			if code != 0 {
+				t.Fatalf("search node %s: %s", id, errOut)
+			}
+			var res struct{ Total int }
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatalf("search --json: %v\n%s", err, out)
+			}
+			if (res.Total > 0) != want {
+				t.Errorf("node %s: %d pages match %q", id, res.Total, q)
+			}
+			if q == "river" {
+				indexed += res.Total
+			}
+		}
+	}
+	purged := 0
+	for _, n := range []*nodeProc{a, b, c} {
+		log, _ := os.ReadFile(n.log.Name())
+		for _, m := range purgedRe.FindAllSubmatch(log, -1) {
+			k, _ := strconv.Atoi(string(m[1]))
+			purged += k
+		}
+	}
+	t.Logf("%d pages of quarantined workers purged from the indexes and fetched again", purged)
+	t.Logf("%d reachable pages, %d worker results accepted, %d extra fetches (checks, reissues, purges: %.1f%%), %d pages with \"river\" indexed",
+		len(r.web.Reachable()), tasks, extraFetches, 100*float64(extraFetches)/float64(len(r.web.Reachable())), indexed)
+}
