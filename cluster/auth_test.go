@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -225,5 +226,61 @@ func TestWorkerLeastPrivilege(t *testing.T) {
 	}
 	if len(list) != 2 || list[0].State != WorkerRevoked || list[1].State != WorkerActive {
 		t.Fatalf("workers: %+v", list)
+	}
+}
+
+// TestServerConfFile starts a server from the nats-server.conf InitAuth writes, through the
+// configuration parser a standalone nats-server uses: the trusted user reaches JetStream, a
+// worker only its subjects, and a revocation pushed over the system account cuts it off.
+func TestServerConfFile(t *testing.T) {
+	dir := t.TempDir()
+	a, err := InitAuth(filepath.Join(dir, "auth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := server.ProcessConfigFile(filepath.Join(a.Dir, ServerConfFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Host, opts.Port, opts.StoreDir, opts.NoSigs, opts.NoLog = "127.0.0.1", server.RANDOM_PORT, filepath.Join(dir, "js"), true, true
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server from nats-server.conf did not start")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	node, err := nats.Connect(ns.ClientURL(), nats.UserCredentials(a.NodeCreds()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.Close()
+	js, _ := jetstream.New(node)
+	creds, err := AddWorker(ctx, js, a, "c", "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1, err := connectWatched(t, ns.ClientURL(), writeCreds(t, creds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1.nc.Publish("sonda.c.links.0", []byte("forged"))
+	w1.refused(t, "publish a link", "sonda.c.links.0")
+	sys, err := nats.Connect(ns.ClientURL(), nats.UserCredentials(filepath.Join(a.Dir, SystemCredsFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Close()
+	if err := RevokeWorker(ctx, js, sys, a, "c", "w1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w1.closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the revoked worker's connection stayed open")
 	}
 }

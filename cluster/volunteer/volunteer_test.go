@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sonda-search/sonda/cluster"
 	"github.com/sonda-search/sonda/config"
@@ -285,6 +286,27 @@ func TestDispatcherValidates(t *testing.T) {
 	st := d.Stats()["gone"]
 	if st.Reissued != vanished.Load() {
 		t.Errorf("vanished worker: %d tasks, %d reissued", vanished.Load(), st.Reissued)
+	}
+	// The per-worker metrics say the same.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(d)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	metric := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			key := f.GetName()
+			for _, l := range m.GetLabel() {
+				key += "," + l.GetValue()
+			}
+			metric[key] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	if metric["sonda_volunteer_quarantined,liar50"] != 1 || metric["sonda_volunteer_quarantined,h1"] != 0 ||
+		metric["sonda_volunteer_tasks_total,h1"] != float64(d.Stats()["h1"].Tasks) || metric["sonda_volunteer_reissued_total,gone"] == 0 {
+		t.Errorf("metrics: %v", metric)
 	}
 	if v := r.web.CheckPoliteness(rest, 1); len(v) > 0 {
 		for _, x := range v[:min(len(v), 5)] {

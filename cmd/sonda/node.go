@@ -196,12 +196,14 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 		return err
 	}
 	opts = append(opts, crawl.WithRouter(node), crawl.WithGate(node))
+	var dispatcher *volunteer.Dispatcher
 	if cfg.Cluster.Workers {
 		d, closeDispatcher, err := startDispatcher(ctx, cfg, nc, id, node, in, log)
 		if err != nil {
 			return err
 		}
 		defer closeDispatcher()
+		dispatcher = d
 		opts = append(opts, crawl.WithPageFetcher(d))
 	}
 	c, err := crawl.New(cfg, opts...)
@@ -222,7 +224,13 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 			return fmt.Errorf("crawl.metrics-addr: %w", err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(prometheus.Gatherers{c.Gatherer(), node.Gatherer()}, promhttp.HandlerOpts{}))
+		gatherers := prometheus.Gatherers{c.Gatherer(), node.Gatherer()}
+		if dispatcher != nil {
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(dispatcher)
+			gatherers = append(gatherers, reg)
+		}
+		mux.Handle("/metrics", promhttp.HandlerFor(gatherers, promhttp.HandlerOpts{}))
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go srv.Serve(ln)
 		defer srv.Close()
