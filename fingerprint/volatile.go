@@ -395,6 +395,9 @@ done:
 // relativeWord masks words that name a day relative to now, and "just now".
 // It runs at every word of a text, so it looks words up without allocating.
 func (sc *scanner) relativeWord(i int) {
+	if t := sc.text(i); t[0] < utf8.RuneSelf && (len(t) == 1 || t[1] < utf8.RuneSelf && !relativePrefix[t[0]|0x20][t[1]|0x20]) {
+		return // an ASCII word that starts like none of the words looked for (most words)
+	}
 	w := sc.lower(i)
 	if w == nil {
 		return
@@ -728,6 +731,26 @@ func (sc *scanner) versionTail(end int) int {
 	}
 	return end
 }
+
+// relativePrefix marks the first two letters, lowercase, of the words relativeWord looks
+// for (relativeDays, justNow's first words; all longer than one letter, all starting with
+// two ASCII letters). Lowercasing never turns an ASCII letter into anything else, so a word
+// whose first two letters are ASCII and not marked is none of them.
+var relativePrefix = func() (t [utf8.RuneSelf][utf8.RuneSelf]bool) {
+	add := func(w string) {
+		if len(w) < 2 || w[0] >= utf8.RuneSelf || w[1] >= utf8.RuneSelf {
+			panic("fingerprint: relativePrefix cannot filter " + w)
+		}
+		t[w[0]][w[1]] = true
+	}
+	for w := range relativeDays {
+		add(w)
+	}
+	for w := range justNow {
+		add(w)
+	}
+	return t
+}()
 
 // maxListedWord bounds the length in bytes of the words in the lists below (a test checks
 // it): a longer word is in none of them.
