@@ -139,6 +139,11 @@ Examples:
 			var topics []*focus.Topic
 			for _, p := range topicPaths {
 				t, err := focus.LoadTopic(p)
+				if err != nil && len(dataDirs) > 0 && !strings.ContainsAny(p, `/\.`) {
+					// Evaluating crawls needs only the name the labels use (a Reuters
+					// category, say), not the topic's keywords.
+					t, err = &focus.Topic{Name: p}, nil
+				}
 				if err != nil {
 					return usageError{err}
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonda-search/sonda/testweb"
+	"github.com/sonda-search/sonda/testweb/corpusweb"
 	"github.com/sonda-search/sonda/testweb/topical"
 )
 
@@ -20,8 +21,9 @@ func newTestwebCmd() *cobra.Command {
 	var hosts, pages int
 	var seed int64
 	var bench bool
-	var topic, labels, corpus string
+	var topic, labels, corpus, reuters, examples string
 	var textBytes int
+	var locality float64
 	cmd := &cobra.Command{
 		Use:   "testweb [--addr HOST:PORT] [--hosts N] [--seed S]",
 		Short: "Serve the synthetic test web on loopback",
@@ -36,7 +38,18 @@ the realistic pages of the crawl benchmark (docs/benchmarks.md).
 
 --topical TOPIC serves the topical test web instead (sites on many themes with topical
 locality; see sonda eval focus), with seeds chosen for TOPIC (nuclear or geo); --labels
-FILE writes its ground truth, one JSON line per page with its theme.`,
+FILE writes its ground truth, one JSON line per page with its theme.
+
+--reuters CATEGORY serves the Reuters web instead (Reuters-21578 news stories as pages;
+see sonda eval focus --web reuters), with four off-topic seeds for the category; --labels
+FILE writes its ground truth (JSON lines with each page's categories) and --examples DIR
+writes at most 50 stories about the category and 200 others that are not in the web, as
+DIR/pos and DIR/neg, for sonda train page. The whole path, as a user runs it:
+
+  sonda testweb --reuters grain --labels labels.jsonl --examples ex &
+  sonda train page --pos ex/pos --neg ex/neg --name grain --out grain.json
+  sonda crawl --data crawl --page-model grain.json --max-pages 5000 ...  (as printed)
+  sonda eval focus --data-dir crawl --labels labels.jsonl --topic grain`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := testweb.Config{Seed: seed, Hosts: hosts, PagesPerHost: pages}
@@ -65,6 +78,36 @@ FILE writes its ground truth, one JSON line per page with its theme.`,
 					}
 				}
 				web, seeds = tw.Web, tw.Seeds(topic)
+			}
+			if reuters != "" {
+				if topic != "" {
+					return usageError{fmt.Errorf("--reuters and --topical each choose a web: give one")}
+				}
+				dir, err := corpusweb.ReutersDir()
+				if err != nil {
+					return usageError{err}
+				}
+				docs, err := corpusweb.LoadReuters(dir)
+				if err != nil {
+					return err
+				}
+				cw := corpusweb.New(docs, corpusweb.Config{Seed: seed, Locality: locality})
+				if cw.Count(reuters) == 0 {
+					return usageError{fmt.Errorf("--reuters %q: no Reuters story has that category (the largest: %s)", reuters, strings.Join(cw.Topics(150), ", "))}
+				}
+				if labels != "" {
+					if err := writeFile(labels, cw.WriteLabels); err != nil {
+						return err
+					}
+				}
+				if examples != "" {
+					pos, neg, err := cw.WriteExamples(examples, reuters, 50, 200, uint64(seed))
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "examples: %d stories about %s in %s/pos, %d others in %s/neg (none of them in the web)\n", pos, reuters, examples, neg, examples)
+				}
+				web, seeds = cw.Web, cw.Seeds(reuters)
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -96,6 +139,9 @@ FILE writes its ground truth, one JSON line per page with its theme.`,
 	cmd.Flags().StringVar(&corpus, "corpus", "", "add real prose from the .txt files in `DIR` to every page (and serve no robots.txt)")
 	cmd.Flags().IntVar(&textBytes, "text-bytes", 11000, "with --corpus: bytes of prose per page")
 	cmd.Flags().StringVar(&topic, "topical", "", "serve the topical test web, seeded for `TOPIC` (nuclear, geo)")
-	cmd.Flags().StringVar(&labels, "labels", "", "with --topical: write the ground truth to `FILE` (JSON lines)")
+	cmd.Flags().StringVar(&labels, "labels", "", "with --topical or --reuters: write the ground truth to `FILE` (JSON lines)")
+	cmd.Flags().StringVar(&reuters, "reuters", "", "serve the Reuters web (npm package "+corpusweb.ReutersPackage+"), seeded for the Reuters `CATEGORY` (grain, crude, trade...)")
+	cmd.Flags().Float64Var(&locality, "locality", 0.55, "with --reuters: probability that a story's link goes to a story sharing a category")
+	cmd.Flags().StringVar(&examples, "examples", "", "with --reuters: write training examples into `DIR`/pos and DIR/neg")
 	return cmd
 }

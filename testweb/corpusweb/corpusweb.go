@@ -37,6 +37,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -571,6 +573,24 @@ func (w *Web) Examples(topic string, npos, nneg int, seed uint64) (pos, neg []Do
 		}
 	}
 	return pos, neg
+}
+
+// WriteExamples writes what Examples draws as text files, the title on the first line:
+// dir/pos/ID.txt and dir/neg/ID.txt, the layout `sonda train page --pos --neg` reads.
+func (w *Web) WriteExamples(dir, topic string, npos, nneg int, seed uint64) (pos, neg int, err error) {
+	p, n := w.Examples(topic, npos, nneg, seed)
+	for sub, docs := range map[string][]Doc{"pos": p, "neg": n} {
+		d := filepath.Join(dir, sub)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return 0, 0, err
+		}
+		for _, doc := range docs {
+			if err := os.WriteFile(filepath.Join(d, doc.ID+".txt"), []byte(doc.Title+"\n\n"+doc.Text()+"\n"), 0o644); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	return len(p), len(n), nil
 }
 
 // Locality measures the topical locality of the web for topic: of the links from stories
