@@ -157,7 +157,7 @@ func TestBenchVolunteer(t *testing.T) {
 			convicted := d.workers[name].state == cluster.WorkerQuarantined
 			d.mu.Unlock()
 			if convicted {
-				got = append(got, fmt.Sprint(st.Tasks))
+				got = append(got, fmt.Sprintf("%d (checks %d failed %d lies %d)", st.Tasks, st.Checked, st.Failed, st.Lies))
 			} else {
 				got = append(got, fmt.Sprintf(">%d", st.Tasks))
 			}

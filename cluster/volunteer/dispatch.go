@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	mrand "math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +39,9 @@ type Options struct {
 	// MinCheck is the share of an established worker's results the node checks by
 	// fetching the page itself (default 0.05).
 	MinCheck float64
+	// Canary is the share of tasks preceded by a canary: a page of the same host the node
+	// fetched itself, whose copy from the worker must match (default 0.05; negative: none).
+	Canary float64
 	// Attempts is how many workers a page is offered to before the node fetches it
 	// itself (default 3).
 	Attempts int
@@ -65,6 +69,7 @@ type Dispatcher struct {
 	rng     *mrand.Rand
 	workers map[string]*workerState
 	pending map[string]*pendingTask
+	known   map[string][]known // canaries by host
 	purging sync.WaitGroup
 }
 
@@ -119,6 +124,9 @@ func Start(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, o Options
 	if o.MinCheck <= 0 {
 		o.MinCheck = 0.05
 	}
+	if o.Canary == 0 {
+		o.Canary = 0.05
+	}
 	if o.Attempts <= 0 {
 		o.Attempts = 3
 	}
@@ -129,7 +137,7 @@ func Start(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, o Options
 	if err != nil {
 		return nil, err
 	}
-	d := &Dispatcher{o: o, nc: nc, js: js, kv: kv, log: o.Logger, workers: map[string]*workerState{}, pending: map[string]*pendingTask{}}
+	d := &Dispatcher{o: o, nc: nc, js: js, kv: kv, log: o.Logger, workers: map[string]*workerState{}, pending: map[string]*pendingTask{}, known: map[string][]known{}}
 	d.secret = make([]byte, 32)
 	rand.Read(d.secret)
 	seed := o.Seed
@@ -344,6 +352,16 @@ func (d *Dispatcher) FetchPage(ctx context.Context, it frontier.Item, req fetch.
 		if waited && !sleep(ctx, rest) {
 			return canceled(req.URL, ctx)
 		}
+		if k, ok := d.canaryFor(w, it.Host, req.URL); ok {
+			sent := d.canary(ctx, w, k)
+			waited = waited || sent
+			if sent && !sleep(ctx, rest) {
+				return canceled(req.URL, ctx)
+			}
+			if !d.active(w) { // the canary convicted it
+				continue
+			}
+		}
 		r, sent := d.send(ctx, w, req)
 		waited = waited || sent
 		if ctx.Err() != nil {
@@ -357,7 +375,83 @@ func (d *Dispatcher) FetchPage(ctx context.Context, it frontier.Item, req fetch.
 	if waited && !sleep(ctx, rest) {
 		return canceled(req.URL, ctx)
 	}
-	return d.o.Fetcher.Fetch(ctx, req)
+	return d.own(ctx, it.Host, req)
+}
+
+// own fetches a page by the node itself and remembers it as a canary for its host.
+func (d *Dispatcher) own(ctx context.Context, host string, req fetch.Request) *fetch.Result {
+	res := d.o.Fetcher.Fetch(ctx, req)
+	if res.Err == nil && res.Status == 200 && strings.Contains(res.MediaType, "html") && req.ETag == "" && req.LastModified == "" {
+		k := known{url: req.URL, status: res.Status, page: digestOf(res)}
+		d.mu.Lock()
+		ks := d.known[host]
+		if len(ks) >= canariesPerHost {
+			ks = ks[1:]
+		}
+		d.known[host] = append(ks, k)
+		d.mu.Unlock()
+	}
+	return res
+}
+
+// known is a page the node fetched itself: a canary, whose content a worker's copy must
+// match (a worker cannot tell a canary from any other task).
+type known struct {
+	url    string
+	status int
+	page   page
+}
+
+// canariesPerHost bounds the canaries kept per host (the most recent ones).
+const canariesPerHost = 4
+
+// canaryFor draws whether w gets a canary before the task for url (probability
+// Options.Canary) and picks one of the host's known pages other than url.
+func (d *Dispatcher) canaryFor(w *workerState, host, url string) (known, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.o.Canary <= 0 || d.rng.Float64() >= d.o.Canary {
+		return known{}, false
+	}
+	ks := d.known[host]
+	if len(ks) == 0 {
+		return known{}, false
+	}
+	k := ks[d.rng.IntN(len(ks))]
+	return k, k.url != url
+}
+
+// canary sends w a known page and compares its copy with the node's: a check that costs
+// the node no request. sent says whether the task went out.
+func (d *Dispatcher) canary(ctx context.Context, w *workerState, k known) (sent bool) {
+	d.mu.Lock()
+	w.inFlight++ // as pick does: the canary holds a slot of the worker
+	w.free--
+	d.mu.Unlock()
+	r, sent := d.send(ctx, w, fetch.Request{URL: k.url})
+	if r == nil {
+		return sent
+	}
+	res := r.decoded(k.url, d.o.MaxBody)
+	if !digestOf(res).Digest.Equal(r.Digest) {
+		d.mu.Lock()
+		w.stats.Lies++
+		d.mu.Unlock()
+		d.quarantine(ctx, w, "a result contradicted its own body ("+k.url+")")
+		return sent
+	}
+	ok, why := res.Status == k.status, "status "+strconv.Itoa(res.Status)
+	if ok {
+		ok, why = agreePages(digestOf(res), k.page)
+	}
+	d.verdict(ctx, w, ok, true, k.url, why)
+	return sent
+}
+
+func (d *Dispatcher) active(w *workerState) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return w.state == cluster.WorkerActive
 }
 
 // send gives w the task and waits for its result until the deadline. sent says whether
@@ -432,31 +526,15 @@ func (d *Dispatcher) judge(ctx context.Context, w *workerState, it frontier.Item
 		w.stats.Lies++
 		d.mu.Unlock()
 		d.quarantine(ctx, w, "a result contradicted its own body ("+req.URL+")")
-		return d.trusted(ctx, req, rest)
+		return d.trusted(ctx, it.Host, req, rest)
 	}
 	if checkable(res) && d.mayCheck(w) {
-		t := d.trusted(ctx, req, rest)
+		t := d.trusted(ctx, it.Host, req, rest)
 		if ctx.Err() != nil || t.Err != nil && fetch.KindOf(t.Err) == fetch.KindCanceled {
 			return t
 		}
 		ok, why := agree(res, t)
-		d.mu.Lock()
-		w.stats.Checked++
-		if ok {
-			w.stats.Passed++
-		} else {
-			w.stats.Failed++
-			w.probation = Probation
-		}
-		all := w.evidence()
-		failed, checked := all.Failed, all.Checked
-		d.mu.Unlock()
-		if !ok {
-			d.log.Warn("volunteer: a worker's page differs from the node's own fetch", "worker", w.name, "url", req.URL, "why", why)
-			if Convicted(checked-failed, failed) {
-				d.quarantine(ctx, w, fmt.Sprintf("%d of %d checked pages differed from the node's own fetch (last: %s: %s)", failed, checked, req.URL, why))
-			}
-		}
+		d.verdict(ctx, w, ok, false, req.URL, why)
 		return t
 	}
 	d.mu.Lock()
@@ -465,10 +543,37 @@ func (d *Dispatcher) judge(ctx context.Context, w *workerState, it frontier.Item
 	} else if w.state == cluster.WorkerQuarantined {
 		// Quarantined while this task ran: not kept (the purge has run or runs without it).
 		d.mu.Unlock()
-		return d.trusted(ctx, req, rest)
+		return d.trusted(ctx, it.Host, req, rest)
 	}
 	d.mu.Unlock()
 	return res
+}
+
+// verdict counts a check of w (a trusted fetch, or a canary) and quarantines w when the
+// evidence convicts it.
+func (d *Dispatcher) verdict(ctx context.Context, w *workerState, ok, canary bool, url, why string) {
+	d.mu.Lock()
+	w.stats.Checked++
+	if canary {
+		w.stats.Canaries++
+	}
+	if ok {
+		w.stats.Passed++
+	} else {
+		w.stats.Failed++
+		w.probation = Probation
+	}
+	w.dirty = true
+	all := w.evidence()
+	failed, checked := all.Failed, all.Checked
+	d.mu.Unlock()
+	if ok {
+		return
+	}
+	d.log.Warn("volunteer: a worker's page differs from the node's own copy", "worker", w.name, "url", url, "canary", canary, "why", why)
+	if Convicted(checked-failed, failed) {
+		d.quarantine(ctx, w, fmt.Sprintf("%d of %d checked pages differed from the node's own copy (last: %s: %s)", failed, checked, url, why))
+	}
 }
 
 // checkable says whether a result may be checked by fetching the page again: not a failed
@@ -556,11 +661,11 @@ func lchoose(n, k int64) float64 {
 
 // trusted fetches the page by the node itself, after the host's rest (the worker's
 // request came just before).
-func (d *Dispatcher) trusted(ctx context.Context, req fetch.Request, rest time.Duration) *fetch.Result {
+func (d *Dispatcher) trusted(ctx context.Context, host string, req fetch.Request, rest time.Duration) *fetch.Result {
 	if !sleep(ctx, rest) {
 		return canceled(req.URL, ctx)
 	}
-	return d.o.Fetcher.Fetch(ctx, req)
+	return d.own(ctx, host, req)
 }
 
 // quarantine marks w quarantined in the registry; every node, this one included, purges

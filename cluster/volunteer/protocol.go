@@ -163,7 +163,11 @@ func agree(w, t *fetch.Result) (bool, string) {
 	if w.Status != t.Status {
 		return false, "status " + strconv.Itoa(w.Status) + " where the node got " + strconv.Itoa(t.Status)
 	}
-	a, b := digestOf(w), digestOf(t)
+	return agreePages(digestOf(w), digestOf(t))
+}
+
+// agreePages compares two parsed copies of a page (a worker's a, the node's b).
+func agreePages(a, b page) (bool, string) {
 	if a.Digest.Equal(b.Digest) {
 		return true, ""
 	}

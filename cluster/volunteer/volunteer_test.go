@@ -35,13 +35,18 @@ const (
 // by count), consistently: body and digest agree, so only a check can catch it.
 // It answers its first honest tasks truthfully, to earn a reputation.
 func liar(rate float64, honest int64) func(*Task, *Result) {
-	var n, lied atomic.Int64
+	var mu sync.Mutex // a worker runs tasks concurrently: count lies exactly
+	var n, lied int64
 	return func(t *Task, r *Result) {
-		i := n.Add(1) - honest
-		if i <= 0 || float64(lied.Load()) >= rate*float64(i) || r.Status != 200 {
+		mu.Lock()
+		n++
+		i := n - honest
+		if i <= 0 || float64(lied) >= rate*float64(i) || r.Status != 200 {
+			mu.Unlock()
 			return
 		}
-		lied.Add(1)
+		lied++
+		mu.Unlock()
 		res := r.decoded(t.URL, 0)
 		if !strings.Contains(res.MediaType, "html") {
 			return
@@ -175,7 +180,7 @@ func TestDispatcherValidates(t *testing.T) {
 	var purgeMu sync.Mutex
 	purged := map[string]bool{}
 	d, err := Start(ctx, r.node, r.js, Options{Cluster: "c", Node: "n1", Fetcher: own, UserAgent: "sonda-test",
-		TaskTimeout: 1500 * time.Millisecond, Seed: 1,
+		TaskTimeout: 1500 * time.Millisecond, Seed: 1, Canary: 0.2,
 		Purge: func(_ context.Context, items []frontier.Item) error {
 			purgeMu.Lock()
 			defer purgeMu.Unlock()
@@ -256,7 +261,7 @@ func TestDispatcherValidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range list {
-		t.Logf("%s: %s tasks %d reissued %d checked %d failed %d lies %d (%s)", w.Name, w.State, w.Tasks, w.Reissued, w.Checked, w.Failed, w.Lies, w.Reason)
+		t.Logf("%s: %s tasks %d reissued %d checked %d (canaries %d) failed %d lies %d (%s)", w.Name, w.State, w.Tasks, w.Reissued, w.Checked, w.Canaries, w.Failed, w.Lies, w.Reason)
 		liar := strings.HasPrefix(w.Name, "liar")
 		if liar != (w.State == cluster.WorkerQuarantined) {
 			t.Errorf("worker %s: state %s", w.Name, w.State)
@@ -280,6 +285,17 @@ func TestDispatcherValidates(t *testing.T) {
 	}
 	t.Logf("%d pages, %d tampered copies accepted and purged, %d purged in all, %d tasks to the vanished worker",
 		len(got), tampered, len(purged), vanished.Load())
+	canaries := int64(0)
+	for name, st := range d.Stats() {
+		canaries += st.Canaries
+		if !strings.HasPrefix(name, "liar") && st.Failed > 0 {
+			t.Errorf("honest worker %s failed %d checks", name, st.Failed)
+		}
+	}
+	if canaries == 0 {
+		t.Error("no canary was sent")
+	}
+	t.Logf("%d canaries", canaries)
 	if vanished.Load() == 0 {
 		t.Error("the vanishing worker never got a task: reissue untested")
 	}

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -63,17 +64,21 @@ func volunteerHelper() int {
 	case "liar":
 		rate, _ := strconv.ParseFloat(role[1], 64)
 		honest, _ := strconv.ParseInt(role[2], 10, 64)
-		var n, lied atomic.Int64
+		var mu sync.Mutex // tasks run concurrently: count lies exactly
+		var n, lied int64
 		mutate = func(t *volunteer.Task, r *volunteer.Result) {
-			i := n.Add(1) - honest
-			if i <= 0 || float64(lied.Load()) >= rate*float64(i) || r.Status != 200 {
+			mu.Lock()
+			defer mu.Unlock()
+			n++
+			i := n - honest
+			if i <= 0 || float64(lied) >= rate*float64(i) || r.Status != 200 {
 				return
 			}
 			res := fetch.Decode(r.Header, r.Wire, 0)
 			if !strings.Contains(res.MediaType, "html") || !bytes.Contains(res.UTF8, []byte("<p>")) {
 				return
 			}
-			lied.Add(1)
+			lied++
 			body := bytes.Replace(res.UTF8, []byte("<p>"), []byte("<p>"+tamperWord+" buy cheap pills "), 3)
 			body = bytes.Replace(body, []byte("</body>"), []byte(`<a href="http://spam.example/win">win</a></body>`), 1)
 			volunteer.Rewrite(r, t.URL, body)
@@ -175,6 +180,23 @@ func TestVolunteerWorkers(t *testing.T) {
 	extraFetches := r.oracle()
 	r.checkPolite()
 
+	// Revoking a running worker's credential ends it at once, with a message saying why.
+	if out, errOut, code := run(t, nil, "cluster", "workers", "revoke", "honest1", "--nats", r.nats, "--auth", authDir); code != 0 {
+		t.Fatalf("workers revoke: %d %s %s", code, out, errOut)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- procs[0].Wait() }()
+	select {
+	case err := <-exited:
+		procs = procs[1:]
+		log, _ := os.ReadFile(filepath.Join(dir, "honest1.log"))
+		if err == nil || !strings.Contains(string(log), "refused this credential") {
+			t.Errorf("revoked worker: exit %v, log:\n%s", err, log)
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("the revoked worker still runs 20s after its revocation")
+	}
+
 	// The registry: liars quarantined within the bound, nobody else.
 	out, errOut, code := run(t, nil, "cluster", "workers", "list", "--nats", r.nats, "--creds", nodeCreds, "--json")
 	if code != 0 {
@@ -189,8 +211,12 @@ func TestVolunteerWorkers(t *testing.T) {
 		t.Logf("%-8s %-11s tasks %3d reissued %d checked %3d failed %d lies %d reputation %.3f %s", w.Name, w.State, w.Tasks, w.Reissued, w.Checked, w.Failed, w.Lies, w.Reputation, w.Reason)
 		tasks += w.Tasks
 		liar := strings.HasPrefix(w.Name, "liar")
-		if liar != (w.State == cluster.WorkerQuarantined) {
-			t.Errorf("worker %s: %s", w.Name, w.State)
+		want := map[bool]string{true: cluster.WorkerQuarantined, false: cluster.WorkerActive}[liar]
+		if w.Name == "honest1" {
+			want = cluster.WorkerRevoked
+		}
+		if w.State != want {
+			t.Errorf("worker %s: %s, want %s", w.Name, w.State, want)
 		}
 		if honest := map[string]int64{"liar25": sleeperHonest}[w.Name]; liar && w.Tasks-honest > liarBound {
 			t.Errorf("liar %s completed %d tasks after it began to lie and before its quarantine (bound %d)", w.Name, w.Tasks-honest, liarBound)
