@@ -25,6 +25,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -109,7 +110,8 @@ var ErrNotFeed = errors.New("feeds: not a feed or sitemap")
 // On malformed input it returns what it read before the error together with the error.
 func Parse(body []byte, mediaType, pageURL string, lim Limits) (*Document, error) {
 	lim = lim.withDefaults()
-	if isGzip(body) {
+	compressed, gzipped := len(body), isGzip(body)
+	if gzipped {
 		mediaType = "" // it named the compressed file, not what is inside
 	}
 	body, truncated, err := decompress(body, lim.MaxBytes)
@@ -117,20 +119,37 @@ func Parse(body []byte, mediaType, pageURL string, lim Limits) (*Document, error
 		return nil, fmt.Errorf("feeds: %s: %w", pageURL, err)
 	}
 	var doc *Document
-	switch kind := Detect(mediaType, body); kind {
-	case KindFeed:
+	kind := Detect(mediaType, body)
+	switch {
+	case kind == KindNone:
+		return nil, fmt.Errorf("%w: %s (%s)", ErrNotFeed, pageURL, describe(mediaType, body))
+	case looksLikeXML(body):
+		maxText := 0
+		if kind != KindFeed {
+			maxText = maxSitemapText
+		}
+		err = checkXMLShape(body, maxText)
+	}
+	switch {
+	case err != nil:
+	case kind == KindFeed:
 		doc, err = parseFeed(body, pageURL, lim)
-	case KindSitemap, KindSitemapIndex:
+	default:
 		if looksLikeXML(body) {
 			doc, err = parseSitemap(bytes.NewReader(body), pageURL, lim)
 		} else {
 			doc, err = parseTextSitemap(body, pageURL, lim)
 		}
-	default:
-		return nil, fmt.Errorf("%w: %s (%s)", ErrNotFeed, pageURL, describe(mediaType, body))
 	}
 	if doc != nil {
 		doc.Truncated = doc.Truncated || truncated
+	}
+	if err != nil && truncated && gzipped {
+		// The expansion is the story, whatever the XML parser then met in the part read.
+		err = fmt.Errorf("its %d gzip-compressed bytes expand past the %d MiB read (more than %.0f times: a decompression bomb, or an oversized file), so it was cut there; in what was read: %w",
+			compressed, lim.MaxBytes>>20, float64(lim.MaxBytes)/float64(max(compressed, 1)), err)
+	} else if err != nil && truncated {
+		err = fmt.Errorf("it is longer than the %d MiB read, so it was cut there; in what was read: %w", lim.MaxBytes>>20, err)
 	}
 	if err != nil {
 		err = fmt.Errorf("feeds: %s: %w", pageURL, err)
@@ -162,7 +181,14 @@ func decompress(body []byte, limit int64) (out []byte, truncated bool, err error
 	if err != nil {
 		return nil, false, fmt.Errorf("gzip: %w", err)
 	}
-	out, err = io.ReadAll(io.LimitReader(zr, limit+1))
+	// One allocation when the trailer's size (ISIZE: the uncompressed length mod 2^32,
+	// of the last member) is true; never more than the limit, whatever a bomb's trailer
+	// claims, and at most twice the limit in all when it lies.
+	hint := limit + 1
+	if n := len(body); n >= 18 {
+		hint = min(hint, int64(binary.LittleEndian.Uint32(body[n-4:]))+1)
+	}
+	out, err = readUpTo(zr, max(hint, 512), limit+1)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, false, fmt.Errorf("gzip: %w", err)
 	}
@@ -173,6 +199,26 @@ func decompress(body []byte, limit int64) (out []byte, truncated bool, err error
 		return out, true, nil
 	}
 	return out, false, nil
+}
+
+// readUpTo reads r to its end or to max bytes, whichever comes first, into a buffer of
+// size first that grows by doubling up to max.
+func readUpTo(r io.Reader, first, max int64) ([]byte, error) {
+	out := make([]byte, 0, min(first, max))
+	for int64(len(out)) < max {
+		if len(out) == cap(out) {
+			out = append(make([]byte, 0, min(2*int64(cap(out)), max)), out...)
+		}
+		n, err := r.Read(out[len(out):cap(out)])
+		out = out[:len(out)+n]
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 // Detect tells what body is from its first element (and, for JSON Feed, its version

@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -291,4 +292,29 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("err %v with kind %q", o.err, o.kind)
 		}
 	})
+}
+
+// TestReadBodyBombsInBoundedMemory: a body that decompresses into much more than it is
+// stops at the ratio limit, for every content coding sonda reads, and what reading it
+// allocates does not grow with what the bomb would expand to.
+func TestReadBodyBombsInBoundedMemory(t *testing.T) {
+	for _, coding := range []string{"gzip", "deflate", "br"} {
+		var allocs []uint64
+		for _, mib := range []int{4, 32} {
+			wire := compress(t, coding, make([]byte, mib<<20))
+			var o bodyOutcome
+			var a, b runtime.MemStats
+			runtime.ReadMemStats(&a)
+			o = readBody(bytes.NewReader(wire), []string{coding}, -1, bodyLimits{maxBytes: 10 << 20, maxRatio: 100}, nil)
+			runtime.ReadMemStats(&b)
+			if o.kind != KindDecompressionBomb || len(o.body) > 2*bombFloor {
+				t.Errorf("%s, %d MiB of zeros in %d bytes: kind %q (%v), %d bytes decoded; want a decompression bomb stopped near %d bytes", coding, mib, len(wire), o.kind, o.err, len(o.body), bombFloor)
+			}
+			allocs = append(allocs, b.TotalAlloc-a.TotalAlloc)
+		}
+		t.Logf("%s: %d and %d KiB allocated for 4 and 32 MiB bombs", coding, allocs[0]>>10, allocs[1]>>10)
+		if allocs[1] > allocs[0]+allocs[0]/2+(256<<10) {
+			t.Errorf("%s: reading allocates with the bomb's size: %d then %d bytes", coding, allocs[0], allocs[1])
+		}
+	}
 }
