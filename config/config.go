@@ -27,25 +27,28 @@ import (
 
 // Config is the whole configuration of a crawl.
 type Config struct {
-	Data       string     `yaml:"data"`
-	DataUmask  string     `yaml:"data-umask"`
-	Crawl      Crawl      `yaml:"crawl"`
-	Politeness Politeness `yaml:"politeness"`
-	Robots     Robots     `yaml:"robots"`
-	Fetch      Fetch      `yaml:"fetch"`
-	URLs       URLs       `yaml:"urls"`
-	Scope      Scope      `yaml:"scope"`
-	WARC       WARC       `yaml:"warc"`
-	Render     Render     `yaml:"render"`
-	Serve      Serve      `yaml:"serve"`
-	Revisit    Revisit    `yaml:"revisit"`
-	Geo        Geo        `yaml:"geo"`
-	Feeds      Feeds      `yaml:"feeds"`
-	News       News       `yaml:"news"`
-	Search     Search     `yaml:"search"`
-	Focus      Focus      `yaml:"focus"`
-	Cluster    Cluster    `yaml:"cluster"`
-	Log        Log        `yaml:"log"`
+	Data      string `yaml:"data"`
+	DataUmask string `yaml:"data-umask"`
+	// MemoryLimit is the soft limit of the Go runtime's memory (debug.SetMemoryLimit); 0:
+	// none. The commands apply it unless GOMEMLIMIT is set.
+	MemoryLimit ByteSize   `yaml:"memory-limit"`
+	Crawl       Crawl      `yaml:"crawl"`
+	Politeness  Politeness `yaml:"politeness"`
+	Robots      Robots     `yaml:"robots"`
+	Fetch       Fetch      `yaml:"fetch"`
+	URLs        URLs       `yaml:"urls"`
+	Scope       Scope      `yaml:"scope"`
+	WARC        WARC       `yaml:"warc"`
+	Render      Render     `yaml:"render"`
+	Serve       Serve      `yaml:"serve"`
+	Revisit     Revisit    `yaml:"revisit"`
+	Geo         Geo        `yaml:"geo"`
+	Feeds       Feeds      `yaml:"feeds"`
+	News        News       `yaml:"news"`
+	Search      Search     `yaml:"search"`
+	Focus       Focus      `yaml:"focus"`
+	Cluster     Cluster    `yaml:"cluster"`
+	Log         Log        `yaml:"log"`
 }
 
 // Focus configures focused crawling (package focus): what pages are relevant and the
@@ -471,6 +474,7 @@ func (c *Config) Validate() error {
 	check(c.Data != "", "data: must name a directory")
 	_, umaskErr := c.Umask()
 	check(umaskErr == nil, "data-umask: must be octal permission bits such as 077, 027 or 022")
+	check(c.MemoryLimit == 0 || c.MemoryLimit >= 64<<20, "memory-limit: must be 0 (no limit) or at least 64MiB (got %d bytes); a crawl of large pages needs a few hundred MiB", int64(c.MemoryLimit))
 	check(c.Crawl.Concurrency > 0, "crawl.concurrency: must be at least 1 (got %d)", c.Crawl.Concurrency)
 	check(c.Crawl.MaxPages >= 0, "crawl.max-pages: must not be negative")
 	check(c.Crawl.Duration >= 0, "crawl.duration: must not be negative")

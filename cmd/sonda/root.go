@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -89,6 +90,9 @@ func loadConfig(cmd *cobra.Command, flags ...settingFlag) (config.Config, error)
 	// as private as data-umask says.
 	mask, _ := cfg.Umask() // Validate checked it
 	syscall.Umask(mask)
+	if cfg.MemoryLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(int64(cfg.MemoryLimit))
+	}
 	return cfg, nil
 }
 

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"math/rand"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hostileSizes is a web whose pages are as large as sonda reads (fetch.max-body, 10 MiB;
+// feeds 50 MiB) or expand without end: six 10 MiB text pages (prose, and numbers and
+// dates, which the change fingerprint masks), six 10 MiB HTML pages, a 50 MiB sitemap,
+// a 50 MiB sitemap of nested elements, a gzipped sitemap and a gzip-encoded page that
+// expand to a gibibyte each. Bodies are generated as they are written.
+type hostileSizes struct {
+	mu    sync.Mutex
+	fetch map[string]int
+}
+
+const (
+	hugeBody  = 10 << 20
+	hugePages = 6 // of each kind
+)
+
+func (h *hostileSizes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	h.fetch[r.URL.Path]++
+	h.mu.Unlock()
+	p := r.URL.Path
+	switch {
+	case p == "/robots.txt":
+		io.WriteString(w, "User-agent: *\nAllow: /\n")
+	case p == "/":
+		w.Header().Set("Content-Type", "text/html")
+		var b strings.Builder
+		b.WriteString("<html><head><title>Big pages</title></head><body>")
+		for i := range hugePages {
+			fmt.Fprintf(&b, `<a href="/text/%d">text %d</a> <a href="/html/%d">html %d</a> `, i, i, i, i)
+		}
+		b.WriteString(`<a href="/sitemap.xml">sitemap</a> <a href="/deep/sitemap.xml">deep</a> <a href="/bomb/sitemap.xml.gz">bomb</a> <a href="/encoded">encoded</a></body></html>`)
+		io.WriteString(w, b.String())
+	case strings.HasPrefix(p, "/text/"):
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		numbers := strings.HasSuffix(p, "1") || strings.HasSuffix(p, "3") || strings.HasSuffix(p, "5")
+		writeGenerated(w, hugeBody, func(rng *rand.Rand, b *bytes.Buffer) {
+			if numbers {
+				fmt.Fprintf(b, "%d.%d-%d/%d 2024-%02d-%02d %d:%02d ", rng.Intn(99), rng.Intn(9), rng.Intn(99), rng.Intn(9), 1+rng.Intn(12), 1+rng.Intn(28), rng.Intn(24), rng.Intn(60))
+			} else {
+				b.WriteString(proseWords[rng.Intn(len(proseWords))])
+				b.WriteByte(' ')
+			}
+		})
+	case strings.HasPrefix(p, "/html/"):
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<html><head><title>A long page</title></head><body>")
+		writeGenerated(w, hugeBody-100, func(rng *rand.Rand, b *bytes.Buffer) {
+			b.WriteString("<p>")
+			for range 12 {
+				b.WriteString(proseWords[rng.Intn(len(proseWords))])
+				b.WriteByte(' ')
+			}
+			fmt.Fprintf(b, `<a href="/html/x%d">more</a></p>`, rng.Intn(1<<30))
+		})
+	case p == "/sitemap.xml":
+		w.Header().Set("Content-Type", "application/xml")
+		io.WriteString(w, `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+		writeGenerated(w, 50<<20-100, func(rng *rand.Rand, b *bytes.Buffer) {
+			fmt.Fprintf(b, "<url><loc>http://elsewhere.test/p/%d</loc><lastmod>2024-01-01</lastmod></url>\n", rng.Intn(1<<30))
+		})
+		io.WriteString(w, "</urlset>")
+	case p == "/deep/sitemap.xml":
+		w.Header().Set("Content-Type", "application/xml")
+		io.WriteString(w, "<urlset>")
+		writeGenerated(w, 50<<20, func(_ *rand.Rand, b *bytes.Buffer) { b.WriteString("<url><a>") })
+	case p == "/bomb/sitemap.xml.gz":
+		w.Header().Set("Content-Type", "application/gzip")
+		w.Write(gzipOf([]byte(`<urlset><url><loc>http://elsewhere.test/`)))
+		member := gzipOf(make([]byte, 1<<20))
+		for range 1 << 10 {
+			if _, err := w.Write(member); err != nil {
+				return
+			}
+		}
+	case p == "/encoded":
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(gzipOf([]byte("<html><body><p>")))
+		member := gzipOf(bytes.Repeat([]byte("a "), 1<<19))
+		for range 1 << 10 {
+			if _, err := w.Write(member); err != nil {
+				return
+			}
+		}
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+var proseWords = strings.Fields("the reactor core holds fuel rods of uranium that heat water into steam which turns a turbine and the operators watch pressure and temperature through the night while inspectors read the logs")
+
+// writeGenerated writes about n bytes made by gen, in 64 KiB pieces, stopping when the
+// client goes away.
+func writeGenerated(w io.Writer, n int, gen func(*rand.Rand, *bytes.Buffer)) {
+	rng := rand.New(rand.NewSource(int64(n)))
+	var b bytes.Buffer
+	for sent := 0; sent < n; {
+		b.Reset()
+		for b.Len() < 64<<10 {
+			gen(rng, &b)
+		}
+		chunk := b.Bytes()[:min(b.Len(), n-sent)]
+		if _, err := w.Write(chunk); err != nil {
+			return
+		}
+		sent += len(chunk)
+	}
+}
+
+func gzipOf(b []byte) []byte {
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(b)
+	zw.Close()
+	return z.Bytes()
+}
+
+// TestCrawlMemoryBoundedOnHugeBodies crawls the hostileSizes web with the real binary, the
+// feeds vertical on (sitemaps read), and reads the crawl process's peak resident set size
+// from the kernel (getrusage's ru_maxrss) while every page is fetched and the sitemaps
+// are read or refused with their reasons. See the bound below: issue 14's 500 MiB is not
+// reached yet.
+func TestCrawlMemoryBoundedOnHugeBodies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls 200 MiB of pages")
+	}
+	web := &hostileSizes{fetch: map[string]int{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: web}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	data := t.TempDir()
+	cmd := exec.Command(sondaBin, "crawl", "--data", data, "--seed", "http://"+ln.Addr().String()+"/", "--allow-private",
+		"--min-delay", "0", "--concurrency", "8", "--max-pages", fmt.Sprint(2*hugePages+5))
+	cmd.Env = append(withoutEnv("GOMEMLIMIT"), "SONDA_LOG_LEVEL=warn", "SONDA_FEEDS_ENABLED=true", "SONDA_FEEDS_INTERVAL=-1s", "SONDA_POLITENESS_PER_HOST=8")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(3*time.Minute, func() { cmd.Process.Kill() })
+	err = cmd.Wait()
+	timer.Stop()
+	peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+	t.Logf("crawl took %s, peak RSS %d MiB\n%s", time.Since(start).Round(time.Millisecond), peak>>20, out.String())
+	if err != nil {
+		t.Fatalf("crawl: %v", err)
+	}
+	for _, want := range []string{"bad-sitemap 2", "decompression-bomb 1"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the summary does not count %q", want)
+		}
+	}
+	web.mu.Lock()
+	defer web.mu.Unlock()
+	for _, p := range []string{"/text/0", "/text/5", "/html/0", "/html/5", "/sitemap.xml", "/deep/sitemap.xml", "/bomb/sitemap.xml.gz", "/encoded"} {
+		if web.fetch[p] == 0 {
+			t.Errorf("%s was never fetched", p)
+		}
+	}
+	// Issue 14's goal is 500 MiB; measured 515-562 MiB with memory-limit 300-384 MiB (the
+	// live heap holds ~360 MB of eight workers' 10 MiB pages), 1,079 MiB without a limit.
+	// The bound is the limit's gain, kept with a margin for a busy machine.
+	if peak > 700<<20 {
+		t.Errorf("the crawl's peak RSS was %d MiB, want under 700 MiB (1,079 MiB before memory-limit)", peak>>20)
+	}
+}
+
+// withoutEnv is the test's environment without the named variables.
+func withoutEnv(names ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
