@@ -339,7 +339,10 @@ func TestDeterminism(t *testing.T) {
 	other := New(cfg)
 	da, db, do := digest(crawl(t, a)), digest(crawl(t, b)), digest(crawl(t, other))
 	for _, c := range a.BadCases() {
-		if c.Kind == "slow-drip" { // how much drips in before the timeout varies
+		// How much of a drip, or of an endless body, arrives before the reference
+		// crawler's 40 ms timeout varies (an endless body reaches the 256 KiB cap first
+		// on a quiet machine, not always on a loaded one).
+		if c.Kind == "slow-drip" || c.Kind == "endless-body" {
 			delete(da, c.URL)
 			delete(db, c.URL)
 		}
