@@ -189,9 +189,15 @@ func PutWorkerStats(ctx context.Context, kv jetstream.KeyValue, name, node strin
 
 // ListWorkers reads every worker with its counters summed over the nodes.
 func ListWorkers(ctx context.Context, js jetstream.JetStream, cluster string) ([]WorkerView, error) {
-	kv, err := WorkerRegistry(ctx, js, cluster)
+	if cluster == "" {
+		cluster = DefaultCluster
+	}
+	kv, err := js.KeyValue(ctx, names{cluster}.workers())
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, nil // no worker was ever admitted
+	}
 	if err != nil {
-		return nil, err
+		return nil, jsError("open the worker registry", err)
 	}
 	keys, err := kv.ListKeys(ctx)
 	if err != nil {

@@ -62,6 +62,19 @@ type CrawlControl interface {
 	Gatherer() prometheus.Gatherer
 }
 
+// Workers lists a cluster's volunteer workers for the dashboard (sonda serve --nats).
+type Workers interface {
+	Workers(ctx context.Context) ([]Worker, error)
+}
+
+// Worker is one volunteer worker as the cluster's nodes saw it.
+type Worker struct {
+	Name, State, Reason            string
+	Tasks, Reissued, Checked, Lies int64
+	Failed                         int64
+	PagesPerSecond, Reputation     float64
+}
+
 // ErrUnavailable marks a backend error that is nobody's fault in the request: the API
 // answers 503 with its message (a cluster with no node serving searches yet).
 var ErrUnavailable = errors.New("unavailable")

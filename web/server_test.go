@@ -540,3 +540,28 @@ func TestNavLinksOnlyToVerticalsThatAreOn(t *testing.T) {
 		t.Errorf("without the verticals the header still links to them")
 	}
 }
+
+type fakeWorkers []Worker
+
+func (f fakeWorkers) Workers(context.Context) ([]Worker, error) { return f, nil }
+
+func TestDashboardWorkers(t *testing.T) {
+	f := newFixture(t)
+	f.srv.o.Workers = fakeWorkers{{Name: "alice", State: "active", Tasks: 1200, Checked: 80, Reputation: 0.988, PagesPerSecond: 2.5},
+		{Name: "mallory<x>", State: "quarantined", Reason: "2 of 3 checked pages differed", Tasks: 7, Failed: 2, Reputation: 0.4}}
+	res, body := f.do(t, "GET", "/dashboard", "", "")
+	for _, want := range []string{`<h2 id="workers-heading">Volunteer workers</h2>`, `<th scope="row">alice</th>`, `1,200`, `0.988`,
+		`<tr class="worker-quarantined"><th scope="row">mallory&lt;x&gt;</th>`, `(2 of 3 checked pages differed)`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("dashboard lacks %q", want)
+		}
+	}
+	if res.StatusCode != 200 {
+		t.Fatal(res.StatusCode)
+	}
+	// Without a worker source (a single data directory) the section is absent.
+	f.srv.o.Workers = nil
+	if _, body := f.do(t, "GET", "/dashboard", "", ""); strings.Contains(body, "Volunteer workers") {
+		t.Error("dashboard lists workers without a cluster")
+	}
+}

@@ -521,6 +521,9 @@ type dashboardData struct {
 	Seeds      []string // the first maxListedSeeds
 	MoreSeeds  int      // how many more there are
 	HasControl bool
+	HasWorkers bool
+	Workers    []Worker
+	WorkersErr string
 }
 
 // maxListedSeeds bounds the seeds the dashboard lists (/api/crawl/seeds has them all).
@@ -533,6 +536,13 @@ func (s *Server) dashboardPage(w http.ResponseWriter, r *http.Request) {
 		d.Seeds, _ = s.o.Crawl.Seeds(r.Context())
 		if len(d.Seeds) > maxListedSeeds {
 			d.Seeds, d.MoreSeeds = d.Seeds[:maxListedSeeds], len(d.Seeds)-maxListedSeeds
+		}
+	}
+	if s.o.Workers != nil {
+		d.HasWorkers = true
+		var err error
+		if d.Workers, err = s.o.Workers.Workers(r.Context()); err != nil {
+			d.WorkersErr = err.Error()
 		}
 	}
 	s.render(w, http.StatusOK, "dashboard", page{Title: "Crawl dashboard", Nav: "dashboard", Data: d})

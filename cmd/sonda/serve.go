@@ -171,6 +171,11 @@ func serveCluster(ctx context.Context, cfg config.Config, out io.Writer) error {
 	}
 	opts := webcluster.New(g).WebOptions()
 	opts.Logger = newLogger(cfg)
+	if js, err := jetstream.New(nc); err == nil { // the dashboard lists the volunteer workers
+		opts.Workers = webcluster.WorkerLister(func(ctx context.Context) ([]cluster.WorkerView, error) {
+			return cluster.ListWorkers(ctx, js, name)
+		})
+	}
 	return serveUI(ctx, opts, cfg, fmt.Sprintf("cluster %s at %s", name, url), ln, out)
 }
 

@@ -228,6 +228,25 @@ func TestVolunteerWorkers(t *testing.T) {
 	if len(list) != 8 {
 		t.Errorf("%d workers listed, want 8", len(list))
 	}
+	// The cluster's dashboard (sonda serve --nats) lists the workers with their states.
+	listen := freePort(t)
+	serve := exec.Command(sondaBin, "serve", "--nats", r.nats, "--creds", nodeCreds, "--addr", listen)
+	serve.Dir = t.TempDir()
+	serve.Env = append(os.Environ(), "SONDA_SERVE_TOKEN=volunteer-test-token-0123456789")
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
+	var dash string
+	waitFor(t, 30*time.Second, "the cluster dashboard to list the workers", func() bool {
+		code, body := httpDo0("http://" + listen + "/dashboard")
+		dash = body
+		return code == 200 && strings.Contains(body, `<tr class="worker-quarantined"><th scope="row">liar50</th>`)
+	})
+	if !strings.Contains(dash, `<tr class="worker-active"><th scope="row">honest2</th>`) || !strings.Contains(dash, `<tr class="worker-revoked"><th scope="row">honest1</th>`) {
+		t.Errorf("dashboard workers:\n%s", dash)
+	}
+
 	// The vanished worker's last task was completed by someone else.
 	if u, err := os.ReadFile(vanishedURL); err != nil {
 		t.Errorf("the vanishing worker never reached its 3rd task: %v", err)

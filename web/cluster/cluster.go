@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 
+	sondacluster "github.com/sonda-search/sonda/cluster"
 	"github.com/sonda-search/sonda/cluster/search"
 	"github.com/sonda-search/sonda/index"
 	"github.com/sonda-search/sonda/web"
@@ -42,3 +43,20 @@ func (b *Backend) Search(ctx context.Context, req web.SearchRequest) (*web.Searc
 
 // WebOptions are the options for web.New; the caller adds the token.
 func (b *Backend) WebOptions() web.Options { return web.Options{Searcher: b} }
+
+// WorkerLister lists a cluster's volunteer workers (sondacluster.ListWorkers).
+type WorkerLister func(ctx context.Context) ([]sondacluster.WorkerView, error)
+
+// Workers implements web.Workers.
+func (l WorkerLister) Workers(ctx context.Context) ([]web.Worker, error) {
+	ws, err := l(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]web.Worker, len(ws))
+	for i, w := range ws {
+		out[i] = web.Worker{Name: w.Name, State: w.State, Reason: w.Reason, Tasks: w.Tasks, Reissued: w.Reissued,
+			Checked: w.Checked, Failed: w.Failed, Lies: w.Lies, PagesPerSecond: w.PagesPerSec, Reputation: w.Reputation}
+	}
+	return out, nil
+}
