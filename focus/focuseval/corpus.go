@@ -39,8 +39,8 @@ type Trained struct {
 // TrainOnExamples trains the page model for topic from up to ExamplePos documents about it
 // and ExampleNeg others, drawn with seed from the web's example pool, as `sonda train page`
 // would from files: the L2 strength and threshold are chosen by cross-validation first
-// (focus.Tune; 5 folds, or fewer with few examples).
-func TrainOnExamples(w *corpusweb.Web, topic string, seed uint64) (*Trained, error) {
+// (focus.Tune; 5 folds, or fewer with few examples), for F1 at prior when it is set.
+func TrainOnExamples(w *corpusweb.Web, topic string, seed uint64, prior float64) (*Trained, error) {
 	pos, neg := w.Examples(topic, ExamplePos, ExampleNeg, seed)
 	tr := &Trained{Pos: len(pos), Neg: len(neg)}
 	for _, d := range pos {
@@ -49,7 +49,7 @@ func TrainOnExamples(w *corpusweb.Web, topic string, seed uint64) (*Trained, err
 	for _, d := range neg {
 		tr.Examples = append(tr.Examples, focus.Example{Page: focus.NewPageText("", d.Title, d.Text(), ""), Relevant: false})
 	}
-	tr.Options = focus.TrainOptions{Name: topic}
+	tr.Options = focus.TrainOptions{Name: topic, Prior: prior}
 	if k := min(5, len(pos)); k >= 2 {
 		var err error
 		if tr.Options, tr.CV, err = focus.Tune(tr.Examples, tr.Options, k, seed); err != nil {
@@ -65,20 +65,30 @@ func TrainOnExamples(w *corpusweb.Web, topic string, seed uint64) (*Trained, err
 	return tr, nil
 }
 
-// RunCorpusTopic trains the model for topic and crawls w with each strategy ("bfs",
-// Oracle or a focus strategy) for maxPages fetches; with selfTrain the model retrains on
-// the pages it judges confidently during each crawl (focus.Relevance.SelfTrain).
-func RunCorpusTopic(ctx context.Context, w *corpusweb.Web, topic string, strategies []string, maxPages int64, dir string, seed uint64, selfTrain bool) (*CorpusTopic, error) {
-	tr, err := TrainOnExamples(w, topic, seed)
+// CorpusRun is what RunCorpusTopic does for every topic.
+type CorpusRun struct {
+	Strategies []string // "bfs", Oracle, "oracle:S" or a focus strategy
+	MaxPages   int64    // fetches per crawl
+	Dir        string   // crawl data directories go there
+	Seed       uint64   // examples, folds and strategies' random choices
+	// SelfTrain: the model retrains on the pages it judges confidently during each crawl
+	// (focus.Relevance.SelfTrain).
+	SelfTrain bool
+	Prior     float64 // focus.TrainOptions.Prior (0: none)
+}
+
+// RunCorpusTopic trains the model for topic and crawls w with each strategy.
+func RunCorpusTopic(ctx context.Context, w *corpusweb.Web, topic string, r CorpusRun) (*CorpusTopic, error) {
+	tr, err := TrainOnExamples(w, topic, r.Seed, r.Prior)
 	if err != nil {
 		return nil, err
 	}
 	ct := &CorpusTopic{Topic: topic, Relevant: w.Count(topic), Locality: w.Locality(topic), Pos: tr.Pos, Neg: tr.Neg, CV: tr.CV}
-	b := &Bench{Web: w, Topics: []*focus.Topic{tr.Model.Topic()}, Model: tr.Model, MaxPages: maxPages, Dir: dir, Seed: seed}
-	if selfTrain {
+	b := &Bench{Web: w, Topics: []*focus.Topic{tr.Model.Topic()}, Model: tr.Model, MaxPages: r.MaxPages, Dir: r.Dir, Seed: r.Seed}
+	if r.SelfTrain {
 		b.SelfTrain = tr
 	}
-	for _, s := range strategies {
+	for _, s := range r.Strategies {
 		t, err := b.Run(ctx, s)
 		if err != nil {
 			return nil, err

@@ -46,7 +46,7 @@ func reuters(t testing.TB) []corpusweb.Doc {
 // It prints the harvest tables of docs/benchmarks.md. Environment: SONDA_FOCUS_LOCALITY
 // (comma-separated, default 0.3,0.55,0.8), SONDA_FOCUS_TOPICS (default: every topic with
 // 150 stories), SONDA_FOCUS_STRATEGIES (default bfs,best-first,online,oracle),
-// SONDA_FOCUS_MAX_PAGES (default 5000), SONDA_FOCUS_SELF_TRAIN=1 (self-training on).
+// SONDA_FOCUS_MAX_PAGES (default 5000), SONDA_FOCUS_SELF_TRAIN=1 (self-training on), SONDA_FOCUS_PRIOR (focus.TrainOptions.Prior).
 //
 //	go test -run XXX -bench CorpusWeb -benchtime 1x -timeout 3h ./focus/focuseval
 func BenchmarkCorpusWeb(b *testing.B) {
@@ -54,6 +54,7 @@ func BenchmarkCorpusWeb(b *testing.B) {
 	localities := envList("SONDA_FOCUS_LOCALITY", "0.3,0.55,0.8")
 	strategies := envList("SONDA_FOCUS_STRATEGIES", "bfs,best-first,online,"+Oracle)
 	selfTrain := os.Getenv("SONDA_FOCUS_SELF_TRAIN") == "1"
+	prior, _ := strconv.ParseFloat(os.Getenv("SONDA_FOCUS_PRIOR"), 64)
 	maxPages := int64(5000)
 	if s := os.Getenv("SONDA_FOCUS_MAX_PAGES"); s != "" {
 		maxPages, _ = strconv.ParseInt(s, 10, 64)
@@ -68,7 +69,7 @@ func BenchmarkCorpusWeb(b *testing.B) {
 			topics := envList("SONDA_FOCUS_TOPICS", strings.Join(w.Topics(150), ","))
 			var results []*CorpusTopic
 			for _, topic := range topics {
-				ct, err := RunCorpusTopic(context.Background(), w, topic, strategies, maxPages, b.TempDir(), 1, selfTrain)
+				ct, err := RunCorpusTopic(context.Background(), w, topic, CorpusRun{Strategies: strategies, MaxPages: maxPages, Dir: b.TempDir(), Seed: 1, SelfTrain: selfTrain, Prior: prior})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -118,7 +119,7 @@ func TestCorpusWebAcceptance(t *testing.T) {
 	defer w.Close()
 	const n = 1000
 	for _, topic := range acceptanceTopics {
-		ct, err := RunCorpusTopic(context.Background(), w, topic, []string{"bfs", "online", Oracle}, n, t.TempDir(), 1, false)
+		ct, err := RunCorpusTopic(context.Background(), w, topic, CorpusRun{Strategies: []string{"bfs", "online", Oracle}, MaxPages: n, Dir: t.TempDir(), Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
