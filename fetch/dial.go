@@ -227,7 +227,8 @@ type conn struct {
 	timing connTiming
 
 	mu      sync.Mutex
-	capture *[]byte // request bytes go here while a request is being written
+	capture *[]byte      // request bytes go here while a request is being written
+	guard   func() error // asked before each write of the request (WithSendGuard)
 }
 
 // maxCapture bounds the recorded request; a GET head never comes near it.
@@ -236,6 +237,16 @@ const maxCapture = 64 << 10
 // Write records p before writing it: once the bytes are out, the server may
 // answer and the round trip end (stopping the capture) before Write returns.
 func (c *conn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	guard := c.guard
+	c.mu.Unlock()
+	if guard != nil {
+		// As late as a check can be: nothing of the request reaches the server once the
+		// guard refuses, even if this process was stopped since its caller last checked.
+		if err := guard(); err != nil {
+			return 0, &Error{Kind: KindCanceled, Err: err}
+		}
+	}
 	c.mu.Lock()
 	dst := c.capture
 	before := 0
@@ -257,16 +268,16 @@ func (c *conn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (c *conn) startCapture(dst *[]byte) {
+func (c *conn) startCapture(dst *[]byte, guard func() error) {
 	c.mu.Lock()
 	*dst = (*dst)[:0]
-	c.capture = dst
+	c.capture, c.guard = dst, guard
 	c.mu.Unlock()
 }
 
 func (c *conn) stopCapture() {
 	c.mu.Lock()
-	c.capture = nil
+	c.capture, c.guard = nil, nil
 	c.mu.Unlock()
 }
 

@@ -341,6 +341,22 @@ type Result struct {
 	Err error // nil or *Error
 }
 
+type sendGuardKey struct{}
+
+// WithSendGuard returns a context under which Fetch asks guard right before each write of
+// a request to the connection (redirect hops included) and sends nothing once it returns
+// an error: the fetch then fails with KindCanceled and that error. A cluster node uses it
+// to stop a request that a paused or stalled process would otherwise send after its right
+// to fetch from the host ran out.
+func WithSendGuard(ctx context.Context, guard func() error) context.Context {
+	return context.WithValue(ctx, sendGuardKey{}, guard)
+}
+
+func sendGuard(ctx context.Context) func() error {
+	g, _ := ctx.Value(sendGuardKey{}).(func() error)
+	return g
+}
+
 // Fetch performs the request. It never returns nil; failures are in
 // Result.Err as an *Error, with whatever was received before the failure
 // still in the Result.
@@ -418,6 +434,7 @@ var (
 // trace follows one round trip through net/http's hooks. The hooks run on
 // transport goroutines, hence the lock.
 type trace struct {
+	guard       func() error // WithSendGuard's, or nil
 	mu          sync.Mutex
 	conn        *conn
 	reused      bool
@@ -435,7 +452,7 @@ func (t *trace) clientTrace() *httptrace.ClientTrace {
 			t.conn, t.reused = c, info.Reused
 			t.mu.Unlock()
 			if c != nil {
-				c.startCapture(&t.request)
+				c.startCapture(&t.request, t.guard)
 			}
 		},
 		// WroteRequest fires once the request is in net/http's buffer, before
@@ -489,7 +506,7 @@ func (f *Fetcher) exchange(ctx context.Context, u *url.URL, r *Request, limit in
 	defer cancel(nil)
 	total := time.AfterFunc(time.Until(deadline), func() { cancel(errTimeout) })
 	defer total.Stop()
-	tr := &trace{}
+	tr := &trace{guard: sendGuard(ctx)}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(xctx, tr.clientTrace()), http.MethodGet, target, nil)
 	if err != nil {
 		res.Err = &Error{Kind: KindBadURL, URL: target, Err: err}
@@ -521,8 +538,9 @@ func (f *Fetcher) exchange(ctx context.Context, u *url.URL, r *Request, limit in
 		tr.mu.Unlock()
 		kind := classifyRoundTrip(ctx, err, wrote)
 		switch {
-		case kind == KindCanceled:
+		case kind == KindCanceled && ctx.Err() != nil:
 			err = context.Cause(ctx)
+		case kind == KindCanceled: // the send guard refused: err carries its reason
 		case ctx.Err() == nil && context.Cause(xctx) == errTimeout:
 			kind, err = KindTimeout, fmt.Errorf("no response within fetch.timeout (%v): %w", f.opts.Timeout, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -398,6 +399,70 @@ func TestFetchCanceled(t *testing.T) {
 	cancel()
 	res = f.Fetch(ctx, Request{URL: srv.URL})
 	wantKind(t, res, KindCanceled)
+}
+
+// TestFetchSendGuard: a guard that refuses keeps the request from reaching the server, on a
+// new connection, on a kept-alive one and on a redirect hop, and the fetch fails as
+// canceled with the guard's error.
+func TestFetchSendGuard(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.URL.Path)
+		mu.Unlock()
+		if r.URL.Path == "/hop" {
+			http.Redirect(w, r, "/target", http.StatusFound)
+			return
+		}
+		w.Write([]byte("ok"))
+	})
+	requests := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+	f := newFetcher(t, Options{})
+	fenced := errors.New("fenced")
+	var allow atomic.Bool
+	guard := func() error {
+		if allow.Load() {
+			return nil
+		}
+		return fenced
+	}
+	ctx := WithSendGuard(context.Background(), guard)
+
+	res := f.Fetch(ctx, Request{URL: srv.URL + "/fresh"}) // no connection yet
+	wantKind(t, res, KindCanceled)
+	if !errors.Is(res.Err, fenced) {
+		t.Errorf("error %v does not carry the guard's", res.Err)
+	}
+	allow.Store(true)
+	if res := f.Fetch(ctx, Request{URL: srv.URL + "/open"}); res.Err != nil || res.Status != 200 {
+		t.Fatalf("allowed fetch: %d %v", res.Status, res.Err)
+	}
+	allow.Store(false)
+	res = f.Fetch(ctx, Request{URL: srv.URL + "/reused"}) // on the kept-alive connection
+	wantKind(t, res, KindCanceled)
+
+	// A redirect hop asks again: the first request goes, the second does not.
+	var hops atomic.Int32
+	hopGuard := WithSendGuard(context.Background(), func() error {
+		if hops.Add(1) > 1 {
+			return fenced
+		}
+		return nil
+	})
+	res = f.Fetch(hopGuard, Request{URL: srv.URL + "/hop", MaxRedirects: 3})
+	wantKind(t, res, KindCanceled)
+	if want := []string{"/open", "/hop"}; !slices.Equal(requests(), want) {
+		t.Errorf("server saw %v, want %v", requests(), want)
+	}
+	// Without a guard nothing changes.
+	if res := f.Fetch(context.Background(), Request{URL: srv.URL + "/plain"}); res.Err != nil {
+		t.Errorf("unguarded fetch: %v", res.Err)
+	}
 }
 
 func TestFetchGzipBomb(t *testing.T) {
