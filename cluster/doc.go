@@ -26,8 +26,24 @@
 // any other node can start. A request in flight runs in a context that ends at three
 // quarters of the TTL after that refresh (crawl.Gate.Fence), so a slow answer or a
 // process stalled by a loaded machine ends its request before the next owner may start.
-// When a paused node comes back, its refresh fails (its key is gone) and it
-// rejoins as a new incarnation that owns nothing.
+// The gate is asked once more as the request's bytes are written to the connection
+// (fetch.WithSendGuard), so a process stopped between the check and the send sends
+// nothing once it resumes. When a paused node comes back, its refresh fails (its key is
+// gone) and it rejoins as a new incarnation that owns nothing.
+//
+// # Epochs: one writer per partition's record
+//
+// A node that takes a partition first opens an epoch on it: a message on the partition's
+// epoch subject in the state stream, published only if no other came after the last one
+// it read. Every state it then writes about the partition (admitted URLs, page outcomes,
+// host rests) expects that message to still be the last on the subject, so once another
+// node opened a later epoch, JetStream refuses what the previous owner still sends (a
+// node that was paused, or whose relay lagged): the record only ever holds the current
+// owner's view, and a rebuild, which reads it after opening the epoch, misses nothing.
+// A node whose write is refused forgets the partition (and takes it again with a new
+// epoch if the partition table still says it is its own). Outcomes of leases that began
+// under an earlier tenure are not recorded at all: the partition's owner fetches those
+// URLs again.
 //
 // # Links and durability
 //
@@ -43,6 +59,19 @@
 // or not yet relayed are fetched again, at most Options.Unconfirmed pages: a node starts
 // no request while that many are in flight or unacknowledged by JetStream.
 //
+// Outbox records are published with message ids made of the node, the record's number
+// and the time it was written: after a crash the number may run behind numbers already
+// published, and a reused id would make JetStream drop a new record as a duplicate.
+//
+// # Termination
+//
+// With ExitWhenDone, a node declares the cluster done after two looks at it, each with
+// every live member reporting idle (nothing queued, in flight, unrelayed or moving, and
+// its crawler started), every partition served and no routed URL waiting in JetStream,
+// when every member reported again between them and nothing moved in between: the same
+// sums of the members' counters and the same last sequences of the links and state
+// streams (every routed URL, admission, page outcome, host rest and epoch writes one).
+//
 // # NATS names
 //
 // Everything lives under a cluster name (default "sonda"), so several clusters can share a
@@ -51,6 +80,7 @@
 //	subject sonda.<cluster>.links.<partition>             routed URLs (stream sonda_<cluster>_links, work queue)
 //	subject sonda.<cluster>.url.<partition>.<urlkey>      last state of a URL (stream sonda_<cluster>_state)
 //	subject sonda.<cluster>.rest.<partition>.<host hex>   a host's rest time (stream sonda_<cluster>_state)
+//	subject sonda.<cluster>.epoch.<partition>             the partition's current owner tenure (stream sonda_<cluster>_state)
 //	KV sonda_<cluster>_members                            live nodes: key = node id, value = MemberInfo (JSON), TTL
 //	KV sonda_<cluster>_parts                              partition owners: key p<partition> = "node/incarnation"
 //	KV sonda_<cluster>_seeds                              the cluster's seeds (scope follows them)

@@ -47,7 +47,8 @@ func (n names) urlState(p int, key [16]byte) string {
 func (n names) rest(p int, host string) string {
 	return n.prefix() + "rest." + strconv.Itoa(p) + "." + hex.EncodeToString([]byte(host))
 }
-func partKey(p int) string { return "p" + strconv.Itoa(p) }
+func (n names) epoch(p int) string { return n.prefix() + "epoch." + strconv.Itoa(p) }
+func partKey(p int) string         { return "p" + strconv.Itoa(p) }
 
 // DomainOf is the registrable domain of a host key (host or host:port): the unit that
 // never splits across nodes.

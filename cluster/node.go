@@ -99,6 +99,7 @@ type Node struct {
 
 	mu         sync.Mutex
 	inflight   int
+	leases     map[[16]byte]*part // leases entered, by URL key: the tenure each entered under
 	relayed    chan struct{}
 	inc        string
 	validUntil time.Time
@@ -118,14 +119,24 @@ type Node struct {
 	skipped   atomic.Int64
 	doneCh    chan struct{}
 	doneOnce  sync.Once
+	// started is set once the crawler handed over its seeds (its first Add): until then
+	// the node is not idle, or the cluster could end before the seeds were routed.
+	started atomic.Bool
+	stale   atomic.Int64 // lease outcomes not recorded: the partition moved during the lease
+	// rebuildMu serializes rebuilding partitions with forgetting lost ones.
+	rebuildMu sync.Mutex
 }
 
+// part is one tenure of this node on a partition: from the claim to the hand-over or the
+// loss of its membership. A partition taken again is a new part.
 type part struct {
 	ready    bool // rebuilt and consuming: the gate is open
-	inflight int
+	inflight int  // leases entered under this tenure and not left yet
 	stop     context.CancelFunc
 	stopped  chan struct{}
 	leaving  bool
+	lost     bool   // the membership ended, or another node opened a later epoch
+	epoch    uint64 // sequence of this tenure's epoch message: the fence of its state writes
 }
 
 type memberSeen struct {
@@ -168,7 +179,7 @@ func Join(ctx context.Context, nc *nats.Conn, o Options) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{opts: o, names: names{o.Cluster}, log: o.Logger.With("node", o.NodeID), nc: nc, js: js,
-		owned: map[int]*part{}, memberView: map[string]memberSeen{}, partView: map[int]partEntry{},
+		owned: map[int]*part{}, leases: map[[16]byte]*part{}, memberView: map[string]memberSeen{}, partView: map[int]partEntry{},
 		wakeRelay: make(chan struct{}, 1), doneCh: make(chan struct{}), relayed: make(chan struct{})}
 	if err := n.setup(ctx); err != nil {
 		return nil, err
@@ -220,9 +231,9 @@ func (n *Node) setup(ctx context.Context) error {
 		return jsError("create stream "+n.names.linksStream(), err)
 	}
 	if n.state, err = n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: n.names.stateStream(), Subjects: []string{n.names.prefix() + "url.>", n.names.prefix() + "rest.>"},
+		Name: n.names.stateStream(), Subjects: []string{n.names.prefix() + "url.>", n.names.prefix() + "rest.>", n.names.prefix() + "epoch.>"},
 		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage, MaxMsgsPerSubject: 1,
-		Description: "sonda cluster " + n.names.cluster + ": last state of every URL and host rest times",
+		Description: "sonda cluster " + n.names.cluster + ": last state of every URL, host rest times and partition epochs",
 	}); err != nil {
 		return jsError("create stream "+n.names.stateStream(), err)
 	}
@@ -325,8 +336,8 @@ func (n *Node) partitionOf(host string) int {
 // Enter implements crawl.Gate. Besides ownership and the fence, it applies the bound on
 // unconfirmed pages (Options.Unconfirmed): a lease waits up to a heartbeat period for the
 // relay to catch up, then is handed back.
-func (n *Node) Enter(host string) bool {
-	p := n.partitionOf(host)
+func (n *Node) Enter(it frontier.Item) bool {
+	p := n.partitionOf(it.Host)
 	deadline := time.Now().Add(n.tick())
 	for {
 		n.mu.Lock()
@@ -340,6 +351,7 @@ func (n *Node) Enter(host string) bool {
 		if n.inflight+int(n.unacked.Load()) < n.opts.Unconfirmed {
 			pt.inflight++
 			n.inflight++
+			n.leases[it.Key] = pt
 			n.mu.Unlock()
 			return true
 		}
@@ -365,16 +377,33 @@ func (n *Node) signalLocked() {
 	n.relayed = make(chan struct{})
 }
 
-// Leave implements crawl.Gate.
-func (n *Node) Leave(host string) {
-	p := n.partitionOf(host)
+// Leave implements crawl.Gate. The lease counts against the partition it entered under,
+// which may no longer be the one this node serves (it lost its membership meanwhile).
+func (n *Node) Leave(it frontier.Item) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if pt := n.owned[p]; pt != nil {
+	if pt := n.leases[it.Key]; pt != nil {
 		pt.inflight--
+		delete(n.leases, it.Key)
 	}
 	n.inflight--
 	n.signalLocked()
+}
+
+// leaseFence is the fence of the partition tenure the lease of key entered under, when
+// this node still serves it: what the lease writes about its URL and host is then
+// current. False means the partition moved since (this node was expelled, or handed it
+// over and took it back): its next owner rebuilt it without this lease's outcome and
+// fetches the URL again.
+func (n *Node) leaseFence(key [16]byte, host string) (fence, bool) {
+	p := n.partitionOf(host)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	pt := n.leases[key]
+	if pt == nil || pt.lost || n.owned[p] != pt {
+		return fence{}, false
+	}
+	return fence{part: p, epoch: pt.epoch}, true
 }
 
 // Valid implements crawl.Gate: the node owns host's partition and its membership is fresh.
@@ -429,20 +458,30 @@ func (n *Node) Route(b *pebble.Batch, done frontier.Item, out frontier.Outcome) 
 	n.outMu.Lock()
 	defer n.outMu.Unlock()
 	now := time.Now()
-	put := func(kind byte, subject string, payload []byte) error {
+	put := func(kind byte, subject string, payload []byte, f fence) error {
 		n.outCount.Add(1)
-		return n.out.put(b, kind, subject, payload)
+		return n.out.put(b, kind, subject, payload, f)
 	}
 	for _, it := range out.Discovered {
 		if n.known(it.Key) {
 			n.skipped.Add(1)
 			continue
 		}
-		if err := put(kindLink, n.names.links(n.partitionOf(it.Host)), encodeItem(toWire(it))); err != nil {
+		if err := put(kindLink, n.names.links(n.partitionOf(it.Host)), encodeItem(toWire(it)), fence{}); err != nil {
 			return err
 		}
 	}
+	n.rate.add(now)
+	n.kick()
 	p := n.partitionOf(done.Host)
+	f, current := n.leaseFence(done.Key, done.Host)
+	if !current {
+		// The partition moved during the lease: its owner rebuilt it without this outcome
+		// and fetches the URL again; recording it would overwrite the owner's record.
+		n.stale.Add(1)
+		n.log.Debug("not recording the outcome of a lease whose partition moved", "url", done.URL, "partition", p)
+		return nil
+	}
 	st := toWire(done)
 	switch {
 	case !out.Retry.IsZero(): // the frontier's rule: a retry wins over a revisit
@@ -452,17 +491,12 @@ func (n *Node) Route(b *pebble.Batch, done frontier.Item, out frontier.Outcome) 
 	default:
 		st.Done = true
 	}
-	if err := put(kindState, n.names.urlState(p, done.Key), encodeItem(st)); err != nil {
+	if err := put(kindState, n.names.urlState(p, done.Key), encodeItem(st), f); err != nil {
 		return err
 	}
 	n.unacked.Add(1) // counted like outCount: a page batch that fails ends the crawl
 	rest, _ := json.Marshal(restMsg{Host: done.Host, Until: crawl.HostRest(now, out)})
-	if err := put(kindState, n.names.rest(p, done.Host), rest); err != nil {
-		return err
-	}
-	n.rate.add(now)
-	n.kick()
-	return nil
+	return put(kindState, n.names.rest(p, done.Host), rest, f)
 }
 
 // known says a link need not be routed: its owner has it already. Either this node's seen
@@ -484,7 +518,7 @@ func (n *Node) Add(items []frontier.Item) error {
 	b := n.db.NewBatch()
 	defer b.Close()
 	for _, it := range items {
-		if err := n.out.put(b, kindLink, n.names.links(n.partitionOf(it.Host)), encodeItem(toWire(it))); err != nil {
+		if err := n.out.put(b, kindLink, n.names.links(n.partitionOf(it.Host)), encodeItem(toWire(it)), fence{}); err != nil {
 			return err
 		}
 	}
@@ -492,12 +526,14 @@ func (n *Node) Add(items []frontier.Item) error {
 		return fmt.Errorf("cluster: outbox: %w", err)
 	}
 	n.outCount.Add(int64(len(items)))
+	n.started.Store(true)
 	n.kick()
 	return nil
 }
 
-// routeRests records hosts' rest times in the state stream, through the outbox.
-func (n *Node) routeRests(rests map[string]time.Time) error {
+// routeRests records the rest times of hosts of partition f.part in the state stream,
+// through the outbox.
+func (n *Node) routeRests(rests map[string]time.Time, f fence) error {
 	if len(rests) == 0 {
 		return nil
 	}
@@ -507,7 +543,7 @@ func (n *Node) routeRests(rests map[string]time.Time) error {
 	defer b.Close()
 	for h, until := range rests {
 		rest, _ := json.Marshal(restMsg{Host: h, Until: until})
-		if err := n.out.put(b, kindState, n.names.rest(n.partitionOf(h), h), rest); err != nil {
+		if err := n.out.put(b, kindState, n.names.rest(f.part, h), rest, f); err != nil {
 			return err
 		}
 	}
@@ -658,23 +694,15 @@ func (n *Node) expelled() {
 	n.validUntil = time.Time{}
 	old := n.owned
 	n.owned = map[int]*part{}
+	for _, pt := range old {
+		pt.lost, pt.ready = true, false
+	}
 	n.inc = newIncarnation()
 	n.mu.Unlock()
 	for _, pt := range old {
 		pt.stop()
 	}
-	go func() {
-		for _, pt := range old {
-			<-pt.stopped
-		}
-		for {
-			_, busy, err := n.fr.Purge(func(h string) bool { _, ok := old[n.partitionOf(h)]; return ok })
-			if err != nil || busy == 0 {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}()
+	go n.forget(old)
 }
 
 func (n *Node) info() MemberInfo {
@@ -695,7 +723,7 @@ func (n *Node) info() MemberInfo {
 	return MemberInfo{Node: n.opts.NodeID, Incarnation: inc, Started: time.Now(), Partitions: ready,
 		Queued: st.Queued, InFlight: st.InFlight, Outbox: outbox, Pages: pages, Errors: errs, PagesPerSec: n.rate.perSecond(time.Now()),
 		Admitted: n.admitted.Load(), Published: n.published.Load(), FailOvers: n.failOvers.Load(), Busy: busy,
-		Idle: st.Queued == 0 && st.InFlight == 0 && outbox == 0 && !busy}
+		Idle: n.started.Load() && st.Queued == 0 && st.InFlight == 0 && outbox == 0 && !busy}
 }
 
 // watchMembers keeps the view of members up to date.
@@ -891,7 +919,10 @@ func (n *Node) take(ctx context.Context, p int) {
 		defer close(pt.stopped)
 		started := time.Now()
 		for {
-			err := n.rebuild(pctx, p)
+			err := n.openEpoch(pctx, p, pt)
+			if err == nil {
+				err = n.rebuild(pctx, p)
+			}
 			if err == nil {
 				break
 			}
@@ -907,12 +938,100 @@ func (n *Node) take(ctx context.Context, p int) {
 		n.mu.Unlock()
 		n.moving.Add(-1)
 		n.log.Debug("partition ready", "partition", p, "rebuild", time.Since(started))
-		n.consume(pctx, p)
+		n.consume(pctx, p, pt)
 	}()
+}
+
+// openEpoch starts the tenure pt on p in the state stream: a message on p's epoch subject,
+// published only if no other came after the last one this node read, so that of two nodes
+// that both believe they took p, one fails. Every state this tenure writes expects that
+// message to still be the last on the subject: once another node opened a later epoch,
+// JetStream refuses what this node still sends about p (a node that was paused, or whose
+// relay lags), so only the current owner's record counts. The rebuild reads the record
+// after the epoch opened, so nothing the previous owner writes later can be missing from it.
+func (n *Node) openEpoch(ctx context.Context, p int, pt *part) error {
+	subj := n.names.epoch(p)
+	var last uint64
+	m, err := n.state.GetLastMsgForSubject(ctx, subj)
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+	case err != nil:
+		return jsError("read the epoch of partition "+strconv.Itoa(p), err)
+	default:
+		last = m.Sequence
+	}
+	n.mu.Lock()
+	valid := time.Now().Before(n.validUntil)
+	n.mu.Unlock()
+	if !valid {
+		return errNotServing
+	}
+	ack, err := n.js.Publish(ctx, subj, []byte(n.self()), jetstream.WithExpectLastSequencePerSubject(last))
+	if err != nil {
+		return jsError("open an epoch on partition "+strconv.Itoa(p), err)
+	}
+	n.mu.Lock()
+	pt.epoch = ack.Sequence
+	n.mu.Unlock()
+	return nil
+}
+
+// fencedOut says JetStream refused a state write because another node opened a later epoch
+// on its partition (or, for an epoch, because one was opened since it was read).
+func fencedOut(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+}
+
+// lose ends the tenure pt on p without a hand-over: another node opened a later epoch
+// there, so this node's view of p is no longer the record. It takes p again (a new epoch
+// and a rebuild) if the partition table still says p is its own.
+func (n *Node) lose(p int, pt *part) {
+	n.mu.Lock()
+	if pt.lost {
+		n.mu.Unlock()
+		return
+	}
+	pt.lost, pt.ready = true, false
+	if n.owned[p] == pt {
+		delete(n.owned, p)
+	}
+	n.mu.Unlock()
+	n.log.Warn("another node opened a later epoch on a partition this node served; forgetting its queues", "partition", p)
+	pt.stop()
+	go n.forget(map[int]*part{p: pt})
+}
+
+// forget purges the local queues of tenures that ended without a hand-over (lost or
+// expelled), once their consumers stopped and their leases ended; a partition taken again
+// meanwhile is left to its own rebuild.
+func (n *Node) forget(old map[int]*part) {
+	for _, pt := range old {
+		<-pt.stopped
+	}
+	for {
+		n.rebuildMu.Lock()
+		n.mu.Lock()
+		gone := map[int]bool{}
+		for p := range old {
+			if n.owned[p] == nil {
+				gone[p] = true
+			}
+		}
+		n.mu.Unlock()
+		_, busy, err := n.fr.Purge(func(h string) bool { return gone[n.partitionOf(h)] })
+		n.rebuildMu.Unlock()
+		if err != nil || busy == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // rebuild replaces what the local frontier holds for p with the state stream's record.
 func (n *Node) rebuild(ctx context.Context, p int) error {
+	n.rebuildMu.Lock() // not while forget purges: it would drop what this restores
+	defer n.rebuildMu.Unlock()
 	match := func(h string) bool { return n.partitionOf(h) == p }
 	for {
 		_, busy, err := n.fr.Purge(match)
@@ -938,6 +1057,8 @@ func (n *Node) rebuild(ctx context.Context, p int) error {
 		return jsError("read partition state", err)
 	}
 	defer func() { _ = n.state.DeleteConsumer(context.WithoutCancel(ctx), cons.CachedInfo().Name) }()
+	// Read until the server says nothing is left (each message carries how many follow):
+	// a count taken up front would stop short if messages arrived meanwhile.
 	pending := cons.CachedInfo().NumPending
 	var items []frontier.Item
 	var seen [][16]byte
@@ -947,16 +1068,20 @@ func (n *Node) rebuild(ctx context.Context, p int) error {
 		items, seen, rests = items[:0], seen[:0], map[string]time.Time{}
 		return err
 	}
-	for got := uint64(0); got < pending; {
+	for pending > 0 {
 		// Ask for exactly what is left: Fetch waits for its whole batch (or the timeout).
-		batch, err := cons.Fetch(int(min(pending-got, 1000)), jetstream.FetchMaxWait(5*time.Second))
+		batch, err := cons.Fetch(int(min(pending, 1000)), jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
 			return jsError("read partition state", err)
 		}
 		nb := 0
 		for m := range batch.Messages() {
 			nb++
-			got++
+			if meta, err := m.Metadata(); err == nil {
+				pending = meta.NumPending
+			} else if pending > 0 {
+				pending--
+			}
 			if strings.HasPrefix(m.Subject(), pre+"rest.") {
 				var r restMsg
 				if json.Unmarshal(m.Data(), &r) == nil && r.Host != "" {
@@ -995,9 +1120,9 @@ func (n *Node) rebuild(ctx context.Context, p int) error {
 }
 
 // consume admits the URLs routed to p until ctx ends.
-func (n *Node) consume(ctx context.Context, p int) {
+func (n *Node) consume(ctx context.Context, p int, pt *part) {
 	for ctx.Err() == nil {
-		if err := n.consumeOnce(ctx, p); errors.Is(err, errNotServing) {
+		if err := n.consumeOnce(ctx, p, pt); errors.Is(err, errNotServing) {
 			sleep(ctx, n.tick())
 		} else if err != nil && ctx.Err() == nil {
 			n.log.Warn("reading routed URLs failed; retrying", "partition", p, "error", err)
@@ -1006,7 +1131,7 @@ func (n *Node) consume(ctx context.Context, p int) {
 	}
 }
 
-func (n *Node) consumeOnce(ctx context.Context, p int) error {
+func (n *Node) consumeOnce(ctx context.Context, p int, pt *part) error {
 	cons, err := n.links.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable: "part-" + strconv.Itoa(p), FilterSubject: n.names.links(p),
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 10 * time.Second, MaxAckPending: 4096,
@@ -1037,7 +1162,7 @@ func (n *Node) consumeOnce(ctx context.Context, p int) error {
 			}
 			batch = append(batch, m)
 		}
-		if err := n.admit(ctx, p, batch); err != nil {
+		if err := n.admit(ctx, p, pt, batch); err != nil {
 			return err
 		}
 	}
@@ -1045,7 +1170,7 @@ func (n *Node) consumeOnce(ctx context.Context, p int) error {
 
 // admit records the unseen URLs of batch in the state stream, then in the frontier, then
 // acknowledges the messages: a crash anywhere redelivers them, and admission is idempotent.
-func (n *Node) admit(ctx context.Context, p int, batch []jetstream.Msg) error {
+func (n *Node) admit(ctx context.Context, p int, pt *part, batch []jetstream.Msg) error {
 	items := make([]frontier.Item, 0, len(batch))
 	for _, m := range batch {
 		w, err := decodeItem(m.Data())
@@ -1058,7 +1183,7 @@ func (n *Node) admit(ctx context.Context, p int, batch []jetstream.Msg) error {
 		}
 		n.log.Warn("dropping a malformed routed URL", "subject", m.Subject(), "error", err)
 	}
-	if !n.serving(p) {
+	if !n.serving(pt) {
 		return errNotServing
 	}
 	fresh, err := n.fr.Unseen(items)
@@ -1066,17 +1191,21 @@ func (n *Node) admit(ctx context.Context, p int, batch []jetstream.Msg) error {
 		return err
 	}
 	futures := make([]jetstream.PubAckFuture, 0, len(fresh))
+	epoch := jetstream.WithExpectLastSequenceForSubject(pt.epoch, n.names.epoch(p))
 	for _, it := range fresh {
-		f, err := n.js.PublishAsync(n.names.urlState(p, it.Key), encodeItem(toWire(it)))
+		f, err := n.js.PublishAsync(n.names.urlState(p, it.Key), encodeItem(toWire(it)), epoch)
 		if err != nil {
 			return jsError("record admitted URL", err)
 		}
 		futures = append(futures, f)
 	}
-	if err := waitAcks(ctx, futures); err != nil {
+	if err := waitAcks(ctx, futures); fencedOut(err) {
+		n.lose(p, pt)
+		return errNotServing
+	} else if err != nil {
 		return jsError("record admitted URL", err)
 	}
-	if ctx.Err() != nil || !n.serving(p) {
+	if ctx.Err() != nil || !n.serving(pt) {
 		return errNotServing // the partition moved: not acknowledged, the next owner admits them
 	}
 	if _, err := n.fr.Add(fresh); err != nil {
@@ -1091,12 +1220,11 @@ func (n *Node) admit(ctx context.Context, p int, batch []jetstream.Msg) error {
 
 var errNotServing = errors.New("cluster: this node no longer serves the partition")
 
-// serving says whether this node owns p, has rebuilt it and its membership is fresh.
-func (n *Node) serving(p int) bool {
+// serving says whether the tenure pt is current and rebuilt, and the membership fresh.
+func (n *Node) serving(pt *part) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	pt := n.owned[p]
-	return pt != nil && pt.ready && time.Now().Before(n.validUntil)
+	return pt.ready && !pt.lost && time.Now().Before(n.validUntil)
 }
 
 func waitAcks(ctx context.Context, fs []jetstream.PubAckFuture) error {
@@ -1144,7 +1272,10 @@ func (n *Node) release(ctx context.Context, p int) {
 	// The hosts' rest times go with them: a completed page sent its host's rest already,
 	// but a robots.txt request or a lease handed back only set it in the local frontier,
 	// and the next owner must not ask such a host again before it is over.
-	if err := n.routeRests(n.fr.Rests(match)); err != nil {
+	n.mu.Lock()
+	f := fence{part: p, epoch: pt.epoch}
+	n.mu.Unlock()
+	if err := n.routeRests(n.fr.Rests(match), f); err != nil {
 		n.log.Warn("recording the rest times of a handed-over partition failed", "partition", p, "error", err)
 	}
 	for ctx.Err() == nil && n.outCount.Load() > 0 {
@@ -1223,53 +1354,96 @@ func (n *Node) relayOnce(ctx context.Context) (int, error) {
 	if len(msgs) == 0 {
 		return 0, nil
 	}
-	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
-	for _, m := range msgs {
+	// Publish everything, then settle in order: a record is done once JetStream stored it,
+	// or refused it as a state of a partition whose owner changed since it was written
+	// (fenced: stale, dropped). The first other failure keeps that record and all after
+	// it for the next round (those already stored are then duplicates, dropped by id).
+	futures := make([]jetstream.PubAckFuture, len(msgs))
+	for i, m := range msgs {
 		if m.subject == "" {
 			continue
 		}
-		f, err := n.js.PublishMsgAsync(&nats.Msg{Subject: m.subject, Data: m.payload}, jetstream.WithMsgID(m.id))
+		opts := []jetstream.PublishOpt{jetstream.WithMsgID(m.id)}
+		if m.kind == kindState {
+			opts = append(opts, jetstream.WithExpectLastSequenceForSubject(m.fence.epoch, n.names.epoch(m.fence.part)))
+		}
+		f, err := n.js.PublishMsgAsync(&nats.Msg{Subject: m.subject, Data: m.payload}, opts...)
 		if err != nil {
 			return 0, err
 		}
-		futures = append(futures, f)
+		futures[i] = f
 	}
-	if err := waitAcks(ctx, futures); err != nil {
-		return 0, err
-	}
-	acked := time.Now()
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
 	urlStates := n.names.prefix() + "url."
-	confirmed := int64(0)
-	for _, m := range msgs {
+	settled, confirmed, published := 0, int64(0), int64(0)
+	var failed error
+settle:
+	for i, m := range msgs {
+		if f := futures[i]; f != nil {
+			select {
+			case <-f.Ok():
+				published++
+				if !m.written.IsZero() {
+					n.metrics.routingLag.Observe(time.Since(m.written).Seconds())
+				}
+				if m.kind == kindLink {
+					if w, err := decodeItem(m.payload); err == nil && len(w.Key) == 16 {
+						n.sent.Add([16]byte(w.Key))
+					}
+				}
+			case err := <-f.Err():
+				if m.kind != kindState || !fencedOut(err) {
+					failed = err
+					break settle
+				}
+				n.fenced(m.fence)
+			case <-ctx.Done():
+				failed = ctx.Err()
+				break settle
+			case <-timeout.C:
+				failed = context.DeadlineExceeded
+				break settle
+			}
+		}
 		if m.kind == kindState && strings.HasPrefix(m.subject, urlStates) {
 			confirmed++
 		}
-		if !m.written.IsZero() {
-			n.metrics.routingLag.Observe(acked.Sub(m.written).Seconds())
+		settled++
+	}
+	if settled > 0 {
+		b := n.db.NewBatch()
+		defer b.Close()
+		for _, m := range msgs[:settled] {
+			_ = b.Delete(m.key, nil)
 		}
-		if m.kind == kindLink {
-			if w, err := decodeItem(m.payload); err == nil && len(w.Key) == 16 {
-				n.sent.Add([16]byte(w.Key))
-			}
+		if err := b.Commit(pebble.NoSync); err != nil {
+			return 0, err
+		}
+		n.published.Add(published)
+		n.outCount.Add(-int64(settled))
+		if confirmed > 0 {
+			n.unacked.Add(-confirmed)
+			n.mu.Lock()
+			n.signalLocked()
+			n.mu.Unlock()
 		}
 	}
-	b := n.db.NewBatch()
-	defer b.Close()
-	for _, m := range msgs {
-		_ = b.Delete(m.key, nil)
+	return settled, failed
+}
+
+// fenced handles a state record JetStream refused: another node opened a later epoch on
+// its partition. If the record belongs to the tenure this node still serves there, that
+// tenure is over.
+func (n *Node) fenced(f fence) {
+	n.stale.Add(1)
+	n.mu.Lock()
+	pt := n.owned[f.part]
+	current := pt != nil && pt.epoch == f.epoch
+	n.mu.Unlock()
+	if current {
+		n.lose(f.part, pt)
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
-		return 0, err
-	}
-	n.published.Add(int64(len(futures)))
-	n.outCount.Add(-int64(len(msgs)))
-	if confirmed > 0 {
-		n.unacked.Add(-confirmed)
-		n.mu.Lock()
-		n.signalLocked()
-		n.mu.Unlock()
-	}
-	return len(msgs), nil
 }
 
 // seedLoop gives the crawler seeds added on other nodes (its scope follows them): all of
@@ -1312,7 +1486,9 @@ func (n *Node) seedLoop(ctx context.Context) {
 
 // doneLoop detects the end of the cluster's crawl: over two rounds, every live member
 // reported (afresh) that it is idle, every partition is served by a live member, no routed
-// URL waits in JetStream and no member made progress in between.
+// URL waits in JetStream and nothing happened in between, neither by the members' own
+// counters nor by the server's streams (their last sequences: every admission, page
+// outcome, host rest, routed URL and change of owner writes to one of them).
 func (n *Node) doneLoop(ctx context.Context) {
 	var prev *quietRound
 	n.every(ctx, n.tick(), func() {
@@ -1321,21 +1497,52 @@ func (n *Node) doneLoop(ctx context.Context) {
 			prev = nil
 			return
 		}
-		cur := &r
-		if prev != nil && prev.activity == cur.activity {
-			if advanced(prev.revs, cur.revs) {
-				n.log.Info("the whole cluster has no URL left", "members", len(cur.revs), "activity", cur.activity)
-				n.doneOnce.Do(func() { close(n.doneCh) })
-			}
-			return // wait for every member to report again
+		switch settled(prev, &r) {
+		case roundsDone:
+			n.log.Info("the whole cluster has no URL left", "members", len(r.revs), "activity", r.activity)
+			n.doneOnce.Do(func() { close(n.doneCh) })
+		case roundsRestart:
+			prev = &r
+		case roundsWait: // some member has not reported again since prev
 		}
-		prev = cur
 	})
 }
 
+// quietRound is one look at a cluster where every live member said it is idle.
 type quietRound struct {
-	revs     map[string]uint64
-	activity int64
+	revs     map[string]uint64 // each member's heartbeat revision
+	activity int64             // the members' pages, admissions and publications, summed
+	linksSeq uint64            // last sequence of the links stream (it held no message)
+	stateSeq uint64            // last sequence of the state stream
+}
+
+type roundsVerdict int
+
+const (
+	roundsRestart roundsVerdict = iota // cur is the new first round
+	roundsWait                         // keep prev: not every member reported again yet
+	roundsDone                         // the cluster is done
+)
+
+// settled compares a quiet round with the previous one: done when nothing moved in
+// between and every member reported afresh (so no report in cur predates prev's look at
+// the streams), the same members in both.
+func settled(prev, cur *quietRound) roundsVerdict {
+	if prev == nil || prev.activity != cur.activity || prev.linksSeq != cur.linksSeq || prev.stateSeq != cur.stateSeq {
+		return roundsRestart
+	}
+	if len(prev.revs) != len(cur.revs) {
+		return roundsRestart // a member joined or left
+	}
+	for id := range cur.revs {
+		if _, ok := prev.revs[id]; !ok {
+			return roundsRestart
+		}
+	}
+	if !advanced(prev.revs, cur.revs) {
+		return roundsWait
+	}
+	return roundsDone
 }
 
 func (n *Node) quiet(ctx context.Context) (quietRound, bool) {
@@ -1361,10 +1568,17 @@ func (n *Node) quiet(ctx context.Context) (quietRound, bool) {
 	if !valid || len(served) != n.nparts || r.revs[n.opts.NodeID] == 0 {
 		return r, false
 	}
+	// The state stream first: a URL routed after this look shows in the links stream's
+	// sequence, one admitted after it in the state stream's.
+	sinfo, err := n.state.Info(ctx)
+	if err != nil {
+		return r, false
+	}
 	info, err := n.links.Info(ctx)
 	if err != nil || info.State.Msgs != 0 {
 		return r, false
 	}
+	r.linksSeq, r.stateSeq = info.State.LastSeq, sinfo.State.LastSeq
 	return r, true
 }
 

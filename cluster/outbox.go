@@ -16,8 +16,9 @@ import (
 
 // The outbox lives in the node's Pebble database under prefix 'c' (see package store):
 //
-//	c o <seq:8>   a message to publish: kind, written at (unix ns, 8 bytes), subject, 0, payload
-//	c n           the next sequence number (message ids must never repeat)
+//	c o <seq:8>   a message to publish: kind, written at (unix ns, 8 bytes), [state records:
+//	              partition (4 bytes) and the owner's epoch there (8 bytes)], subject, 0, payload
+//	c n           the last sequence number used
 //
 // Records are written in the batch that completes a page, so a page and what it found are
 // committed together, and deleted once JetStream acknowledged them.
@@ -57,6 +58,11 @@ func openOutbox(db *pebble.DB, node string) (*outbox, int, error) {
 	b := db.NewBatch()
 	defer b.Close()
 	n := 0
+	if it.Last() && len(it.Key()) == len(prefixOutbox)+8 {
+		// The counter is written in the batch of each record, but batches commit in their
+		// own order (a page's and a hand-over's): never number a record below one kept.
+		o.seq = max(o.seq, binary.BigEndian.Uint64(it.Key()[len(prefixOutbox):]))
+	}
 	for it.First(); it.Valid(); it.Next() {
 		if v := it.Value(); len(v) > 0 && v[0] == kindState {
 			_ = b.Delete(it.Key(), nil)
@@ -73,13 +79,26 @@ func openOutbox(db *pebble.DB, node string) (*outbox, int, error) {
 	return o, n, nil
 }
 
-// put adds a message to b. Callers serialize puts (the frontier's commit lock or their own).
-func (o *outbox) put(b *pebble.Batch, kind byte, subject string, payload []byte) error {
+// fence is what a state record is published under: its partition and the sequence of the
+// owner's epoch message there when it was written (see Node.openEpoch). JetStream refuses
+// the record once another node opened a later epoch.
+type fence struct {
+	part  int
+	epoch uint64
+}
+
+// put adds a message to b; f is required for kindState and ignored otherwise. Callers
+// serialize puts (Node.outMu).
+func (o *outbox) put(b *pebble.Batch, kind byte, subject string, payload []byte, f fence) error {
 	o.seq++
 	k := binary.BigEndian.AppendUint64(append([]byte(nil), prefixOutbox...), o.seq)
-	v := make([]byte, 0, 10+len(subject)+len(payload))
+	v := make([]byte, 0, 22+len(subject)+len(payload))
 	v = append(v, kind)
 	v = binary.BigEndian.AppendUint64(v, uint64(time.Now().UnixNano()))
+	if kind == kindState {
+		v = binary.BigEndian.AppendUint32(v, uint32(f.part))
+		v = binary.BigEndian.AppendUint64(v, f.epoch)
+	}
 	v = append(v, subject...)
 	v = append(v, 0)
 	v = append(v, payload...)
@@ -97,6 +116,7 @@ type outMsg struct {
 	subject string
 	payload []byte
 	written time.Time // when the page that found it was committed
+	fence   fence     // state records
 }
 
 func (o *outbox) decode(k, v []byte) (outMsg, error) {
@@ -105,13 +125,26 @@ func (o *outbox) decode(k, v []byte) (outMsg, error) {
 	}
 	written := time.Unix(0, int64(binary.BigEndian.Uint64(v[1:9])))
 	rest := v[9:]
+	var f fence
+	if v[0] == kindState {
+		if len(rest) < 12 {
+			return outMsg{}, errors.New("cluster: corrupt outbox record")
+		}
+		f = fence{part: int(binary.BigEndian.Uint32(rest[:4])), epoch: binary.BigEndian.Uint64(rest[4:12])}
+		rest = rest[12:]
+	}
 	i := bytes.IndexByte(rest, 0)
 	if i < 0 {
 		return outMsg{}, errors.New("cluster: corrupt outbox record")
 	}
 	seq := binary.BigEndian.Uint64(k[len(prefixOutbox):])
-	return outMsg{key: append([]byte(nil), k...), id: fmt.Sprintf("%s-%d", o.node, seq), kind: v[0],
-		subject: string(rest[:i]), payload: append([]byte(nil), rest[i+1:]...), written: written}, nil
+	// The id names the record, not only its number: after a crash the counter may run
+	// behind numbers already published (the last batches were not yet on disk, or
+	// committed out of order), and JetStream drops a new message that reuses an id of the
+	// last two minutes as a duplicate. The time the record was written tells them apart,
+	// and stays the same when the same record is published again.
+	return outMsg{key: append([]byte(nil), k...), id: fmt.Sprintf("%s-%d-%x", o.node, seq, uint64(written.UnixNano())), kind: v[0],
+		subject: string(rest[:i]), payload: append([]byte(nil), rest[i+1:]...), written: written, fence: f}, nil
 }
 
 // wireItem is a frontier item on the wire (links and URL states).

@@ -26,6 +26,7 @@ type Router interface {
 	// leased URL (done, retried, revisited) and how long its host rests.
 	Route(b *pebble.Batch, done frontier.Item, out frontier.Outcome) error
 	// Add routes URLs found outside a page: seeds and sitemaps listed in robots.txt.
+	// Run calls it once when it starts, with the seeds (possibly none), before any lease.
 	Add(items []frontier.Item) error
 }
 
@@ -33,10 +34,12 @@ type Router interface {
 // owner may, and a node that lost its membership (paused, cut off) must stop before
 // another node takes its hosts over, so the crawler asks right before every request.
 type Gate interface {
-	// Enter is asked when a leased URL of host starts being processed; false hands the
-	// lease back. When it returns true, Leave is called once the lease has ended.
-	Enter(host string) bool
-	Leave(host string)
+	// Enter is asked when a leased URL starts being processed; false hands the lease
+	// back. When it returns true, Leave is called with the same item once the lease has
+	// ended, and the lease's Route (if any) comes in between: the gate may tie what the
+	// lease writes to the ownership it entered under.
+	Enter(it frontier.Item) bool
+	Leave(it frontier.Item)
 	// Valid is asked right before each request to host (robots.txt and page).
 	Valid(host string) bool
 	// Fence is Valid for one request: when the request may start, it returns a context

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -24,10 +25,10 @@ import (
 // process handles one leased URL from robots.txt check to completion.
 func (c *Crawler) process(ctx context.Context, l *frontier.Lease, budget *atomic.Int64, stop context.CancelCauseFunc) error {
 	if c.gate != nil {
-		if !c.gate.Enter(l.Item.Host) {
+		if !c.gate.Enter(l.Item) {
 			return c.frontier.Release(l, c.clock().Add(gateRetry))
 		}
-		defer c.gate.Leave(l.Item.Host)
+		defer c.gate.Leave(l.Item)
 	}
 	u, err := c.norm.Parse(l.Item.URL)
 	if err != nil {
@@ -208,8 +209,23 @@ func (c *Crawler) fence(ctx context.Context, host string) (context.Context, cont
 	if c.gate == nil {
 		return ctx, func() {}, true
 	}
-	return c.gate.Fence(ctx, host)
+	fctx, cancel, ok := c.gate.Fence(ctx, host)
+	if !ok {
+		return fctx, cancel, ok
+	}
+	// The gate is asked once more as the request is written: a process stopped (or
+	// starved) between this check and the send must not send after its right ran out.
+	return fetch.WithSendGuard(fctx, func() error {
+		if !c.gate.Valid(host) {
+			return errGateClosed
+		}
+		return nil
+	}), cancel, true
 }
+
+// errGateClosed is why a request was not sent: the gate closed between the check before
+// it and the moment it was written.
+var errGateClosed = errors.New("crawl: the gate closed before the request was sent (this node may no longer fetch from the host)")
 
 // delay is how long a host rests after a request (HostDelay); slot is nil before its
 // robots.txt is read.

@@ -1,0 +1,377 @@
+package cluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/nats-io/nats.go"
+
+	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/frontier"
+)
+
+// These tests drive a node's protocol steps one by one (no heartbeat or claim loop
+// running), on a real embedded NATS server and a real crawler database, so that the
+// interleavings that a paused or crashed process produces happen every time.
+
+func startTestServer(t *testing.T) *nats.Conn {
+	t.Helper()
+	s, err := StartServer(ServerOptions{Addr: "127.0.0.1:0", Dir: filepath.Join(t.TempDir(), "js")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	nc, err := nats.Connect(s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// testNode joins cluster "t" as id with a crawler on its own data directory, and makes its
+// membership valid for the test's length without running its loops.
+func testNode(t *testing.T, nc *nats.Conn, id, dir string) *Node {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n, err := Join(ctx, nc, Options{Cluster: "t", NodeID: id, TTL: 3 * time.Second, Partitions: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Data = dir
+	cfg.WARC.Enabled = false
+	c, err := crawl.New(cfg, crawl.WithRouter(n), crawl.WithGate(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := n.Attach(c); err != nil {
+		t.Fatal(err)
+	}
+	n.mu.Lock()
+	n.inc = newIncarnation()
+	n.validUntil = time.Now().Add(time.Hour)
+	n.mu.Unlock()
+	return n
+}
+
+func testItem(host, path string) frontier.Item {
+	u := "http://" + host + path
+	sum := sha256.Sum256([]byte(u))
+	return frontier.Item{URL: u, Key: [16]byte(sum[:16]), Host: host}
+}
+
+// takeNow makes n serve p (a new epoch and a rebuild) and waits until it does.
+func takeNow(t *testing.T, ctx context.Context, n *Node, p int) *part {
+	t.Helper()
+	n.take(ctx, p)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n.mu.Lock()
+		pt := n.owned[p]
+		ready := pt != nil && pt.ready
+		n.mu.Unlock()
+		if ready {
+			return pt
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s did not serve partition %d within 20s", n.opts.NodeID, p)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// complete runs one lease of it on n: Enter, Route with outcome o in a committed batch,
+// Leave. It reports whether the gate let the lease in.
+func complete(t *testing.T, n *Node, it frontier.Item, o frontier.Outcome) bool {
+	t.Helper()
+	if !n.Enter(it) {
+		return false
+	}
+	defer n.Leave(it)
+	b := n.db.NewBatch()
+	defer b.Close()
+	if err := n.Route(b, it, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	return true
+}
+
+func relayAll(t *testing.T, ctx context.Context, n *Node) {
+	t.Helper()
+	for {
+		sent, err := n.relayOnce(ctx)
+		if err != nil {
+			t.Fatalf("relay: %v", err)
+		}
+		if sent == 0 {
+			return
+		}
+	}
+}
+
+// lastState is the URL state the cluster's record holds for it.
+func lastState(t *testing.T, ctx context.Context, n *Node, p int, it frontier.Item) wireItem {
+	t.Helper()
+	m, err := n.state.GetLastMsgForSubject(ctx, n.names.urlState(p, it.Key))
+	if err != nil {
+		t.Fatalf("state of %s: %v", it.URL, err)
+	}
+	w, err := decodeItem(m.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// TestStaleOwnerFenced: the owner of a partition is paused with a completed page's state
+// still in its outbox; another node takes the partition over, rebuilds it and fetches the
+// page itself; then the paused node's relay sends the old state. JetStream must refuse it
+// (the new owner opened a later epoch), or the record would say the page still waits for
+// a retry while no node has it queued: the next node to rebuild the partition would fetch
+// it again after the cluster was declared done. The paused node forgets the partition.
+func TestStaleOwnerFenced(t *testing.T) {
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	a := testNode(t, nc, "a", filepath.Join(dir, "a"))
+	b := testNode(t, nc, "b", filepath.Join(dir, "b"))
+	it := testItem("www.example.org", "/page")
+	p := a.partitionOf(it.Host)
+
+	takeNow(t, ctx, a, p)
+	// a's lease ends in a server error: retry later. Its state waits in a's outbox.
+	if !complete(t, a, it, frontier.Outcome{Fetched: true, Retry: time.Now().Add(time.Minute)}) {
+		t.Fatal("a's gate refused a lease on its own partition")
+	}
+	// b takes p over (a's membership expired while it was paused) and completes the page.
+	takeNow(t, ctx, b, p)
+	if !complete(t, b, it, frontier.Outcome{Fetched: true}) {
+		t.Fatal("b's gate refused a lease on its own partition")
+	}
+	relayAll(t, ctx, b)
+	if w := lastState(t, ctx, b, p, it); !w.Done {
+		t.Fatalf("after b's completion the record says %+v, want done", w)
+	}
+	// a wakes up: its relay sends the stale retry.
+	relayAll(t, ctx, a)
+	if w := lastState(t, ctx, b, p, it); !w.Done {
+		t.Errorf("a paused owner's late state replaced the new owner's: record says %+v, want done", w)
+	}
+	if a.outCount.Load() != 0 || a.unacked.Load() != 0 {
+		t.Errorf("a's outbox keeps %d records (%d unconfirmed pages) after they were refused", a.outCount.Load(), a.unacked.Load())
+	}
+	a.mu.Lock()
+	kept := a.owned[p]
+	a.mu.Unlock()
+	if kept != nil {
+		t.Error("a still serves the partition whose epoch moved on")
+	}
+	if a.stale.Load() == 0 {
+		t.Error("the refused record was not counted as stale")
+	}
+}
+
+// TestExpelledLeaseNotRecorded: a lease that entered before this node lost its membership
+// and completes after it (the node was paused mid-request) records nothing about its URL,
+// and leaving does not count against the partition's next tenure on this node.
+func TestExpelledLeaseNotRecorded(t *testing.T) {
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
+	it := testItem("www.example.org", "/slow")
+	p := a.partitionOf(it.Host)
+	takeNow(t, ctx, a, p)
+	if !a.Enter(it) {
+		t.Fatal("gate refused")
+	}
+	a.expelled()
+	a.mu.Lock()
+	a.validUntil = time.Now().Add(time.Hour) // rejoined as a new incarnation
+	a.mu.Unlock()
+	pt := takeNow(t, ctx, a, p) // and took the partition back
+	before := a.outCount.Load()
+	bt := a.db.NewBatch()
+	if err := a.Route(bt, it, frontier.Outcome{Fetched: true, Retry: time.Now().Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bt.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	bt.Close()
+	a.Leave(it)
+	if got := a.outCount.Load() - before; got != 0 {
+		t.Errorf("the expelled lease wrote %d outbox records, want none", got)
+	}
+	a.mu.Lock()
+	inflight := pt.inflight
+	a.mu.Unlock()
+	if inflight != 0 {
+		t.Errorf("the new tenure counts %d leases in flight, want 0 (the old lease left its own tenure)", inflight)
+	}
+}
+
+// TestMsgIDsSurviveCounterRollback: after a crash the outbox counter can run behind
+// numbers already published (the batches that raised it were not on disk yet, or were
+// committed out of order). New records must still reach JetStream: with ids made of the
+// node and the number alone, the server dropped them as duplicates of the lost ones, and
+// the links they carried were lost.
+func TestMsgIDsSurviveCounterRollback(t *testing.T) {
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
+	if err := a.Add([]frontier.Item{testItem("www.example.org", "/one"), testItem("www.example.org", "/two")}); err != nil {
+		t.Fatal(err)
+	}
+	relayAll(t, ctx, a)
+	// The crash: the counter on disk is back where it was before those two records.
+	if err := a.db.Set(keyOutboxSeq, binary.AppendUvarint(nil, 0), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	o, pending, err := openOutbox(a.db, "a")
+	if err != nil || pending != 0 {
+		t.Fatalf("reopen outbox: %d pending, %v", pending, err)
+	}
+	a.out = o
+	if err := a.Add([]frontier.Item{testItem("www.example.org", "/three"), testItem("www.example.org", "/four")}); err != nil {
+		t.Fatal(err)
+	}
+	relayAll(t, ctx, a)
+	info, err := a.links.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 4 {
+		t.Errorf("links stream holds %d messages, want 4 (records after the rollback dropped as duplicates)", info.State.Msgs)
+	}
+	// The same record published twice (a relay retried after a crash) keeps its id.
+	b := a.db.NewBatch()
+	if err := a.out.put(b, kindLink, a.names.links(0), []byte("x"), fence{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	iter, err := a.db.NewIter(&pebble.IterOptions{LowerBound: prefixOutbox})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer iter.Close()
+	if !iter.Last() {
+		t.Fatal("no outbox record")
+	}
+	m1, err1 := a.out.decode(iter.Key(), iter.Value())
+	m2, err2 := a.out.decode(iter.Key(), iter.Value())
+	if err1 != nil || err2 != nil || m1.id != m2.id {
+		t.Errorf("one record, two ids: %q %q (%v %v)", m1.id, m2.id, err1, err2)
+	}
+}
+
+// TestOutboxNeverRenumbersAKeptRecord: a counter behind a record still in the outbox (two
+// batches committed in the other order) does not make the next record overwrite it.
+func TestOutboxNeverRenumbersAKeptRecord(t *testing.T) {
+	db, err := pebble.Open(t.TempDir(), &pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	o, _, err := openOutbox(db, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b1, b2 := db.NewBatch(), db.NewBatch()
+	if err := o.put(b1, kindLink, "s.1", []byte("first"), fence{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.put(b2, kindLink, "s.2", []byte("second"), fence{}); err != nil {
+		t.Fatal(err)
+	}
+	// b2 commits first, b1 last: the counter on disk says 1 while record 2 exists.
+	if err := b2.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := b1.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	o2, pending, err := openOutbox(db, "a")
+	if err != nil || pending != 2 {
+		t.Fatalf("reopen: %d pending, %v", pending, err)
+	}
+	b := db.NewBatch()
+	if err := o2.put(b, kindLink, "s.3", []byte("third"), fence{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	_, pending, _ = openOutbox(db, "a")
+	if pending != 3 {
+		t.Errorf("%d records after a third was added, want 3 (one overwritten)", pending)
+	}
+}
+
+// TestNotIdleBeforeSeeds: a node whose crawler has not handed over its seeds yet is not
+// idle, or a cluster whose nodes all start at once could be declared done before the
+// seeds were even routed.
+func TestNotIdleBeforeSeeds(t *testing.T) {
+	nc := startTestServer(t)
+	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
+	if a.info().Idle {
+		t.Fatal("idle before its crawler started")
+	}
+	if err := a.Add(nil); err != nil { // a crawler without seeds starts with an empty Add
+		t.Fatal(err)
+	}
+	if !a.info().Idle {
+		t.Error("not idle with nothing queued once the crawler started")
+	}
+}
+
+// TestSettled: the two-round rule of termination detection.
+func TestSettled(t *testing.T) {
+	base := quietRound{revs: map[string]uint64{"a": 10, "b": 20}, activity: 500, linksSeq: 70, stateSeq: 900}
+	with := func(f func(r *quietRound)) *quietRound {
+		r := base
+		r.revs = map[string]uint64{"a": 11, "b": 21} // both reported again
+		f(&r)
+		return &r
+	}
+	tests := []struct {
+		name string
+		prev *quietRound
+		cur  *quietRound
+		want roundsVerdict
+	}{
+		{"first quiet round", nil, &base, roundsRestart},
+		{"nothing moved, all reported afresh", &base, with(func(*quietRound) {}), roundsDone},
+		{"one member has not reported since", &base, with(func(r *quietRound) { r.revs["b"] = 20 }), roundsWait},
+		{"a member fetched a page", &base, with(func(r *quietRound) { r.activity++ }), roundsRestart},
+		// A member whose report predates the first look (a heartbeat delayed by a loaded
+		// machine) reports idle in both rounds, but the server saw what it did in between.
+		{"a URL was routed in between", &base, with(func(r *quietRound) { r.linksSeq++ }), roundsRestart},
+		{"a URL was admitted or a page recorded in between", &base, with(func(r *quietRound) { r.stateSeq++ }), roundsRestart},
+		{"a member joined", &base, with(func(r *quietRound) { r.revs["c"] = 5 }), roundsRestart},
+		{"a member left", &base, with(func(r *quietRound) { delete(r.revs, "b") }), roundsRestart},
+		{"a member was replaced", &base, with(func(r *quietRound) { delete(r.revs, "b"); r.revs["c"] = 30 }), roundsRestart},
+	}
+	for _, tt := range tests {
+		if got := settled(tt.prev, tt.cur); got != tt.want {
+			t.Errorf("%s: settled = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
