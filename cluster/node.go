@@ -1282,8 +1282,19 @@ func (n *Node) release(ctx context.Context, p int) {
 		n.kick()
 		sleep(ctx, 20*time.Millisecond)
 	}
-	if _, _, err := n.fr.Purge(match); err != nil {
-		n.log.Warn("forgetting a handed-over partition failed", "partition", p, "error", err)
+	// A host may still have a URL out of the frontier that never entered the gate (a
+	// worker between its lease and Enter, or waiting in Enter): Purge leaves such a host
+	// alone, and it must not stay queued here, where no one will ever fetch it.
+	for {
+		_, busy, err := n.fr.Purge(match)
+		if err != nil {
+			n.log.Warn("forgetting a handed-over partition failed", "partition", p, "error", err)
+			break
+		}
+		if busy == 0 || ctx.Err() != nil {
+			break
+		}
+		sleep(ctx, 20*time.Millisecond)
 	}
 	n.mu.Lock()
 	e := n.partView[p]

@@ -375,3 +375,42 @@ func TestSettled(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseWaitsForLeasesOutsideTheGate: a hand-over must not leave a URL queued here
+// because a worker held it between its lease and the gate when the queues were purged:
+// the URL would come back to this node's frontier, for a host it no longer owns, and the
+// node would never be idle again (the cluster would never end).
+func TestReleaseWaitsForLeasesOutsideTheGate(t *testing.T) {
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
+	it := testItem("www.example.org", "/held")
+	p := a.partitionOf(it.Host)
+	takeNow(t, ctx, a, p)
+	if _, err := a.fr.Add([]frontier.Item{it}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := a.fr.Next(ctx) // a worker leased it and has not asked the gate yet
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() { a.release(ctx, p); close(released) }()
+	// The gate now refuses (the partition is leaving): the worker hands the lease back.
+	for a.Enter(it) {
+		a.Leave(it)
+		time.Sleep(time.Millisecond)
+	}
+	if err := a.fr.Release(l, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-released:
+	case <-ctx.Done():
+		t.Fatal("release did not end")
+	}
+	if st := a.fr.Stats(); st.Queued != 0 {
+		t.Errorf("%d URLs still queued here after the hand-over, want 0", st.Queued)
+	}
+}
