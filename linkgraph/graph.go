@@ -226,13 +226,21 @@ func cleanAnchor(s string) string {
 // targets whose in-links changed (added, removed, or with a new anchor), so that a search
 // index can refresh the anchor text and in-link counts of those documents.
 func (g *Graph) SetLinks(src string, links []Link) (changed []string, err error) {
+	return g.SetLinksWhere(src, links, nil)
+}
+
+// SetLinksWhere is SetLinks for the part of src's out-links whose target within accepts
+// (nil: all): links to other targets are ignored, and src's links to them are kept. A
+// cluster node records so the links that pages crawled on other nodes have to the hosts
+// it owns, one share of hosts at a time.
+func (g *Graph) SetLinksWhere(src string, links []Link, within func(dst string) bool) (changed []string, err error) {
 	if len(src) > maxURLSize {
 		return nil, fmt.Errorf("linkgraph: source URL of %d bytes is longer than %d", len(src), maxURLSize)
 	}
 	srcKey := KeyOf(src)
 	want := make(map[Key]Link, len(links))
 	for _, l := range links {
-		if l.URL == "" || l.URL == src || len(l.URL) > maxURLSize {
+		if l.URL == "" || l.URL == src || len(l.URL) > maxURLSize || within != nil && !within(l.URL) {
 			continue
 		}
 		k := KeyOf(l.URL)
@@ -256,6 +264,9 @@ func (g *Graph) SetLinks(src string, links []Link) (changed []string, err error)
 	defer b.Close()
 	var added, removed int64
 	for k, e := range have {
+		if within != nil && !within(e.URL) {
+			continue
+		}
 		l, keep := want[k]
 		switch {
 		case !keep:

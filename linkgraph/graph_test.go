@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,6 +121,37 @@ func TestSetLinksReplaces(t *testing.T) {
 	}
 	if n, _ := g.Edges(); n != 7 {
 		t.Errorf("edges = %d, want 7", n)
+	}
+}
+
+// TestSetLinksWhere: a share of a page's links replaced, the others kept, as a cluster
+// node records the links routed to the hosts it owns.
+func TestSetLinksWhere(t *testing.T) {
+	g := openMem(t, Options{})
+	src := "http://a.test/page"
+	onB := func(dst string) bool { return strings.HasPrefix(dst, "http://b.test/") }
+	if _, err := g.SetLinks(src, []Link{{"http://b.test/1", "one"}, {"http://c.test/1", "see c"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The page's links into b.test are now b/2 (not b/1), and a link to c.test given here
+	// is outside the share: ignored.
+	changed, err := g.SetLinksWhere(src, []Link{{"http://b.test/2", "two"}, {"http://c.test/9", "ignored"}}, onB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"http://b.test/1", "http://b.test/2"}; !reflect.DeepEqual(changed, want) {
+		t.Errorf("changed = %v, want %v", changed, want)
+	}
+	for url, want := range map[string]int{"http://b.test/1": 0, "http://b.test/2": 1, "http://c.test/1": 1, "http://c.test/9": 0} {
+		if n, _ := g.InLinks(url); n != want {
+			t.Errorf("%s in-links = %d, want %d", url, n, want)
+		}
+	}
+	if a, _ := g.Anchors("http://b.test/2", 10, 1000); !reflect.DeepEqual(a, []string{"two"}) {
+		t.Errorf("anchors of b/2 = %v", a)
+	}
+	if n, _ := g.Edges(); n != 2 {
+		t.Errorf("edges = %d, want 2", n)
 	}
 }
 

@@ -43,6 +43,19 @@ func (s *Sink) Consume(_ context.Context, d *crawl.Document) error {
 	return nil
 }
 
+// SetLinksWhere records src's links to the targets within accepts (Graph.SetLinksWhere)
+// and tells onChange whose in-links changed.
+func (s *Sink) SetLinksWhere(src string, links []Link, within func(dst string) bool) error {
+	changed, err := s.g.SetLinksWhere(src, links, within)
+	if err != nil {
+		return err
+	}
+	if len(changed) > 0 && s.onChange != nil {
+		s.onChange(changed)
+	}
+	return nil
+}
+
 // DocumentLinks returns the out-links a fetched document contributes to the graph, and
 // whether the graph should be updated at all: failures that say nothing about the page
 // (timeouts, 5xx, 304 Not Modified) leave its links as they were.
