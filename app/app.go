@@ -212,6 +212,11 @@ func IndexOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
 // Config is the configuration the instance was opened with.
 func (in *Instance) Config() config.Config { return in.cfg }
 
+// LinkSink is the sink that keeps the link graph and tells the search index whose anchor
+// texts changed; nil without a search index. A cluster node records in it the links other
+// nodes' pages have to its hosts.
+func (in *Instance) LinkSink() *linkgraph.Sink { return in.gsink }
+
 // Normalizer is the crawl's URL normalizer (link-graph and record keys are its URLs).
 func (in *Instance) Normalizer() *urlnorm.Normalizer { return in.norm }
 

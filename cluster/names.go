@@ -48,6 +48,9 @@ func (n names) rest(p int, host string) string {
 	return n.prefix() + "rest." + strconv.Itoa(p) + "." + hex.EncodeToString([]byte(host))
 }
 func (n names) epoch(p int) string { return n.prefix() + "epoch." + strconv.Itoa(p) }
+func (n names) edges(p int, srcKey []byte) string {
+	return n.prefix() + "edges." + strconv.Itoa(p) + "." + hex.EncodeToString(srcKey)
+}
 func partKey(p int) string         { return "p" + strconv.Itoa(p) }
 
 // DomainOf is the registrable domain of a host key (host or host:port): the unit that

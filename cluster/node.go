@@ -125,6 +125,8 @@ type Node struct {
 	stale   atomic.Int64 // lease outcomes not recorded: the partition moved during the lease
 	// rebuildMu serializes rebuilding partitions with forgetting lost ones.
 	rebuildMu sync.Mutex
+	inlinks   InLinkGraph    // nil: links routed here are not recorded
+	tenures   sync.WaitGroup // the goroutines serving partitions: Run waits for them
 }
 
 // part is one tenure of this node on a partition: from the claim to the hand-over or the
@@ -137,6 +139,11 @@ type part struct {
 	leaving  bool
 	lost     bool   // the membership ended, or another node opened a later epoch
 	epoch    uint64 // sequence of this tenure's epoch message: the fence of its state writes
+	owner    string // "node/incarnation" this tenure claimed the partition as
+	// edges reads the links routed to the partition; edgesApplied is the stream
+	// sequence of the last one recorded in the in-link graph.
+	edges        jetstream.Consumer
+	edgesApplied uint64
 }
 
 type memberSeen struct {
@@ -231,9 +238,9 @@ func (n *Node) setup(ctx context.Context) error {
 		return jsError("create stream "+n.names.linksStream(), err)
 	}
 	if n.state, err = n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: n.names.stateStream(), Subjects: []string{n.names.prefix() + "url.>", n.names.prefix() + "rest.>", n.names.prefix() + "epoch.>"},
+		Name: n.names.stateStream(), Subjects: []string{n.names.prefix() + "url.>", n.names.prefix() + "rest.>", n.names.prefix() + "epoch.>", n.names.prefix() + "edges.>"},
 		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage, MaxMsgsPerSubject: 1,
-		Description: "sonda cluster " + n.names.cluster + ": last state of every URL, host rest times and partition epochs",
+		Description: "sonda cluster " + n.names.cluster + ": last state of every URL, host rest times, partition epochs and pages' links by partition",
 	}); err != nil {
 		return jsError("create stream "+n.names.stateStream(), err)
 	}
@@ -590,6 +597,7 @@ func (n *Node) Run(ctx context.Context) error {
 	n.leave(ctx)
 	cancel()
 	wg.Wait()
+	n.tenures.Wait() // none may write to the crawler's database once Run returned
 	return err
 }
 
@@ -598,6 +606,7 @@ func (n *Node) leave(ctx context.Context) {
 	n.leaving.Store(true)
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.ttl)
 	defer cancel()
+	n.waitEdges(lctx, n.ttl/2)
 	n.mu.Lock()
 	var ps []int
 	for p, pt := range n.owned {
@@ -665,6 +674,12 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 			nrev, err = n.members.Update(hctx, n.opts.NodeID, val, rev)
 			if err == nil {
 				rev = nrev
+			} else if r, ok := n.ownLatest(ctx, info.Incarnation, err); ok {
+				// An earlier refresh reached the server after its caller gave up on it (a
+				// loaded machine): the key is still this incarnation's. Carry on from its
+				// revision; the fence moves only with a refresh answered in time.
+				rev = r
+				return
 			} else if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyNotFound) {
 				// Our key expired (we were paused or cut off): others may own our partitions.
 				n.log.Warn("membership lost; rejoining as a new incarnation", "error", err)
@@ -686,6 +701,26 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 		}
 		n.mu.Unlock()
 	})
+}
+
+// ownLatest says, after a refresh refused for a revision mismatch, whether the membership
+// key still holds this incarnation (an earlier refresh that timed out here had landed), and
+// its revision.
+func (n *Node) ownLatest(ctx context.Context, inc string, err error) (uint64, bool) {
+	if !errors.Is(err, jetstream.ErrKeyExists) {
+		return 0, false
+	}
+	gctx, cancel := context.WithTimeout(ctx, n.ttl/3)
+	defer cancel()
+	e, gerr := n.members.Get(gctx, n.opts.NodeID)
+	if gerr != nil {
+		return 0, false
+	}
+	var cur MemberInfo
+	if json.Unmarshal(e.Value(), &cur) != nil || cur.Incarnation != inc {
+		return 0, false
+	}
+	return e.Revision(), true
 }
 
 // expelled drops every partition: another node may already crawl them.
@@ -834,7 +869,13 @@ func (n *Node) claim(ctx context.Context) {
 		n.mu.Lock()
 		e, known := n.partView[p]
 		pt := n.owned[p]
+		// The membership may have ended during the round (a lost heartbeat): claims made
+		// in the name of the old incarnation must stop there.
+		current := n.self() == self && time.Now().Before(n.validUntil)
 		n.mu.Unlock()
+		if !current {
+			return
+		}
 		mine := known && e.owner == self
 		switch {
 		case mine && !want:
@@ -845,7 +886,7 @@ func (n *Node) claim(ctx context.Context) {
 				go n.release(ctx, p)
 			}
 		case mine && pt == nil:
-			n.take(ctx, p) // ours by a claim whose answer was lost
+			n.take(ctx, p, self) // ours by a claim whose answer was lost
 		case !mine && want && pt == nil:
 			var err error
 			var rev uint64
@@ -879,7 +920,7 @@ func (n *Node) claim(ctx context.Context) {
 				n.partView[p] = partEntry{owner: self, rev: rev}
 			}
 			n.mu.Unlock()
-			n.take(ctx, p)
+			n.take(ctx, p, self)
 		}
 	}
 }
@@ -903,11 +944,11 @@ func (n *Node) ownerDead(ctx context.Context, owner string) bool {
 
 // take starts serving partition p: rebuild its queues from the state stream, then admit
 // the URLs routed to it.
-func (n *Node) take(ctx context.Context, p int) {
+func (n *Node) take(ctx context.Context, p int, owner string) {
 	pctx, stop := context.WithCancel(ctx)
-	pt := &part{stop: stop, stopped: make(chan struct{})}
+	pt := &part{stop: stop, stopped: make(chan struct{}), owner: owner}
 	n.mu.Lock()
-	if n.owned[p] != nil {
+	if n.owned[p] != nil || n.self() != owner {
 		n.mu.Unlock()
 		stop()
 		return
@@ -915,7 +956,9 @@ func (n *Node) take(ctx context.Context, p int) {
 	n.owned[p] = pt
 	n.mu.Unlock()
 	n.moving.Add(1)
+	n.tenures.Add(1)
 	go func() {
+		defer n.tenures.Done()
 		defer close(pt.stopped)
 		started := time.Now()
 		for {
@@ -938,7 +981,10 @@ func (n *Node) take(ctx context.Context, p int) {
 		n.mu.Unlock()
 		n.moving.Add(-1)
 		n.log.Debug("partition ready", "partition", p, "rebuild", time.Since(started))
+		var follow sync.WaitGroup
+		follow.Go(func() { n.followEdges(pctx, p, pt) })
 		n.consume(pctx, p, pt)
+		follow.Wait()
 	}()
 }
 
@@ -960,13 +1006,24 @@ func (n *Node) openEpoch(ctx context.Context, p int, pt *part) error {
 	default:
 		last = m.Sequence
 	}
+	// The claim must still hold, as the server sees it: this incarnation's membership is
+	// fresh and the partition table names it. A tenure claimed by an incarnation that
+	// ended meanwhile must not open an epoch: it would fence the partition's real owner.
 	n.mu.Lock()
-	valid := time.Now().Before(n.validUntil)
+	valid := time.Now().Before(n.validUntil) && n.self() == pt.owner
 	n.mu.Unlock()
 	if !valid {
+		n.abandon(p, pt)
 		return errNotServing
 	}
-	ack, err := n.js.Publish(ctx, subj, []byte(n.self()), jetstream.WithExpectLastSequencePerSubject(last))
+	if e, err := n.parts.Get(ctx, partKey(p)); err != nil || string(e.Value()) != pt.owner {
+		if err == nil || errors.Is(err, jetstream.ErrKeyNotFound) {
+			n.abandon(p, pt)
+			return errNotServing
+		}
+		return jsError("read the owner of partition "+strconv.Itoa(p), err)
+	}
+	ack, err := n.js.Publish(ctx, subj, []byte(pt.owner), jetstream.WithExpectLastSequencePerSubject(last))
 	if err != nil {
 		return jsError("open an epoch on partition "+strconv.Itoa(p), err)
 	}
@@ -974,6 +1031,17 @@ func (n *Node) openEpoch(ctx context.Context, p int, pt *part) error {
 	pt.epoch = ack.Sequence
 	n.mu.Unlock()
 	return nil
+}
+
+// abandon ends a tenure that never opened its epoch: its claim no longer holds.
+func (n *Node) abandon(p int, pt *part) {
+	n.mu.Lock()
+	pt.lost = true
+	if n.owned[p] == pt {
+		delete(n.owned, p)
+	}
+	n.mu.Unlock()
+	pt.stop()
 }
 
 // fencedOut says JetStream refused a state write because another node opened a later epoch

@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
@@ -72,7 +74,13 @@ func testItem(host, path string) frontier.Item {
 // takeNow makes n serve p (a new epoch and a rebuild) and waits until it does.
 func takeNow(t *testing.T, ctx context.Context, n *Node, p int) *part {
 	t.Helper()
-	n.take(ctx, p)
+	n.mu.Lock()
+	self := n.self()
+	n.mu.Unlock()
+	if _, err := n.parts.Put(ctx, partKey(p), []byte(self)); err != nil { // the claim
+		t.Fatal(err)
+	}
+	n.take(ctx, p, self)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		n.mu.Lock()
@@ -412,5 +420,52 @@ func TestReleaseWaitsForLeasesOutsideTheGate(t *testing.T) {
 	}
 	if st := a.fr.Stats(); st.Queued != 0 {
 		t.Errorf("%d URLs still queued here after the hand-over, want 0", st.Queued)
+	}
+}
+
+// TestStaleClaimOpensNoEpoch: a tenure whose claim no longer holds when it starts (the
+// partition table names another node, or the claim was made by an incarnation that ended
+// during the claim round) opens no epoch, which would fence the partition's real owner,
+// and is dropped.
+func TestStaleClaimOpensNoEpoch(t *testing.T) {
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
+	p := 1
+	a.mu.Lock()
+	self := a.self()
+	a.mu.Unlock()
+	if _, err := a.parts.Put(ctx, partKey(p), []byte("d/other")); err != nil {
+		t.Fatal(err)
+	}
+	a.take(ctx, p, self)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		a.mu.Lock()
+		pt := a.owned[p]
+		a.mu.Unlock()
+		if pt == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a tenure whose partition belongs to another node was kept")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := a.state.GetLastMsgForSubject(ctx, a.names.epoch(p)); !errors.Is(err, jetstream.ErrMsgNotFound) {
+		t.Errorf("an epoch was opened on another node's partition (%v)", err)
+	}
+	// A claim in the name of an incarnation that ended is refused at once.
+	a.expelled()
+	a.mu.Lock()
+	a.validUntil = time.Now().Add(time.Hour)
+	a.mu.Unlock()
+	a.take(ctx, 2, self)
+	a.mu.Lock()
+	kept := a.owned[2]
+	a.mu.Unlock()
+	if kept != nil {
+		t.Error("a tenure claimed by an ended incarnation was started")
 	}
 }

@@ -31,6 +31,7 @@ var (
 const (
 	kindLink  = 'l' // a URL for its owner's admission
 	kindState = 's' // the state of a URL or the rest of a host (dropped at restart)
+	kindEdges = 'e' // a page's links to the hosts of one partition, with their anchors
 )
 
 type outbox struct {
@@ -89,7 +90,7 @@ type fence struct {
 
 // put adds a message to b; f is required for kindState and ignored otherwise. Callers
 // serialize puts (Node.outMu).
-func (o *outbox) put(b *pebble.Batch, kind byte, subject string, payload []byte, f fence) error {
+func (o *outbox) put(b store.Writer, kind byte, subject string, payload []byte, f fence) error {
 	o.seq++
 	k := binary.BigEndian.AppendUint64(append([]byte(nil), prefixOutbox...), o.seq)
 	v := make([]byte, 0, 22+len(subject)+len(payload))
@@ -189,6 +190,19 @@ func decodeItem(b []byte) (wireItem, error) {
 		return w, fmt.Errorf("cluster: malformed URL message: %w", err)
 	}
 	return w, nil
+}
+
+// edgesMsg is a page's links into one partition (subject edges.<partition>.<page key>): the
+// partition's owner records them in its link graph, so in-link counts and anchor texts
+// are those of every page that links there, wherever it was crawled.
+type edgesMsg struct {
+	Src   string     `json:"src"`
+	Links []edgeLink `json:"l"`
+}
+
+type edgeLink struct {
+	URL    string `json:"u"`
+	Anchor string `json:"a,omitempty"`
 }
 
 // restMsg is a host's rest time in the state stream.

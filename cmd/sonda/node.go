@@ -195,7 +195,12 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 	if err != nil {
 		return err
 	}
-	opts = append(opts, crawl.WithRouter(node), crawl.WithGate(node))
+	// The node is also a sink: each page's links go, in the page's batch, to the owners of
+	// their targets, whose link graphs count them (in-links and anchors are cluster-wide).
+	opts = append(opts, crawl.WithRouter(node), crawl.WithGate(node), crawl.WithSinks(node))
+	if ls := in.LinkSink(); ls != nil {
+		node.ReceiveInLinks(ls)
+	}
 	var dispatcher *volunteer.Dispatcher
 	if cfg.Cluster.Workers {
 		d, closeDispatcher, err := startDispatcher(ctx, cfg, nc, id, node, in, log)
