@@ -59,6 +59,16 @@
 // or not yet relayed are fetched again, at most Options.Unconfirmed pages: a node starts
 // no request while that many are in flight or unacknowledged by JetStream.
 //
+// # In-links
+//
+// Each page's links, grouped by the partition of their target, travel the same way
+// (outbox, then the state stream, one compacting subject per page and partition), and
+// every node records in its link graph the links to each partition it ever served: the
+// in-link counts and anchor texts its pages rank with are those of the whole cluster,
+// as one machine would have them (see links.go). PageRank stays per node.
+//
+// # Message ids
+//
 // Outbox records are published with message ids made of the node, the record's number
 // and the time it was written: after a crash the number may run behind numbers already
 // published, and a reused id would make JetStream drop a new record as a duplicate.
@@ -81,6 +91,7 @@
 //	subject sonda.<cluster>.url.<partition>.<urlkey>      last state of a URL (stream sonda_<cluster>_state)
 //	subject sonda.<cluster>.rest.<partition>.<host hex>   a host's rest time (stream sonda_<cluster>_state)
 //	subject sonda.<cluster>.epoch.<partition>             the partition's current owner tenure (stream sonda_<cluster>_state)
+//	subject sonda.<cluster>.edges.<partition>.<page key>  a page's links into the partition, with anchors (stream sonda_<cluster>_state)
 //	KV sonda_<cluster>_members                            live nodes: key = node id, value = MemberInfo (JSON), TTL
 //	KV sonda_<cluster>_parts                              partition owners: key p<partition> = "node/incarnation"
 //	KV sonda_<cluster>_seeds                              the cluster's seeds (scope follows them)

@@ -2,11 +2,13 @@ package cluster
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"net/url"
 	"strconv"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sonda-search/sonda/crawl"
@@ -18,9 +20,11 @@ import (
 // it and with which anchor texts. A node crawls only its hosts, so the links to a page
 // come from pages crawled all over the cluster: each page's links go, grouped by the
 // partition of their target, to the state stream (one compacting subject per page and
-// partition, so a page crawled again replaces what it said), and the owner of each
-// partition records them in its link graph. A node that takes a partition over reads them
-// all from the stream, as it reads the partition's queues.
+// partition, so a page crawled again replaces what it said). A node records in its link
+// graph the links to every partition it has ever served, from the first one in the
+// stream, and keeps following them: its index holds the pages it fetched while it owned a
+// partition, also after the partition moved on, and those pages' in-links must count
+// wherever they come from.
 
 // InLinkGraph is where a node records the links that pages crawled anywhere in the
 // cluster have to the hosts it owns (a *linkgraph.Sink, which also tells the search index
@@ -75,12 +79,57 @@ func (n *Node) Journal(d *crawl.Document, w store.Writer) error {
 	return nil
 }
 
-// followEdges records in the in-link graph the links routed to p, from the first (the
-// last each page sent) until ctx ends.
-func (n *Node) followEdges(ctx context.Context, p int, pt *part) {
+// follower reads the links routed to one partition into the in-link graph.
+type follower struct {
+	cons    jetstream.Consumer // nil until it is created
+	applied uint64             // stream sequence of the last message recorded
+}
+
+// keyFollowed marks, in the node's database, a partition whose links it records: one it
+// served once (store prefix 'c', see outbox.go).
+func keyFollowed(p int) []byte { return binary.BigEndian.AppendUint32([]byte("cf"), uint32(p)) }
+
+// followed lists the partitions this node served in earlier runs.
+func (n *Node) followed() []int {
+	it, err := n.db.NewIter(&pebble.IterOptions{LowerBound: []byte("cf"), UpperBound: store.PrefixEnd([]byte("cf"))})
+	if err != nil {
+		return nil
+	}
+	defer it.Close()
+	var ps []int
+	for it.First(); it.Valid(); it.Next() {
+		if k := it.Key(); len(k) == 6 {
+			if p := int(binary.BigEndian.Uint32(k[2:])); p < n.nparts {
+				ps = append(ps, p)
+			}
+		}
+	}
+	return ps
+}
+
+// follow starts recording the links routed to p, for as long as ctx (the node's run)
+// lasts, once per partition.
+func (n *Node) follow(ctx context.Context, p int) {
 	if n.inlinks == nil {
 		return
 	}
+	n.mu.Lock()
+	if n.follows[p] != nil {
+		n.mu.Unlock()
+		return
+	}
+	f := &follower{}
+	n.follows[p] = f
+	n.mu.Unlock()
+	if err := n.db.Set(keyFollowed(p), nil, pebble.Sync); err != nil {
+		n.log.Warn("recording a followed partition failed", "partition", p, "error", err)
+	}
+	n.tenures.Go(func() { n.followEdges(ctx, p, f) })
+}
+
+// followEdges records in the in-link graph the links routed to p, from the first (the
+// last each page sent) until ctx ends.
+func (n *Node) followEdges(ctx context.Context, p int, f *follower) {
 	within := func(dst string) bool {
 		u, err := url.Parse(dst)
 		return err == nil && n.partitionOf(u.Host) == p
@@ -95,7 +144,7 @@ func (n *Node) followEdges(ctx context.Context, p int, pt *part) {
 			continue
 		}
 		n.mu.Lock()
-		pt.edges = cons
+		f.cons = cons
 		n.mu.Unlock()
 		it, err := cons.Messages()
 		if err != nil {
@@ -122,7 +171,7 @@ func (n *Node) followEdges(ctx context.Context, p int, pt *part) {
 			}
 			if meta, err := m.Metadata(); err == nil {
 				n.mu.Lock()
-				pt.edgesApplied = meta.Sequence.Stream
+				f.applied = meta.Sequence.Stream
 				n.mu.Unlock()
 			}
 		}
@@ -131,23 +180,21 @@ func (n *Node) followEdges(ctx context.Context, p int, pt *part) {
 	}
 }
 
-// edgesCaughtUp says every partition this node serves has recorded all the links routed
-// to it so far.
+// edgesCaughtUp says this node recorded all the links routed so far to the partitions it
+// follows.
 func (n *Node) edgesCaughtUp(ctx context.Context) bool {
 	if n.inlinks == nil {
 		return true
 	}
 	n.mu.Lock()
-	var pts []*part
-	for _, pt := range n.owned {
-		if pt.ready {
-			pts = append(pts, pt)
-		}
+	fs := make([]*follower, 0, len(n.follows))
+	for _, f := range n.follows {
+		fs = append(fs, f)
 	}
 	n.mu.Unlock()
-	for _, pt := range pts {
+	for _, f := range fs {
 		n.mu.Lock()
-		c, applied := pt.edges, pt.edgesApplied
+		c, applied := f.cons, f.applied
 		n.mu.Unlock()
 		if c == nil {
 			return false

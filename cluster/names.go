@@ -51,7 +51,7 @@ func (n names) epoch(p int) string { return n.prefix() + "epoch." + strconv.Itoa
 func (n names) edges(p int, srcKey []byte) string {
 	return n.prefix() + "edges." + strconv.Itoa(p) + "." + hex.EncodeToString(srcKey)
 }
-func partKey(p int) string         { return "p" + strconv.Itoa(p) }
+func partKey(p int) string { return "p" + strconv.Itoa(p) }
 
 // DomainOf is the registrable domain of a host key (host or host:port): the unit that
 // never splits across nodes.

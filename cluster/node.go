@@ -125,8 +125,9 @@ type Node struct {
 	stale   atomic.Int64 // lease outcomes not recorded: the partition moved during the lease
 	// rebuildMu serializes rebuilding partitions with forgetting lost ones.
 	rebuildMu sync.Mutex
-	inlinks   InLinkGraph    // nil: links routed here are not recorded
-	tenures   sync.WaitGroup // the goroutines serving partitions: Run waits for them
+	inlinks   InLinkGraph       // nil: links routed here are not recorded
+	follows   map[int]*follower // partitions whose links are recorded here (under mu)
+	tenures   sync.WaitGroup    // the goroutines serving partitions: Run waits for them
 }
 
 // part is one tenure of this node on a partition: from the claim to the hand-over or the
@@ -140,10 +141,6 @@ type part struct {
 	lost     bool   // the membership ended, or another node opened a later epoch
 	epoch    uint64 // sequence of this tenure's epoch message: the fence of its state writes
 	owner    string // "node/incarnation" this tenure claimed the partition as
-	// edges reads the links routed to the partition; edgesApplied is the stream
-	// sequence of the last one recorded in the in-link graph.
-	edges        jetstream.Consumer
-	edgesApplied uint64
 }
 
 type memberSeen struct {
@@ -186,7 +183,7 @@ func Join(ctx context.Context, nc *nats.Conn, o Options) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{opts: o, names: names{o.Cluster}, log: o.Logger.With("node", o.NodeID), nc: nc, js: js,
-		owned: map[int]*part{}, leases: map[[16]byte]*part{}, memberView: map[string]memberSeen{}, partView: map[int]partEntry{},
+		owned: map[int]*part{}, leases: map[[16]byte]*part{}, follows: map[int]*follower{}, memberView: map[string]memberSeen{}, partView: map[int]partEntry{},
 		wakeRelay: make(chan struct{}, 1), doneCh: make(chan struct{}), relayed: make(chan struct{})}
 	if err := n.setup(ctx); err != nil {
 		return nil, err
@@ -588,6 +585,9 @@ func (n *Node) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); loop(ctx) }()
 	}
+	for _, p := range n.followed() { // the pages this node indexed then still count their in-links
+		n.follow(ctx, p)
+	}
 	var err error
 	select {
 	case <-ctx.Done():
@@ -981,10 +981,8 @@ func (n *Node) take(ctx context.Context, p int, owner string) {
 		n.mu.Unlock()
 		n.moving.Add(-1)
 		n.log.Debug("partition ready", "partition", p, "rebuild", time.Since(started))
-		var follow sync.WaitGroup
-		follow.Go(func() { n.followEdges(pctx, p, pt) })
+		n.follow(ctx, p)
 		n.consume(pctx, p, pt)
-		follow.Wait()
 	}()
 }
 

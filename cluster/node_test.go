@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/frontier"
+	"github.com/sonda-search/sonda/linkgraph"
 )
 
 // These tests drive a node's protocol steps one by one (no heartbeat or claim loop
@@ -467,5 +470,77 @@ func TestStaleClaimOpensNoEpoch(t *testing.T) {
 	a.mu.Unlock()
 	if kept != nil {
 		t.Error("a tenure claimed by an ended incarnation was started")
+	}
+}
+
+// recordedLinks is an InLinkGraph that remembers what it was given.
+type recordedLinks struct {
+	mu    sync.Mutex
+	links map[string][]linkgraph.Link // by source
+}
+
+func (r *recordedLinks) SetLinksWhere(src string, links []linkgraph.Link, within func(string) bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var kept []linkgraph.Link
+	for _, l := range links {
+		if within(l.URL) {
+			kept = append(kept, l)
+		}
+	}
+	r.links[src] = kept
+	return nil
+}
+
+func (r *recordedLinks) get(src string) []linkgraph.Link {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.links[src]
+}
+
+// TestEdgesReachTheOwner: a page's links recorded on one node reach the link graph of the
+// node serving their targets' partition, those routed before it took the partition over
+// (replayed) and those after (followed).
+func TestEdgesReachTheOwner(t *testing.T) {
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	a := testNode(t, nc, "a", filepath.Join(dir, "a"))
+	b := testNode(t, nc, "b", filepath.Join(dir, "b"))
+	rec := &recordedLinks{links: map[string][]linkgraph.Link{}}
+	b.ReceiveInLinks(rec)
+	target := "http://www.example.org/target"
+	p := b.partitionOf("www.example.org")
+	send := func(src string) {
+		t.Helper()
+		key := linkgraph.KeyOf(src)
+		payload, _ := json.Marshal(edgesMsg{Src: src, Links: []edgeLink{{URL: target, Anchor: "the target"}}})
+		batch := a.db.NewBatch()
+		defer batch.Close()
+		if err := a.out.put(batch, kindEdges, a.names.edges(p, key[:]), payload, fence{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := batch.Commit(pebble.Sync); err != nil {
+			t.Fatal(err)
+		}
+		relayAll(t, ctx, a)
+	}
+	send("http://other.example.net/before")
+	takeNow(t, ctx, b, p)
+	send("http://other.example.net/after")
+	deadline := time.Now().Add(20 * time.Second)
+	for len(rec.get("http://other.example.net/before")) == 0 || len(rec.get("http://other.example.net/after")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("links reached the owner: before %v, after %v", rec.get("http://other.example.net/before"), rec.get("http://other.example.net/after"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := rec.get("http://other.example.net/after"); got[0].URL != target || got[0].Anchor != "the target" {
+		t.Errorf("recorded %+v", got)
+	}
+	b.waitEdges(ctx, 10*time.Second)
+	if !b.edgesCaughtUp(ctx) {
+		t.Error("the owner does not say it caught up with the links routed to it")
 	}
 }

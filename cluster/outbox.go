@@ -19,6 +19,7 @@ import (
 //	c o <seq:8>   a message to publish: kind, written at (unix ns, 8 bytes), [state records:
 //	              partition (4 bytes) and the owner's epoch there (8 bytes)], subject, 0, payload
 //	c n           the last sequence number used
+//	c f <p:4>     a partition whose routed links the node records in its link graph (links.go)
 //
 // Records are written in the batch that completes a page, so a page and what it found are
 // committed together, and deleted once JetStream acknowledged them.

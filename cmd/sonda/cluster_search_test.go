@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +14,11 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/sonda-search/sonda/cluster/search"
+	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/index"
+	"github.com/sonda-search/sonda/linkgraph"
+	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/testweb"
 )
 
 // TestClusterCrawlThenSearch: three `sonda node` processes crawl a test web as one
@@ -99,4 +105,120 @@ func TestClusterCrawlThenSearch(t *testing.T) {
 		sameAsOneIndex(t, q, want, apiSearch(t, base, q))
 	}
 	t.Logf("%d pages over 3 nodes, %d queries", len(owner), len(queries))
+}
+
+// TestClusterInLinks: the in-link counts (the link graph each node ranks its pages with)
+// and the anchor texts each node's index holds for its pages are those one machine
+// crawling the same web gives them, although the links to a page come from pages crawled
+// on every node: each page's links travel to the owners of their targets. (The link
+// prior, PageRank over each node's own graph, is not compared: it stays node-local.)
+func TestClusterInLinks(t *testing.T) {
+	r := newClusterRig(t, false)
+	a := r.start("a", true)
+	b := r.start("b", false)
+	c := r.start("c", false)
+	r.wait(time.Now().Add(clusterWait), a, b, c)
+
+	// One machine crawls a fresh copy of the same web (the test web answers some URLs by
+	// how often they were asked: retries, rate limits).
+	web := testweb.New(clusterWebConfig())
+	if _, err := web.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	single := filepath.Join(r.dir, "single")
+	args := []string{"crawl", "--data", single, "--allow-private", "--resolve", web.Resolve(), "--min-delay", clusterDelay.String(),
+		"--concurrency", strconv.Itoa(clusterConc)}
+	for _, s := range web.Seeds() {
+		args = append(args, "--seed", s)
+	}
+	if _, errOut, code := run(t, clusterCrawlEnv("single"), args...); code != 0 {
+		t.Fatalf("single-node crawl exited %d: %s", code, errOut)
+	}
+	ctx := context.Background()
+	one, oneGraph := openShard(t, single)
+	compared, linked, differ := 0, 0, 0
+	graphs := map[string]*linkgraph.Graph{}
+	indexes := map[string]*index.Index{}
+	for _, node := range []string{"a", "b", "c"} {
+		indexes[node], graphs[node] = openShard(t, filepath.Join(r.dir, "node-"+node))
+	}
+	for _, node := range []string{"a", "b", "c"} {
+		ix, g := indexes[node], graphs[node]
+		ids, _, err := ix.SearchIDs(ctx, "type:page", 100000, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			got, _, err := ix.Document(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, ok, err := one.Document(ctx, id)
+			if err != nil || !ok {
+				continue // a page the single crawl did not index (none expected: both are complete)
+			}
+			gotIn, err1 := g.InLinks(id)
+			wantIn, err2 := oneGraph.InLinks(id)
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			compared++
+			if wantIn > 0 {
+				linked++
+			}
+			ga, wa := slices.Sorted(slices.Values(got.Anchors)), slices.Sorted(slices.Values(want.Anchors))
+			if gotIn != wantIn || !slices.Equal(ga, wa) {
+				differ++
+				if differ <= 10 {
+					t.Errorf("%s (node %s): %d in-links, anchors %q; one machine: %d, %q", id, node, gotIn, ga, wantIn, wa)
+				}
+				if differ <= 2 {
+					t.Logf("  linked from (one machine): %v", linkedFrom(t, oneGraph, id))
+					for _, other := range []string{"a", "b", "c"} {
+						t.Logf("  linked from in node %s's graph: %v", other, linkedFrom(t, graphs[other], id))
+					}
+				}
+			}
+		}
+	}
+	if compared < len(r.web.Reachable())/2 || linked < compared/2 {
+		t.Fatalf("compared %d pages (%d with in-links) of %d reachable", compared, linked, len(r.web.Reachable()))
+	}
+	t.Logf("%d pages compared, %d with in-links, %d differ", compared, linked, differ)
+}
+
+// openShard opens the search index and the link graph of data directory data.
+func openShard(t *testing.T, data string) (*index.Index, *linkgraph.Graph) {
+	t.Helper()
+	ix, err := index.Open(index.DataDir(data), index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	db, err := store.Open(crawl.StateDir(data), store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	g, err := linkgraph.Open(db, linkgraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return ix, g
+}
+
+// linkedFrom lists the pages linking to url in g.
+func linkedFrom(t *testing.T, g *linkgraph.Graph, url string) []string {
+	t.Helper()
+	edges, _, err := g.Relations(context.Background(), url, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := make([]string, len(edges))
+	for i, e := range edges {
+		from[i] = e.URL
+	}
+	return from
 }

@@ -70,8 +70,13 @@ func newClusterRig(t *testing.T, standalone bool) *clusterRig {
 	if testing.Short() {
 		t.Skip("runs a NATS server and crawler node processes")
 	}
-	return newClusterRigOn(t, standalone, testweb.Config{Seed: 7, Hosts: 24, PagesPerHost: 14, Disable: testweb.Slow | testweb.Traps,
-		KeepHeaders: true, Retries: config.Default().Politeness.MaxRetries})
+	return newClusterRigOn(t, standalone, clusterWebConfig())
+}
+
+// clusterWebConfig is the test web the cluster tests crawl.
+func clusterWebConfig() testweb.Config {
+	return testweb.Config{Seed: 7, Hosts: 24, PagesPerHost: 14, Disable: testweb.Slow | testweb.Traps,
+		KeepHeaders: true, Retries: config.Default().Politeness.MaxRetries}
 }
 
 // newClusterRigOn is newClusterRig on a test web of the given configuration; natsArgs go
@@ -202,10 +207,7 @@ func (r *clusterRig) start(id string, seeds bool, extra ...string) *nodeProc {
 	}
 	args = append(args, extra...)
 	cmd := exec.Command(sondaBin, args...)
-	cmd.Env = append(os.Environ(), "SONDA_SCOPE_FOLLOW=any", "SONDA_FETCH_USER_AGENT=sonda-node-"+id,
-		"SONDA_CLUSTER_TTL="+clusterTTL.String(), "SONDA_CLUSTER_PARTITIONS=32",
-		"SONDA_POLITENESS_RETRY_DELAY=50ms", "SONDA_ROBOTS_RETRY_DELAY=50ms", "SONDA_ROBOTS_MAX_FAILURES=2",
-		"SONDA_FETCH_FIRST_BYTE_TIMEOUT=5s", "SONDA_LOG_LEVEL=info")
+	cmd.Env = append(os.Environ(), clusterCrawlEnv(id)...)
 	f, err := os.Create(filepath.Join(r.dir, fmt.Sprintf("node-%s-%d.log", id, time.Now().UnixNano())))
 	if err != nil {
 		r.t.Fatal(err)
@@ -224,6 +226,15 @@ func (r *clusterRig) start(id string, seeds bool, extra ...string) *nodeProc {
 	r.nodes[id+strconv.Itoa(len(r.nodes))] = n
 	r.mu.Unlock()
 	return n
+}
+
+// clusterCrawlEnv is the crawl settings of the cluster tests' nodes (the single-node crawl
+// they are compared with uses the same), with the User-Agent naming id.
+func clusterCrawlEnv(id string) []string {
+	return []string{"SONDA_SCOPE_FOLLOW=any", "SONDA_FETCH_USER_AGENT=sonda-node-" + id,
+		"SONDA_CLUSTER_TTL=" + clusterTTL.String(), "SONDA_CLUSTER_PARTITIONS=32",
+		"SONDA_POLITENESS_RETRY_DELAY=50ms", "SONDA_ROBOTS_RETRY_DELAY=50ms", "SONDA_ROBOTS_MAX_FAILURES=2",
+		"SONDA_FETCH_FIRST_BYTE_TIMEOUT=5s", "SONDA_LOG_LEVEL=info"}
 }
 
 // wait waits for every given node to exit 0. It gives up at deadline, or sooner when the
