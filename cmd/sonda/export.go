@@ -20,8 +20,9 @@ func init() { register(newExportCmd) }
 func newExportCmd() *cobra.Command {
 	var what, format string
 	cmd := &cobra.Command{
-		Use:   "export [--data DIR] --what pages|articles|datasets [--format jsonl]",
-		Short: "Write crawl records as JSON lines",
+		Use:         "export [--data DIR] --what pages|articles|datasets [--format jsonl]",
+		Annotations: map[string]string{annotStop: stopAtOnce},
+		Short:       "Write crawl records as JSON lines",
 		Long: `export writes one JSON object per line to stdout. --what pages gives every URL's latest
 record: url, final_url, status, fetched_at, content_type, title, depth, parent,
 fingerprint, changed (and relevance/relevant when a topic is set), plus error, duplicate

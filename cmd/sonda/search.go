@@ -23,8 +23,9 @@ func newSearchCmd() *cobra.Command {
 	var page, perPage int
 	var kind, operator string
 	cmd := &cobra.Command{
-		Use:   "search [--data DIR] [--json] QUERY...",
-		Short: "Search the crawled pages from the terminal",
+		Use:         "search [--data DIR] [--json] QUERY...",
+		Annotations: map[string]string{annotStop: stopAtOnce},
+		Short:       "Search the crawled pages from the terminal",
 		Long: `search runs a query over the search index of a data directory and prints one page of
 results: title, URL, a snippet with the query words, host, date and in-link count.
 

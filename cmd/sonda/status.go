@@ -23,8 +23,9 @@ func init() { register(newStatusCmd) }
 func newStatusCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "status [--data DIR]",
-		Short: "Show the state of a crawl: running or not, pages, queue, errors",
+		Use:         "status [--data DIR]",
+		Annotations: map[string]string{annotStop: stopAtOnce},
+		Short:       "Show the state of a crawl: running or not, pages, queue, errors",
 		Long: `status reads DIR/status.json, which a running crawl rewrites every two seconds, and says
 whether that crawl is still running. When no crawl is running it also opens the crawl
 state to report the frontier exactly.`,
