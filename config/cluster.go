@@ -22,6 +22,8 @@ type Cluster struct {
 	// established worker's pages the node fetches again itself to check them.
 	WorkerTimeout time.Duration `yaml:"worker-timeout"`
 	WorkerCheck   float64       `yaml:"worker-check"`
+	// WorkerCanary is the share of tasks preceded by a canary (a page the node knows).
+	WorkerCanary float64 `yaml:"worker-canary"`
 	// SearchTimeout is how long a search over the cluster (sonda serve --nats) waits for a
 	// node in each of its phases.
 	SearchTimeout time.Duration `yaml:"search-timeout"`
@@ -49,6 +51,9 @@ func (c *Config) validateCluster(errs *[]string) {
 	}
 	if k.WorkerCheck <= 0 || k.WorkerCheck > 1 {
 		add("cluster.worker-check: must be above 0 and at most 1 (got %g)", k.WorkerCheck)
+	}
+	if k.WorkerCanary < 0 || k.WorkerCanary > 1 {
+		add("cluster.worker-canary: must be from 0 to 1 (got %g)", k.WorkerCanary)
 	}
 	if k.SearchTimeout < 10*time.Millisecond || k.SearchTimeout > time.Minute {
 		add("cluster.search-timeout: must be from 10ms to 1m (got %s)", k.SearchTimeout)

@@ -157,7 +157,8 @@ func TestBenchVolunteer(t *testing.T) {
 			convicted := d.workers[name].state == cluster.WorkerQuarantined
 			d.mu.Unlock()
 			if convicted {
-				got = append(got, fmt.Sprintf("%d (checks %d failed %d lies %d)", st.Tasks, st.Checked, st.Failed, st.Lies))
+				rec, _ := cluster.GetWorker(ctx, r.js, "c", name)
+				got = append(got, fmt.Sprintf("%d (checks %d failed %d lies %d: %s)", st.Tasks, st.Checked, st.Failed, st.Lies, rec.Reason))
 			} else {
 				got = append(got, fmt.Sprintf(">%d", st.Tasks))
 			}

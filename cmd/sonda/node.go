@@ -307,12 +307,20 @@ func startDispatcher(ctx context.Context, cfg config.Config, nc *nats.Conn, id s
 	}
 	d, err := volunteer.Start(ctx, nc, js, volunteer.Options{Cluster: cfg.Cluster.Name, Node: id, Fetcher: own,
 		UserAgent: cfg.Fetch.UserAgent, MaxBody: fo.MaxBodyBytes, TaskTimeout: cfg.Cluster.WorkerTimeout,
-		MinCheck: cfg.Cluster.WorkerCheck, Purge: purge, Logger: log})
+		MinCheck: cfg.Cluster.WorkerCheck, Canary: canary(cfg.Cluster.WorkerCanary), Purge: purge, Logger: log})
 	if err != nil {
 		own.Close()
 		return nil, nil, fmt.Errorf("node: volunteer workers: %w", err)
 	}
 	return d, func() { d.Close(); own.Close() }, nil
+}
+
+// canary maps cluster.worker-canary to volunteer.Options.Canary, where 0 means the default.
+func canary(share float64) float64 {
+	if share == 0 {
+		return -1
+	}
+	return share
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {
