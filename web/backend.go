@@ -75,6 +75,32 @@ type Worker struct {
 	PagesPerSecond, Reputation     float64
 }
 
+// Cluster reads a cluster's membership for the dashboard (sonda serve --nats).
+type Cluster interface {
+	ClusterStatus(ctx context.Context) (ClusterView, error)
+}
+
+// ClusterView is a cluster as its NATS server holds it: the nodes and the partitions of
+// hosts each serves.
+type ClusterView struct {
+	Name       string
+	Partitions int    // the cluster's partition count
+	Unassigned int    // partitions no live node serves right now (moving, or no node)
+	Routing    uint64 // routed URLs waiting for their owner
+	Members    []ClusterMember
+}
+
+// ClusterMember is one node as its last heartbeat described it.
+type ClusterMember struct {
+	Node                  string
+	Partitions            []int
+	Queued, Outbox, Pages int64
+	InFlight              int
+	Errors, FailOvers     int64
+	PagesPerSecond        float64
+	Idle                  bool
+}
+
 // ErrUnavailable marks a backend error that is nobody's fault in the request: the API
 // answers 503 with its message (a cluster with no node serving searches yet).
 var ErrUnavailable = errors.New("unavailable")

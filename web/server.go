@@ -45,6 +45,7 @@ type Options struct {
 	News      News     // topic monitoring (optional: its pages and API answer 503 without it)
 	Datasets  Datasets // dataset search, map and downloads (optional: 503 without it)
 	Workers   Workers  // volunteer workers listed on the dashboard (optional)
+	Cluster   Cluster  // the cluster's nodes and partitions on the dashboard (optional)
 
 	// Token authorizes write requests (crawl control): they must carry
 	// "Authorization: Bearer TOKEN". Required, at least 16 characters; there is no default.

@@ -541,6 +541,40 @@ func TestNavLinksOnlyToVerticalsThatAreOn(t *testing.T) {
 	}
 }
 
+type fakeCluster struct {
+	v   ClusterView
+	err error
+}
+
+func (f fakeCluster) ClusterStatus(context.Context) (ClusterView, error) { return f.v, f.err }
+
+// TestDashboardCluster: sonda serve --nats shows the cluster's nodes and the partitions
+// each serves; a server it cannot read says so on the page.
+func TestDashboardCluster(t *testing.T) {
+	f := newFixture(t)
+	f.srv.o.Cluster = fakeCluster{v: ClusterView{Name: "prod", Partitions: 8, Unassigned: 2, Routing: 1500, Members: []ClusterMember{
+		{Node: "alpha", Partitions: []int{0, 3, 5}, Queued: 12000, InFlight: 4, Pages: 900, PagesPerSecond: 21.5, FailOvers: 1},
+		{Node: "beta<b>", Partitions: []int{1, 2, 7}, Idle: true}}}}
+	res, body := f.do(t, "GET", "/dashboard", "", "")
+	if res.StatusCode != 200 {
+		t.Fatal(res.StatusCode)
+	}
+	for _, want := range []string{`<h2 id="cluster-heading">Cluster prod</h2>`, `2 nodes, 8 partitions`, `<strong>2 not served</strong>`, `1,500 routed URLs waiting`,
+		`<th scope="row">alpha</th><td title="0 3 5">3</td><td>12,000</td><td>4</td>`, `21.5`, `<th scope="row">beta&lt;b&gt;</th>`, `<td>idle</td>`, `<td>crawling</td>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("dashboard lacks %q", want)
+		}
+	}
+	f.srv.o.Cluster = fakeCluster{err: errors.New("cluster: cannot reach the NATS server")}
+	if _, body := f.do(t, "GET", "/dashboard", "", ""); !strings.Contains(body, "cannot reach the NATS server") {
+		t.Error("dashboard hides the error reading the cluster")
+	}
+	f.srv.o.Cluster = nil
+	if _, body := f.do(t, "GET", "/dashboard", "", ""); strings.Contains(body, "cluster-heading") {
+		t.Error("dashboard shows a cluster without one")
+	}
+}
+
 type fakeWorkers []Worker
 
 func (f fakeWorkers) Workers(context.Context) ([]Worker, error) { return f, nil }

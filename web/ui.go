@@ -524,6 +524,9 @@ type dashboardData struct {
 	HasWorkers bool
 	Workers    []Worker
 	WorkersErr string
+	HasCluster bool
+	Cluster    ClusterView
+	ClusterErr string
 }
 
 // maxListedSeeds bounds the seeds the dashboard lists (/api/crawl/seeds has them all).
@@ -543,6 +546,13 @@ func (s *Server) dashboardPage(w http.ResponseWriter, r *http.Request) {
 		var err error
 		if d.Workers, err = s.o.Workers.Workers(r.Context()); err != nil {
 			d.WorkersErr = err.Error()
+		}
+	}
+	if s.o.Cluster != nil {
+		d.HasCluster = true
+		var err error
+		if d.Cluster, err = s.o.Cluster.ClusterStatus(r.Context()); err != nil {
+			d.ClusterErr = err.Error()
 		}
 	}
 	s.render(w, http.StatusOK, "dashboard", page{Title: "Crawl dashboard", Nav: "dashboard", Data: d})

@@ -474,11 +474,19 @@ func (r *clusterRig) hostsBy() map[string]map[string]bool {
 
 func TestClusterCrawl(t *testing.T) {
 	r := newClusterRig(t, false)
+	ui := startServeNATS(t, r.nats, "sonda", "") // the cluster's dashboard, before any node
 	metrics := freePort(t)
 	a := r.start("a", true, "--metrics-addr", metrics)
 	b := r.start("b", false)
 	c := r.start("c", false)
 	r.checkStatus(3)
+	// The dashboard shows the nodes and the partitions they serve, as cluster status does.
+	var page string
+	waitFor(t, 20*time.Second, "the dashboard to show 3 nodes serving 32 partitions", func() bool {
+		_, page = httpDo0(ui + "/dashboard")
+		return strings.Contains(page, "3 nodes, 32 partitions,") && !strings.Contains(page, "not served") &&
+			strings.Contains(page, `<th scope="row">a</th>`) && strings.Contains(page, `<th scope="row">b</th>`) && strings.Contains(page, `<th scope="row">c</th>`)
+	})
 	text := waitMetrics(t, "http://"+metrics+"/metrics")
 	for _, want := range []string{`sonda_cluster_partitions{cluster="sonda",node="a"}`, "sonda_cluster_outbox_records", "sonda_cluster_failovers_total",
 		"sonda_cluster_routing_lag_seconds_count", "sonda_fetch_duration_seconds"} {

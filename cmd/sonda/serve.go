@@ -175,6 +175,9 @@ func serveCluster(ctx context.Context, cfg config.Config, out io.Writer) error {
 		opts.Workers = webcluster.WorkerLister(func(ctx context.Context) ([]cluster.WorkerView, error) {
 			return cluster.ListWorkers(ctx, js, name)
 		})
+		opts.Cluster = webcluster.StatusReader(func(ctx context.Context) (cluster.Status, error) {
+			return cluster.ReadStatus(ctx, js, name)
+		})
 	}
 	return serveUI(ctx, opts, cfg, fmt.Sprintf("cluster %s at %s", name, url), ln, out)
 }

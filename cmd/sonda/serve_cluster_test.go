@@ -131,6 +131,13 @@ func startServeNATS(t *testing.T, natsURL, name, probe string) (base string) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	base = "http://" + listen
+	if probe == "" { // only the server: no node may be up yet
+		waitFor(t, 30*time.Second, "sonda serve --nats to answer", func() bool {
+			code, _ := httpDo0(base + "/dashboard")
+			return code == 200
+		})
+		return base
+	}
 	waitFor(t, 30*time.Second, "sonda serve --nats to answer over every node", func() bool {
 		code, body := httpDo0(base + "/api/search?q=" + url.QueryEscape(probe))
 		var r apiResult

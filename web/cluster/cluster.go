@@ -44,6 +44,23 @@ func (b *Backend) Search(ctx context.Context, req web.SearchRequest) (*web.Searc
 // WebOptions are the options for web.New; the caller adds the token.
 func (b *Backend) WebOptions() web.Options { return web.Options{Searcher: b} }
 
+// StatusReader reads a cluster's status (sondacluster.ReadStatus).
+type StatusReader func(ctx context.Context) (sondacluster.Status, error)
+
+// ClusterStatus implements web.Cluster.
+func (r StatusReader) ClusterStatus(ctx context.Context) (web.ClusterView, error) {
+	st, err := r(ctx)
+	if err != nil {
+		return web.ClusterView{}, err
+	}
+	v := web.ClusterView{Name: st.Cluster, Partitions: st.Partitions, Unassigned: st.Unassigned, Routing: st.Routing}
+	for _, m := range st.Members {
+		v.Members = append(v.Members, web.ClusterMember{Node: m.Node, Partitions: m.Partitions, Queued: m.Queued, Outbox: m.Outbox,
+			Pages: m.Pages, InFlight: m.InFlight, Errors: m.Errors, FailOvers: m.FailOvers, PagesPerSecond: m.PagesPerSec, Idle: m.Idle})
+	}
+	return v, nil
+}
+
 // WorkerLister lists a cluster's volunteer workers (sondacluster.ListWorkers).
 type WorkerLister func(ctx context.Context) ([]sondacluster.WorkerView, error)
 
