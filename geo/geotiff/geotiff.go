@@ -68,11 +68,15 @@ type Info struct {
 	BBox geom.BBox
 	// PixelSizeX, PixelSizeY are the pixel dimensions in CRS units (0 when rotated).
 	PixelSizeX, PixelSizeY float64
-	ModelType              int    // 1 projected, 2 geographic, 3 geocentric (GTModelTypeGeoKey)
-	EPSG                   int    // ProjectedCSTypeGeoKey or GeographicTypeGeoKey, 0 when user-defined
-	Citation               string // GTCitation / PCSCitation / GeogCitation text
-	Georeferenced          bool   // the file carries a tie point and scale or a transformation
-	NoData                 *float64
+	ModelType              int // 1 projected, 2 geographic, 3 geocentric (GTModelTypeGeoKey)
+	EPSG                   int // ProjectedCSTypeGeoKey or GeographicTypeGeoKey, 0 when user-defined
+	// UserProjected says the raster is projected (ModelType 1) by a projection its GeoKeys
+	// define themselves (ProjectedCSTypeGeoKey 32767, or none): EPSG is then 0 even when a
+	// geographic code names its datum, since that code describes no coordinate of it.
+	UserProjected bool
+	Citation      string // GTCitation / PCSCitation / GeogCitation text
+	Georeferenced bool   // the file carries a tie point and scale or a transformation
+	NoData        *float64
 
 	f          *file
 	ifd        map[uint16]entry
@@ -479,6 +483,12 @@ func (in *Info) geoKeys() error {
 		} else if z > 16100 && z <= 16160 {
 			in.EPSG = utmCode(in.EPSG, z-16100, true)
 		}
+	}
+	if in.ModelType == 1 && (in.EPSG == 0 || in.EPSG >= 4000 && in.EPSG < 5000) {
+		// Still only a geographic code (or none) on a projected raster: its coordinates
+		// are in a projection we were not given by code. Reading them as degrees was how
+		// an Oblique Stereographic raster became "EPSG:4326" with metres for degrees.
+		in.EPSG, in.UserProjected = 0, true
 	}
 	return nil
 }

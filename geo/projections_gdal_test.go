@@ -1,0 +1,129 @@
+package geo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sonda-search/sonda/geo/geom"
+	"github.com/sonda-search/sonda/internal/shareddata"
+)
+
+// projectionCases are the projection methods issue 14 §4 names, each with parameters GDAL
+// meets in real files and a window of the world where the projection is meant to be used.
+var projectionCases = []struct {
+	name, proj string
+	window     [4]float64 // lon/lat: the countries are clipped to it
+}{
+	{"Transverse Mercator", "+proj=tmerc +lat_0=0 +lon_0=15 +k=0.9996 +x_0=500000 +y_0=0 +datum=WGS84 +units=m", [4]float64{5, 35, 25, 60}},
+	{"Lambert Conformal Conic 2SP", "+proj=lcc +lat_1=33 +lat_2=45 +lat_0=39 +lon_0=-96 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-125, 25, -65, 50}},
+	{"Lambert Conformal Conic 1SP", "+proj=lcc +lat_1=46.8 +lat_0=46.8 +lon_0=2.337229 +k_0=0.99987742 +x_0=600000 +y_0=2200000 +datum=WGS84 +units=m", [4]float64{-5, 41, 10, 52}},
+	{"Albers Equal Area", "+proj=aea +lat_1=29.5 +lat_2=45.5 +lat_0=37.5 +lon_0=-96 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-125, 25, -65, 50}},
+	{"Lambert Azimuthal Equal Area", "+proj=laea +lat_0=52 +lon_0=10 +x_0=4321000 +y_0=3210000 +datum=WGS84 +units=m", [4]float64{-10, 35, 40, 70}},
+	{"Mercator 1SP", "+proj=merc +lon_0=0 +k=1 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-180, -70, 180, 70}},
+	{"Mercator 2SP", "+proj=merc +lat_ts=30 +lon_0=0 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-180, -70, 180, 70}},
+	{"Equirectangular", "+proj=eqc +lat_ts=0 +lat_0=0 +lon_0=0 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-180, -80, 180, 80}},
+	{"Oblique Stereographic", "+proj=sterea +lat_0=52.15616055555555 +lon_0=5.38763888888889 +k=0.9999079 +x_0=155000 +y_0=463000 +datum=WGS84 +units=m", [4]float64{2, 49, 9, 55}},
+	{"Polar Stereographic", "+proj=stere +lat_0=90 +lat_ts=70 +lon_0=-45 +k=1 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-180, 60, 180, 85}},
+	{"Sinusoidal", "+proj=sinu +lon_0=0 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-60, -50, 60, 60}},
+	{"Equidistant Conic", "+proj=eqdc +lat_0=40 +lon_0=-96 +lat_1=20 +lat_2=60 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-125, 25, -65, 50}},
+}
+
+// TestProjectionsAgainstGDAL (issue 14 §4): the Natural Earth countries, clipped to each
+// projection's region, are written by GDAL (ogr2ogr) as shapefiles whose .prj holds the
+// projection as WKT, and the elevation raster of spData is warped by GDAL (gdalwarp) into
+// GeoTIFFs whose GeoKeys define the projection themselves (ProjectedCSTypeGeoKey 32767;
+// GDAL writes a code where it finds one, as EPSG:32633 for the Transverse Mercator).
+// For every file, sonda either gives the WGS 84 bounding box GDAL gives (within 1e-6
+// degrees) or says it cannot read the projection: a guessed CRS or a wrong box fails.
+// The log lists which methods sonda reads.
+func TestProjectionsAgainstGDAL(t *testing.T) {
+	dir := shareddata.Dir(t, "geo")
+	requireGDAL(t)
+	countries := filepath.Join(dir, "naturalearth", "naturalearth_lowres.shp")
+	elev := filepath.Join(dir, "spdata", "elev.tif")
+	out := t.TempDir()
+	var read, unsupported []string
+	check := func(t *testing.T, what, path string, gdal geom.BBox) {
+		ds, err := Inspect(context.Background(), path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := ds.Layers[0]
+		switch {
+		case l.CRS != nil && l.CRS.Unsupported != "" && l.BBoxWGS84.IsEmpty():
+			unsupported = append(unsupported, what)
+			if l.CRS.EPSG == 4326 || l.CRS.Kind == "geographic" {
+				t.Errorf("reported unsupported but as geographic %+v", l.CRS)
+			}
+		case near(l.BBoxWGS84, gdal, 1e-6):
+			read = append(read, what)
+		default:
+			crs := "none"
+			if l.CRS != nil {
+				crs = fmt.Sprintf("%+v", *l.CRS)
+			}
+			t.Errorf("WGS 84 bbox %v, GDAL %v (CRS %s): a wrong answer where sonda should say it cannot read the projection", l.BBoxWGS84.Array(), gdal.Array(), crs)
+		}
+	}
+	for _, c := range projectionCases {
+		t.Run(c.name, func(t *testing.T) {
+			base := strings.ReplaceAll(c.name, " ", "_")
+			shp := filepath.Join(out, base+".shp")
+			w := c.window
+			run(t, "ogr2ogr", "-clipsrc", fmt.Sprint(w[0]), fmt.Sprint(w[1]), fmt.Sprint(w[2]), fmt.Sprint(w[3]), "-t_srs", c.proj, shp, countries)
+			check(t, c.name+" (.prj)", shp, ogrBBox(t, shp, "-t_srs", "EPSG:4326"))
+
+			tif := filepath.Join(out, base+".tif")
+			run(t, "gdalwarp", "-q", "-t_srs", c.proj, elev, tif)
+			wgs := gdalEdges(t, tif, c.proj)
+			check(t, c.name+" (GeoKeys)", tif, wgs)
+		})
+	}
+	t.Logf("read as GDAL does (%d): %s", len(read), strings.Join(read, ", "))
+	t.Logf("reported as not readable (%d): %s", len(unsupported), strings.Join(unsupported, ", "))
+}
+
+// gdalEdges is the WGS 84 box of the raster's outline as GDAL transforms it
+// (gdaltransform): 21 points along each edge of its extent (gdalinfo's corner
+// coordinates), as sonda takes them, since a projected raster's edges curve in degrees and
+// its corners alone (gdalinfo's wgs84Extent) miss the bulge.
+func gdalEdges(t *testing.T, tif, proj string) geom.BBox {
+	var info struct {
+		CornerCoordinates struct {
+			UpperLeft  []float64 `json:"upperLeft"`
+			LowerRight []float64 `json:"lowerRight"`
+		} `json:"cornerCoordinates"`
+	}
+	if err := json.Unmarshal(run(t, "gdalinfo", "-json", tif), &info); err != nil {
+		t.Fatal(err)
+	}
+	ul, lr := info.CornerCoordinates.UpperLeft, info.CornerCoordinates.LowerRight
+	minX, maxX, minY, maxY := ul[0], lr[0], lr[1], ul[1]
+	var in strings.Builder
+	const n = 20
+	for i := 0; i <= n; i++ {
+		f := float64(i) / n
+		x, y := minX+f*(maxX-minX), minY+f*(maxY-minY)
+		fmt.Fprintf(&in, "%.10f %.10f\n%.10f %.10f\n%.10f %.10f\n%.10f %.10f\n", x, minY, x, maxY, minX, y, maxX, y)
+	}
+	cmd := exec.Command("gdaltransform", "-s_srs", proj, "-t_srs", "EPSG:4326", "-output_xy")
+	cmd.Stdin = strings.NewReader(in.String())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("gdaltransform: %v", err)
+	}
+	box := geom.Empty()
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var lon, lat float64
+		if _, err := fmt.Sscan(line, &lon, &lat); err != nil {
+			t.Fatalf("gdaltransform said %q", line)
+		}
+		box.Extend(lon, lat)
+	}
+	return box
+}
