@@ -42,11 +42,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/sonda-search/sonda/cluster"
 	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/parse"
 )
@@ -153,8 +155,8 @@ func bodyOf(res *fetch.Result) []byte {
 // changes between two fetches (a date, a counter, a rotating link) stays above them; a page
 // whose text was rewritten or into which links were injected falls below.
 const (
-	minWordOverlap = 0.9  // Jaccard similarity of the two copies' word sets
-	maxForeignLink = 0.05 // share of the worker's links the node's copy does not have
+	minWordOverlap = 0.9 // Jaccard similarity of the two copies' word sets
+	maxForeignLink = 0.2 // share of the worker's links (on sites the page links to) the node's copy does not have, beyond 2
 )
 
 // agree says whether a worker's copy w of a page and the node's copy t tell the same
@@ -184,20 +186,36 @@ func agreePages(a, b page) (bool, string) {
 	if union > 0 && float64(inter)/float64(union) < minWordOverlap {
 		return false, "the text differs (word overlap " + strconv.FormatFloat(float64(inter)/float64(union), 'f', 2, 64) + ")"
 	}
-	theirs := map[string]bool{}
+	theirs, sites := map[string]bool{}, map[string]bool{}
 	for _, l := range b.Links {
 		theirs[l] = true
+		sites[siteOf(l)] = true
 	}
 	foreign := 0
 	for _, l := range a.Links {
-		if !theirs[l] {
-			foreign++
+		if theirs[l] {
+			continue
 		}
+		// A page that changes rotates links among the sites it already links to; a link
+		// to a site the node's copy never mentions was put there.
+		if !sites[siteOf(l)] {
+			return false, "a link to " + siteOf(l) + ", a site the page does not link to"
+		}
+		foreign++
 	}
-	if foreign > 0 && float64(foreign) > maxForeignLink*float64(len(a.Links)) {
+	if foreign > 2 && float64(foreign) > maxForeignLink*float64(len(a.Links)) {
 		return false, strconv.Itoa(foreign) + " links the page does not have"
 	}
 	return true, ""
+}
+
+// siteOf is a link's registrable domain ("" when it does not parse).
+func siteOf(link string) string {
+	u, err := url.Parse(link)
+	if err != nil {
+		return ""
+	}
+	return cluster.DomainOf(u.Host)
 }
 
 // sign is a task's lease token: only the node that issued the task can make it, and it

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -351,5 +352,38 @@ func TestConvicted(t *testing.T) {
 	// betaAbove against a closed form: Beta(1, b) has P(X > x) = (1-x)^b.
 	if got, want := betaAbove(0.1, 1, 5), 0.59049; got < want-1e-9 || got > want+1e-9 {
 		t.Errorf("betaAbove(0.1, 1, 5) = %v, want %v", got, want)
+	}
+}
+
+func TestAgree(t *testing.T) {
+	page := func(text string, links ...string) *fetch.Result {
+		body := "<html><body><p>" + text + "</p>"
+		for _, l := range links {
+			body += `<a href="` + l + `">x</a>`
+		}
+		body += "</body></html>"
+		return &fetch.Result{URL: "http://www.a.test/p", Status: 200, MediaType: "text/html", UTF8: []byte(body), Body: []byte(body)}
+	}
+	var words []string // a page of 60 distinct words
+	for i := range 60 {
+		words = append(words, fmt.Sprintf("word%d", i))
+	}
+	long := strings.Join(words, " ")
+	links := []string{"http://www.a.test/1", "http://www.a.test/2", "http://docs.a.test/3", "http://www.b.test/4"}
+	for _, c := range []struct {
+		name string
+		w, n *fetch.Result
+		want bool
+	}{
+		{"same page", page(long, links...), page(long, links...), true},
+		{"a date changed", page(long+" 2026-11-26", links...), page(long+" 2026-11-27", links...), true},
+		{"a rotated link on a known site", page(long, append(links[:3:3], "http://www.b.test/9")...), page(long, links...), true},
+		{"an injected link to a new site", page(long, append(links, "http://spam.example/win")...), page(long, links...), false},
+		{"rewritten text", page("buy cheap pills now at the lowest price ever seen", links...), page(long, links...), false},
+		{"another status", &fetch.Result{Status: 404}, page(long, links...), false},
+	} {
+		if got, why := agree(c.w, c.n); got != c.want {
+			t.Errorf("%s: agree = %v (%s), want %v", c.name, got, why, c.want)
+		}
 	}
 }
