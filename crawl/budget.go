@@ -3,7 +3,6 @@ package crawl
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/sonda-search/sonda/config"
@@ -12,49 +11,76 @@ import (
 )
 
 // pacer spaces leases evenly at crawl.budget per second across all workers: the fetch
-// budget that discovery and revisits share. Each worker reserves the next free slot before
-// it asks the frontier for a URL, so the URL is chosen when its turn comes (a revisit due
-// by then is taken first, as the frontier prefers due revisits) rather than long before.
-// It adds to politeness and never replaces it: hosts still rest between requests.
+// budget that discovery and revisits share. Workers take turns: the worker whose turn it
+// is waits for the next slot, then asks the frontier for a URL, so the URL is chosen when
+// its slot comes (a revisit due by then is taken first, as the frontier prefers due
+// revisits); the turn passes on when it has one. A slot is spent only by a fetch: while
+// the frontier has nothing ready (every host resting for politeness), the next worker
+// does not reserve slots behind it, and the fetch starts the moment a URL is ready.
+//
+// An earlier pacer let every worker reserve a slot before asking for work. With 64
+// workers at 2/s that put reservations 32 s ahead; a slot that came while the frontier
+// had nothing ready was lost, and the worker that then found work queued behind all the
+// others' reservations: a 4-host crawl that politeness allowed 4/s made 1.1/s, with ~25 s
+// silences (issue 13). It adds to politeness and never replaces it: hosts still rest
+// between requests.
 type pacer struct {
 	interval time.Duration
-	mu       sync.Mutex
-	next     time.Time // the next free slot
+	turn     chan struct{} // held by the worker whose turn it is
+	next     time.Time     // the next free slot; read and written by the turn's holder
 }
 
 func newPacer(perSecond float64) *pacer {
 	if perSecond <= 0 {
 		return nil
 	}
-	return &pacer{interval: time.Duration(float64(time.Second) / perSecond)}
+	return &pacer{interval: time.Duration(float64(time.Second) / perSecond), turn: make(chan struct{}, 1)}
 }
 
-// wait blocks until the caller's slot. A slot left unused while its worker waited for work
-// is not banked: slots start again from now, so workers woken together do not burst.
-func (p *pacer) wait(ctx context.Context) error {
+// acquire waits for the caller's turn and then for the next slot. Every acquire that
+// returns nil must be followed by release.
+func (p *pacer) acquire(ctx context.Context) error {
 	if p == nil {
-		return nil
-	}
-	p.mu.Lock()
-	now := time.Now()
-	slot := p.next
-	if slot.Before(now) {
-		slot = now
-	}
-	p.next = slot.Add(p.interval)
-	p.mu.Unlock()
-	d := time.Until(slot)
-	if d <= 0 {
 		return ctx.Err()
+	}
+	select {
+	case p.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	d := time.Until(p.next)
+	if d <= 0 {
+		if err := ctx.Err(); err != nil {
+			<-p.turn
+			return err
+		}
+		return nil
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
+		<-p.turn
 		return ctx.Err()
 	case <-t.C:
 		return nil
 	}
+}
+
+// release ends the caller's turn. fetching says it got a URL and spends the slot: the
+// next slot is an interval after the later of the slot and now. A slot not spent is not
+// banked either: the next worker's slot is its own.
+func (p *pacer) release(fetching bool) {
+	if p == nil {
+		return
+	}
+	if fetching {
+		if now := time.Now(); now.After(p.next) {
+			p.next = now
+		}
+		p.next = p.next.Add(p.interval)
+	}
+	<-p.turn
 }
 
 // ChangeNormalizer is the text normalization change detection uses: the volatile fragments

@@ -10,8 +10,8 @@ import (
 	"github.com/sonda-search/sonda/fingerprint"
 )
 
-// TestPacer: workers sharing a pacer get slots no closer than its interval, a nil pacer
-// does not wait, and a canceled context stops a wait.
+// TestPacer: workers sharing a pacer start fetches no closer than its interval, a nil
+// pacer does not wait, and a canceled context stops a wait.
 func TestPacer(t *testing.T) {
 	p := newPacer(50) // 20 ms apart
 	var mu sync.Mutex
@@ -22,12 +22,14 @@ func TestPacer(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 5; i++ {
-				if err := p.wait(context.Background()); err != nil {
+				if err := p.acquire(context.Background()); err != nil {
 					t.Error(err)
+					return
 				}
 				mu.Lock()
 				times = append(times, time.Now())
 				mu.Unlock()
+				p.release(true)
 			}
 		}()
 	}
@@ -48,16 +50,64 @@ func TestPacer(t *testing.T) {
 		t.Error("a zero budget made a pacer")
 	}
 	var none *pacer
-	if err := none.wait(context.Background()); err != nil {
+	if err := none.acquire(context.Background()); err != nil {
 		t.Error(err)
 	}
+	none.release(true)
 	slow := newPacer(0.1) // 10 s apart
-	_ = slow.wait(context.Background())
+	if err := slow.acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	slow.release(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if err := slow.wait(ctx); err == nil {
+	if err := slow.acquire(ctx); err == nil {
 		t.Error("a canceled wait returned no error")
 	}
+}
+
+// TestPacerSpendsIdleSlots is issue 13's stall: 64 workers at 2/s, and work that comes
+// only now and then (every host resting for politeness). Once work is there, a fetch must
+// start at once, not behind slots the other workers reserved while there was none.
+func TestPacerSpendsIdleSlots(t *testing.T) {
+	p := newPacer(2)
+	work := make(chan time.Time)
+	started := make(chan time.Duration, 64)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for w := 0; w < 64; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				if p.acquire(ctx) != nil {
+					return
+				}
+				var ready time.Time
+				select {
+				case ready = <-work: // the frontier's Next, blocking until a host is ready
+				case <-ctx.Done():
+					p.release(false)
+					return
+				}
+				p.release(true)
+				started <- time.Since(ready)
+			}
+		}()
+	}
+	// Work appears 1.5 s apart, slower than the budget: each item must start at once.
+	for i := 0; i < 3; i++ {
+		if i > 0 {
+			time.Sleep(1500 * time.Millisecond) // the gap between items is the scenario, not synchronisation
+		}
+		work <- time.Now()
+		if d := <-started; d > 250*time.Millisecond {
+			t.Errorf("item %d waited %v for a slot although the budget had slots to spare", i, d)
+		}
+	}
+	cancel()
+	wg.Wait()
 }
 
 func TestChangeNormalizer(t *testing.T) {

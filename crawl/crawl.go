@@ -475,11 +475,11 @@ func (c *Crawler) admitSeeds(seeds []urlnorm.URL) error {
 func (c *Crawler) worker(leases, work context.Context, budget *atomic.Int64, stop context.CancelCauseFunc) error {
 	ctx := leases
 	for {
-		if err := c.pacer.wait(ctx); err != nil {
+		if err := c.pacer.acquire(ctx); err != nil {
 			return nil
 		}
-		asked := time.Now()
 		l, err := c.frontier.Next(ctx)
+		c.pacer.release(err == nil)
 		switch {
 		case errors.Is(err, frontier.ErrDrained):
 			stop(nil)
@@ -494,14 +494,6 @@ func (c *Crawler) worker(leases, work context.Context, budget *atomic.Int64, sto
 			return nil
 		case err != nil:
 			return err
-		}
-		if c.pacer != nil && time.Since(asked) > c.pacer.interval {
-			// The worker waited for work past its slot: take a fresh one, so workers woken
-			// by the same URLs falling due do not fetch in a burst.
-			if err := c.pacer.wait(ctx); err != nil {
-				_ = c.frontier.Release(l, time.Time{})
-				return nil
-			}
 		}
 		if err := c.process(work, l, budget, stop); err != nil {
 			if work.Err() != nil {

@@ -95,6 +95,15 @@ type RevisitPolicy interface {
 	NextVisit(d *Document, now time.Time) time.Time
 }
 
+// DiscoveryAware is implemented by revisit policies that plan for the URLs the crawl has
+// admitted but not fetched yet: before each NextVisit the crawler tells them how many of
+// its frontier's queued URLs were never fetched (frontier.Stats.New), so a plan made early
+// in a crawl leaves the budget those pages will need to discovery instead of spending it
+// all on revisiting the few pages fetched so far.
+type DiscoveryAware interface {
+	Undiscovered(urls int64)
+}
+
 // FreshnessReporter is implemented by revisit policies that know the freshness their plan
 // expects: the weighted share of the pages they keep that are up to date at a random
 // moment, 0..1; ok is false while there is no plan yet. The crawl shows it in its progress

@@ -353,6 +353,9 @@ func (c *Crawler) nextVisit(d *Document, now time.Time) time.Time {
 		}
 	}
 	if c.revisit != nil {
+		if a, ok := c.revisit.(DiscoveryAware); ok {
+			a.Undiscovered(c.frontier.Stats().New)
+		}
 		return c.revisit.NextVisit(d, now)
 	}
 	return time.Time{}

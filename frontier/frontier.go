@@ -106,6 +106,7 @@ type Frontier struct {
 	ticks         uint64 // ready-heap arrival counter: FIFO among hosts of equal priority
 	seen          int64
 	queued        int64
+	queuedNew     int64 // of queued, URLs never fetched (the hosts' new-URL queues)
 	leased        int
 	changed       chan struct{} // closed and replaced whenever scheduling may have changed
 	recent        *RecentKeys
@@ -189,6 +190,7 @@ func (f *Frontier) loadHosts() error {
 		h.newLow = queuePrefix(queueNew, h.name)
 		h.revLow = queuePrefix(queueRevisit, h.name)
 		f.queued += h.newCount + h.revCount
+		f.queuedNew += h.newCount
 		if err := f.refreshHeads(h); err != nil {
 			return err
 		}
@@ -221,6 +223,7 @@ func (f *Frontier) setHead(h *hostState, queue byte, k []byte) {
 	switch {
 	case k == nil && queue == queueNew:
 		f.queued -= h.newCount - int64(h.newInflight)
+		f.queuedNew -= h.newCount - int64(h.newInflight)
 		h.newCount = int64(h.newInflight)
 	case k == nil:
 		f.queued -= h.revCount - int64(h.revInflight)
@@ -529,6 +532,7 @@ func (f *Frontier) complete(b *pebble.Batch, l *Lease, o Outcome, write func(*pe
 	if l.queue == queueNew {
 		h.newInflight--
 		h.newCount--
+		f.queuedNew--
 	} else {
 		h.revInflight--
 		h.revCount--
@@ -839,6 +843,7 @@ func (f *Frontier) enqueueNew(b *pebble.Batch, h *hostState, it *Item) error {
 	}
 	h.newCount++
 	f.queued++
+	f.queuedNew++
 	if bytes.Compare(k, h.newLow) < 0 {
 		h.newLow = k
 	}
@@ -903,6 +908,7 @@ type Stats struct {
 	Queued   int64 // URLs waiting (new and scheduled), in-flight ones included
 	InFlight int   // URLs leased and not yet completed
 	Seen     int64 // URLs ever admitted
+	New      int64 // of Queued, URLs never fetched yet (in-flight ones included)
 	Hosts    int   // hosts with queued or in-flight URLs
 	Ready    int   // hosts that may be served right now
 }
@@ -912,7 +918,7 @@ func (f *Frontier) Stats() Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.promote(f.opts.Clock().UnixNano())
-	return Stats{Queued: f.queued, InFlight: f.leased, Seen: f.seen, Hosts: len(f.hosts), Ready: f.ready.Len()}
+	return Stats{Queued: f.queued, New: f.queuedNew, InFlight: f.leased, Seen: f.seen, Hosts: len(f.hosts), Ready: f.ready.Len()}
 }
 
 // HostFetched returns how many fetches a host has completed.

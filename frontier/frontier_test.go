@@ -114,8 +114,8 @@ func TestSeenSetDropsRepeats(t *testing.T) {
 	if adm.Added != 1 || adm.Seen != 2 {
 		t.Fatalf("admission after fetch = %+v, want 1 added 2 seen", adm)
 	}
-	if s := f.Stats(); s.Seen != 3 || s.Queued != 2 {
-		t.Fatalf("stats = %+v, want seen 3 queued 2", s)
+	if s := f.Stats(); s.Seen != 3 || s.Queued != 2 || s.New != 2 {
+		t.Fatalf("stats = %+v, want seen 3 queued 2, both new", s)
 	}
 }
 
@@ -227,8 +227,14 @@ func TestRevisitAndRetry(t *testing.T) {
 	if _, err := f.Add([]Item{item("a", "/page", 0)}); err != nil {
 		t.Fatal(err)
 	}
+	if s := f.Stats(); s.New != 1 {
+		t.Fatalf("stats %+v: want the page counted as never fetched", s)
+	}
 	l := nextNow(t, f)
 	complete(t, f, l, Outcome{Fetched: true, Revisit: clock.Now().Add(time.Hour)})
+	if s := f.Stats(); s.New != 0 || s.Queued != 1 {
+		t.Fatalf("stats %+v: want one queued revisit and nothing never fetched", s)
+	}
 	if l := nextNow(t, f); l != nil {
 		t.Fatalf("revisit leased before due: %v", l.Item)
 	}
@@ -308,7 +314,7 @@ func TestCrashResume(t *testing.T) {
 	crashFS := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
 	db2 := memDB(t, crashFS)
 	f2 := open(t, db2, clock, Options{PerHost: 2})
-	if s := f2.Stats(); s.Queued != 3 || s.Seen != 4 {
+	if s := f2.Stats(); s.Queued != 3 || s.Seen != 4 || s.New != 3 {
 		t.Fatalf("after crash: %+v, want 3 queued (2 old incl. the in-flight one, 1 discovered), 4 seen", s)
 	}
 	var got []string

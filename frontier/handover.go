@@ -41,6 +41,7 @@ func (f *Frontier) Purge(match func(host string) bool) (purged int64, busy int, 
 			}
 		}
 		purged += h.newCount + h.revCount
+		f.queuedNew -= h.newCount
 		h.newCount, h.revCount = 0, 0
 		if err := b.Set(hostKey(name), h.marshal(), nil); err != nil {
 			return 0, 0, err

@@ -28,6 +28,7 @@ import (
 // once discovery ends revisits would leave the rest of the budget idle.
 type CrawlPolicy struct {
 	name      string
+	build     func(Options) (Policy, error) // makes the policy anew (Restore)
 	opts      Options
 	relevance bool // weight pages by their topical relevance
 	dates     *fingerprint.Volatile
@@ -41,6 +42,11 @@ type CrawlPolicy struct {
 	newRate      float64   // first visits per second, exponentially weighted
 	lastObs      time.Time // time of the last observation folded into newRate
 	current      float64   // the revisit budget last given to the policy
+
+	// undiscovered is how many queued URLs the crawl has never fetched; discovering says
+	// discovery is making progress on them (followDiscovery).
+	undiscovered int64
+	discovering  bool
 }
 
 // headroom is the part of the shared budget plans may count on: the pacer loses a few
@@ -51,12 +57,16 @@ const headroom = 0.95
 // NewCrawlPolicy makes the named policy for the crawler. With relevance set, pages are
 // weighted by their record's relevance (focused crawling).
 func NewCrawlPolicy(name string, o Options, relevance bool) (*CrawlPolicy, error) {
-	p, err := newForCrawl(name, o)
+	return newCrawlPolicy(name, func(o Options) (Policy, error) { return newForCrawl(name, o) }, o, relevance)
+}
+
+func newCrawlPolicy(name string, build func(Options) (Policy, error), o Options, relevance bool) (*CrawlPolicy, error) {
+	p, err := build(o)
 	if err != nil {
 		return nil, err
 	}
 	dates, _ := fingerprint.NewVolatile("dates", "times")
-	return &CrawlPolicy{name: name, opts: o, relevance: relevance, dates: dates, p: p, fresh: newPlanFreshness(o)}, nil
+	return &CrawlPolicy{name: name, build: build, opts: o, relevance: relevance, dates: dates, p: p, fresh: newPlanFreshness(o)}, nil
 }
 
 // newForCrawl is New for a live crawl: the optimal policy re-plans in the background, so
@@ -79,11 +89,19 @@ func FromConfig(cfg config.Config) (*CrawlPolicy, error) {
 	if r.Policy == "" || r.Policy == "none" {
 		return nil, nil
 	}
+	return FromConfigWith(cfg, r.Policy, func(o Options) (Policy, error) { return newForCrawl(r.Policy, o) })
+}
+
+// FromConfigWith is FromConfig for a policy that build makes from the options cfg's
+// revisit section gives (an evaluation's Oracle); the revisit budget still follows
+// discovery as for the named policies.
+func FromConfigWith(cfg config.Config, name string, build func(Options) (Policy, error)) (*CrawlPolicy, error) {
+	r := cfg.Revisit
 	o, err := OptionsFromConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	cp, err := NewCrawlPolicy(r.Policy, o, r.Weight == "relevance")
+	cp, err := newCrawlPolicy(name, build, o, r.Weight == "relevance")
 	if err != nil {
 		return nil, fmt.Errorf("revisit.policy: %w", err)
 	}
@@ -137,10 +155,18 @@ func (c *CrawlPolicy) Policy() Policy {
 	return c.p
 }
 
+// Undiscovered implements crawl.DiscoveryAware.
+func (c *CrawlPolicy) Undiscovered(urls int64) {
+	c.mu.Lock()
+	c.undiscovered = urls
+	c.mu.Unlock()
+}
+
 // NextVisit implements crawl.RevisitPolicy.
 func (c *CrawlPolicy) NextVisit(d *crawl.Document, now time.Time) time.Time {
 	o := c.Observe(d, now)
 	c.followDiscovery(o)
+	c.followPending()
 	key := [16]byte(d.URL.Key())
 	next := c.Policy().Visit(key, o)
 	c.freshness().observe(key, o, next)
@@ -181,7 +207,18 @@ func (c *CrawlPolicy) followDiscovery(o Observation) {
 	if o.First {
 		c.newRate += 1 / tau
 	}
-	b := min(max(headroom*(c.total-c.newRate), c.share*c.total), headroom*c.total)
+	// While URLs wait for their first fetch and discovery is making progress (a first
+	// visit within the last tau), discovery has work for all the budget revisits leave
+	// it: revisits keep their share and no more. Measured by the rate of first visits
+	// alone, the budget fed itself: revisits that crowded discovery out lowered that rate,
+	// which raised their budget (issue 13's live runs, where discovery took minutes).
+	// URLs that make no progress (a host that never answers) do not hold the budget back.
+	c.discovering = c.undiscovered > 0 && c.newRate*tau >= 0.999
+	discovery := c.newRate
+	if c.discovering {
+		discovery = c.total
+	}
+	b := min(max(headroom*(c.total-discovery), c.share*c.total), headroom*c.total)
 	changed := math.Abs(b-c.current) > 0.05*c.current
 	if changed {
 		c.current = b
@@ -190,6 +227,19 @@ func (c *CrawlPolicy) followDiscovery(o Observation) {
 	c.mu.Unlock()
 	if bp, ok := p.(budgeted); ok && changed {
 		bp.setBudget(b)
+	}
+}
+
+// followPending tells a policy that plans for pages not fetched yet how many there are.
+func (c *CrawlPolicy) followPending() {
+	c.mu.RLock()
+	pending, p := c.undiscovered, c.p
+	if !c.discovering {
+		pending = 0
+	}
+	c.mu.RUnlock()
+	if pp, ok := p.(pendingAware); ok {
+		pp.setPending(int(pending))
 	}
 }
 
@@ -301,7 +351,7 @@ func countFold(b []byte, needle string) int {
 // Features are not kept in the history, so restored pages start from no initial class
 // prediction; their history reclassifies them as before.
 func (c *CrawlPolicy) Restore(db *store.DB) error {
-	p, err := newForCrawl(c.name, c.opts)
+	p, err := c.build(c.opts)
 	if err != nil {
 		return err
 	}
@@ -357,6 +407,7 @@ func (c *CrawlPolicy) Restore(db *store.DB) error {
 
 var (
 	_ crawl.RevisitPolicy     = (*CrawlPolicy)(nil)
+	_ crawl.DiscoveryAware    = (*CrawlPolicy)(nil)
 	_ crawl.HistoryRestorer   = (*CrawlPolicy)(nil)
 	_ crawl.FreshnessReporter = (*CrawlPolicy)(nil)
 )

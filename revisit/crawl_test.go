@@ -84,6 +84,25 @@ func TestFollowDiscovery(t *testing.T) {
 	if u := p.Policy().(*uniform); u.o.Budget != p.current {
 		t.Errorf("the policy plans for %v, the adapter says %v", u.o.Budget, p.current)
 	}
+	// URLs still to be fetched and discovery making progress, however slowly: revisits
+	// keep their share (revisits that crowd discovery out must not earn themselves more
+	// budget by doing so).
+	p.Undiscovered(1000)
+	for i := 0; i < 300; i++ {
+		now = now.Add(100 * time.Millisecond)
+		p.followDiscovery(Observation{At: now, First: i%20 == 0}) // half a first visit a second
+	}
+	if p.current < 5 || p.current > 5.25 {
+		t.Errorf("discovery slowed by revisits: revisit budget %v, want the share 5", p.current)
+	}
+	// URLs that make no progress (a host that never answers) do not hold the budget back.
+	for i := 0; i < 600; i++ {
+		now = now.Add(100 * time.Millisecond)
+		p.followDiscovery(Observation{At: now})
+	}
+	if p.current < 9 || p.current > 9.5 {
+		t.Errorf("1000 URLs that make no progress: revisit budget %v, want about 95%% of 10", p.current)
+	}
 }
 
 // TestCrawlIntegration runs the real crawler with a revisit policy on a changing test web:

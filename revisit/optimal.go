@@ -77,6 +77,9 @@ type optimal struct {
 	// visits since.
 	plannedPages, sinceReplan int
 	planned                   float64 // Σ 1/interval over the pages: the revisits per second promised
+	// pending is how many pages the crawl has admitted and not fetched yet (setPending),
+	// and plannedPending how many the last plan counted.
+	pending, plannedPending int
 	solved                    bool
 	fitted                    bool // the prior comes from empirical Bayes
 	holdReplan                bool // while restoring from history
@@ -133,6 +136,21 @@ func (p *optimal) setBudget(b float64) {
 	p.solved = false
 	p.mu.Unlock()
 }
+
+// setPending records how many admitted pages are still to be fetched for the first time.
+// The plan counts them (up to maxPhantoms) as pages of the prior's rate, so the budget
+// they will need is not promised to the pages known now: early in a crawl it goes to
+// discovery, which the frontier serves when no revisit is due. A never-fetched page is
+// stale, so fetching it is worth more than revisiting a page that probably has not changed.
+func (p *optimal) setPending(n int) {
+	p.mu.Lock()
+	p.pending = n
+	p.mu.Unlock()
+}
+
+// maxPhantoms bounds the pending pages a plan counts, relative to the pages known (and so
+// the time a re-plan takes): the pages known keep at least a fifth of the budget.
+func maxPhantoms(known int) int { return 4*known + 1000 }
 
 // The grid model's rates: from once in 30 years to ten times a second, 50 points (4.9 per
 // decade, neighbours 1.6 times apart).
@@ -322,7 +340,16 @@ func (p *optimal) replanDue() bool {
 	// ask for more visits, and the plan can overspend (or underspend by a tenth) before the
 	// next scheduled re-plan.
 	drift := p.planned > 1.1*p.prob.Budget || p.planned < 0.9*p.sol.Used
-	return !p.solved || grown || drift || 2*n <= p.plannedPages || p.sinceReplan >= every
+	phantoms := min(p.pending, maxPhantoms(n))
+	pendingMoved := abs(phantoms-p.plannedPending) >= max(16, p.plannedPending/10)
+	return !p.solved || grown || drift || pendingMoved || 2*n <= p.plannedPages || p.sinceReplan >= every
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // startPrior sets the prior used until empirical Bayes has enough evidence: the configured
@@ -369,6 +396,7 @@ type replanInput struct {
 	grid        *estimate.Grid      // a copy of the grid prior (nil: gamma model)
 	prior       estimate.Gamma
 	fitted      bool
+	phantoms    int    // pending pages planned for, after the pages' items
 	epoch       uint64 // pages visited after the snapshot carry this epoch
 	sinceReplan int    // visits counted when the snapshot was taken
 }
@@ -445,6 +473,7 @@ func (p *optimal) snapshot() *replanInput {
 		warm:   alloc.Solution{Intervals: make([]float64, n), Mu: p.sol.Mu},
 		prior:  p.prior,
 		fitted: p.fitted, sinceReplan: p.sinceReplan,
+		phantoms: min(p.pending, maxPhantoms(n)),
 	}
 	in.prob.HostCaps = slices.Clone(p.prob.HostCaps)
 	for i, pg := range p.list {
@@ -521,9 +550,35 @@ func (in *replanInput) solve() (replanOutput, error) {
 			in.items[i] = discreteItem(out.grid, post, in.items[i])
 		}
 	}
-	sol, err := alloc.Solve(in.prob, in.items, &in.warm)
+	items, warm := in.items, &in.warm
+	if in.phantoms > 0 {
+		// Pages still to be fetched: the prior is all that is known of them.
+		var ph alloc.Item
+		if in.grid == nil {
+			ph = alloc.Item{Rate: out.prior, Weight: 1, Host: -1}
+		} else {
+			ph = discreteItem(out.grid, out.grid.Weights, alloc.Item{Weight: 1, Host: -1})
+		}
+		items = slices.Grow(slices.Clip(items), in.phantoms)
+		for range in.phantoms {
+			items = append(items, ph)
+		}
+		warm = nil
+	}
+	sol, err := alloc.Solve(in.prob, items, warm)
+	if err != nil {
+		return out, err
+	}
+	if in.phantoms > 0 {
+		// The plan promises the known pages what they get; the rest is left to discovery.
+		sol.Intervals = sol.Intervals[:n]
+		sol.Used, sol.Expected = 0, 0
+		for _, iv := range sol.Intervals {
+			sol.Used += rateOf(iv)
+		}
+	}
 	out.sol = sol
-	return out, err
+	return out, nil
 }
 
 // install makes a solved plan the policy's. The pages visited while it was solved (and
@@ -549,6 +604,6 @@ func (p *optimal) install(in *replanInput, out replanOutput) {
 	}
 	// A budget changed meanwhile asks for another plan.
 	p.solved = p.prob.Budget == in.prob.Budget
-	p.plannedPages = len(in.pages)
+	p.plannedPages, p.plannedPending = len(in.pages), in.phantoms
 	p.sinceReplan -= in.sinceReplan
 }

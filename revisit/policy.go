@@ -109,6 +109,9 @@ type Options struct {
 	Optimal OptimalOptions
 }
 
+// DefaultPolicy is the policy a crawl with a budget and no policy given uses.
+const DefaultPolicy = "optimal"
+
 // PolicyNames are the selectable policies, sonda's recommended one last.
 var PolicyNames = []string{"none", "uniform", "proportional", "classes", "classes-bayes", "adaptive", "optimal"}
 
@@ -154,6 +157,12 @@ func New(name string, o Options) (Policy, error) {
 // adapter changes it as discovery takes more or less of the crawl's requests.
 type budgeted interface {
 	setBudget(perSecond float64)
+}
+
+// pendingAware is implemented by policies that plan for pages the crawl has admitted but
+// not fetched yet (see crawl.AdmissionAware).
+type pendingAware interface {
+	setPending(pages int)
 }
 
 // None never revisits.

@@ -38,7 +38,9 @@ fetched are not fetched again. Ctrl-C (or SIGTERM) stops cleanly: no new fetch s
 those in flight get crawl.stop-grace (5s) to finish and be recorded. A second Ctrl-C stops
 at once; like kill -9, it loses nothing but the pages that were in flight.
 
-Without a revisit policy the crawl ends when no URL is left to fetch. A progress line shows
+Without a revisit policy the crawl ends when no URL is left to fetch; --budget without
+--revisit revisits with the default policy (optimal) and runs until --duration or Ctrl-C.
+A progress line shows
 pages/s, the queue, hosts and errors, how far the search index lags (it indexes behind the
 crawl, from a durable queue: --index), and with a topic the running harvest rate (relevant
 pages / judged pages); ` + "`sonda status --data DIR`" + ` reads the same figures from another
@@ -111,7 +113,8 @@ func addCrawlFlags(f *pflag.FlagSet) {
 	f.StringArray("resolve", nil, "dial `HOST=ADDR` for matching hosts (e.g. '*.test=127.0.0.1:8080'), like curl --resolve")
 	f.String("metrics-addr", "", "serve Prometheus /metrics on `HOST:PORT` while crawling")
 	f.String("revisit", "", "revisit fetched pages with `POLICY`: "+strings.Join(revisit.PolicyNames, ", ")+" (optimal needs --budget)")
-	f.String("budget", "", "requests per second shared by discovery and revisits, e.g. 10/s, 600/min, 90000/d (pages are revisited only with --revisit)")
+	f.String("budget", "", "requests per second shared by discovery and revisits, e.g. 10/s, 600/min, 90000/d; pages are\n"+
+		"revisited with --revisit, or the default policy ("+revisit.DefaultPolicy+") when it is not given (--revisit none: fetch each page once, paced)")
 	f.String("render", "", "run pages' JavaScript in headless Chromium: `never`, auto (pages that look script-built, on hosts where it pays) or always (see render: in sonda.yaml)")
 	addIndexFlag(f)
 }
@@ -212,8 +215,15 @@ var crawlFlags = []settingFlag{
 		if err != nil {
 			return err
 		}
-		c.Crawl.Budget, err = config.ParseRate(s)
-		return err
+		if c.Crawl.Budget, err = config.ParseRate(s); err != nil {
+			return err
+		}
+		// A budget is for a crawl that keeps its copies fresh (issue 13): without --revisit
+		// (and with no policy configured) it revisits with the default policy.
+		if !f.Changed("revisit") && (c.Revisit.Policy == "" || c.Revisit.Policy == "none") {
+			c.Revisit.Policy = revisit.DefaultPolicy
+		}
+		return nil
 	}},
 }
 
@@ -257,7 +267,7 @@ func budgetNote(cfg config.Config) string {
 	if cfg.Crawl.Budget <= 0 || (cfg.Revisit.Policy != "" && cfg.Revisit.Policy != "none") {
 		return ""
 	}
-	return fmt.Sprintf("budget %s paces every fetch; no page is revisited without a revisit policy (add --revisit optimal, or set revisit.policy)", cfg.Crawl.Budget)
+	return fmt.Sprintf("budget %s paces every fetch; no page is revisited with revisit policy none (leave out --revisit none, or give --revisit %s)", cfg.Crawl.Budget, revisit.DefaultPolicy)
 }
 
 // runCrawl runs one crawl with a progress display on w.

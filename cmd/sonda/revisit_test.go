@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/revisit"
 	"github.com/sonda-search/sonda/revisit/sim"
@@ -168,6 +170,40 @@ func TestCrawlRevisitCLI(t *testing.T) {
 	t.Logf("%d pages fetched, %d URLs seen", fetched, seen)
 	if seen == 0 || fetched <= seen {
 		t.Errorf("%d pages fetched for %d URLs seen: nothing was revisited\n%s", fetched, seen, out)
+	}
+}
+
+// TestBudgetMeansDefaultPolicy: --budget without --revisit revisits with the default
+// policy; --revisit none keeps a paced one-off crawl; a policy given wins.
+func TestBudgetMeansDefaultPolicy(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--budget", "2/s"}, revisit.DefaultPolicy},
+		{[]string{"--budget", "2/s", "--revisit", "none"}, "none"},
+		{[]string{"--budget", "2/s", "--revisit", "uniform"}, "uniform"},
+		{[]string{"--revisit", "uniform", "--budget", "2/s"}, "uniform"},
+		{nil, "none"},
+	} {
+		cmd := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error { return nil }}
+		cmd.Flags().String("config", "", "")
+		cmd.Flags().String("data", t.TempDir(), "")
+		cmd.Flags().String("log-level", "", "")
+		addCrawlFlags(cmd.Flags())
+		if err := cmd.ParseFlags(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := loadConfig(cmd, crawlFlags...)
+		if err != nil {
+			t.Fatalf("%v: %v", tt.args, err)
+		}
+		if cfg.Revisit.Policy != tt.want {
+			t.Errorf("%v: revisit policy %q, want %q", tt.args, cfg.Revisit.Policy, tt.want)
+		}
+		if note := budgetNote(cfg); (note != "") != (tt.want == "none" && len(tt.args) > 0) {
+			t.Errorf("%v: note %q", tt.args, note)
+		}
 	}
 }
 

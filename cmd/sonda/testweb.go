@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sonda-search/sonda/revisit/changeweb"
 	"github.com/sonda-search/sonda/testweb"
 	"github.com/sonda-search/sonda/testweb/corpusweb"
 	"github.com/sonda-search/sonda/testweb/topical"
@@ -24,6 +25,8 @@ func newTestwebCmd() *cobra.Command {
 	var topic, labels, corpus, reuters, examples string
 	var textBytes int
 	var locality float64
+	var change string
+	var changePages int
 	cmd := &cobra.Command{
 		Use:   "testweb [--addr HOST:PORT] [--hosts N] [--seed S]",
 		Short: "Serve the synthetic test web on loopback",
@@ -49,7 +52,14 @@ DIR/pos and DIR/neg, for sonda train page. The whole path, as a user runs it:
   sonda testweb --reuters grain --labels labels.jsonl --examples ex &
   sonda train page --pos ex/pos --neg ex/neg --name grain --out grain.json
   sonda crawl --data crawl --page-model grain.json --max-pages 5000 ...  (as printed)
-  sonda eval focus --data-dir crawl --labels labels.jsonl --topic grain`,
+  sonda eval focus --data-dir crawl --labels labels.jsonl --topic grain
+
+--change MIXTURE adds --change-pages pages to every host whose text changes in real time,
+as Poisson processes with mean intervals from the mixture (e.g. 5s:0.25,1m:0.25,10m:0.25,
+never:0.25), linked from each home page; they carry volatile counters and chrome, and half
+answer conditional requests. On exit (Ctrl-C) the test web prints, from its own logs, how
+fresh the copies it served were over the time it ran (one crawler at a time); sonda eval
+revisit runs such crawls side by side against an oracle.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := testweb.Config{Seed: seed, Hosts: hosts, PagesPerHost: pages}
@@ -64,6 +74,15 @@ DIR/pos and DIR/neg, for sonda train page. The whole path, as a user runs it:
 				}
 				cfg.Corpus, cfg.TextBytes = paras, textBytes
 				cfg.Disable |= testweb.Robots
+			}
+			var set *changeweb.Set
+			if change != "" {
+				mix, err := changeweb.ParseMixture(change)
+				if err != nil {
+					return usageError{fmt.Errorf("--change: %w", err)}
+				}
+				set = changeweb.New(changeweb.Config{PagesPerHost: changePages, Mixture: mix, Seed: uint64(seed)})
+				cfg.Extra = set.Extra
 			}
 			web := testweb.New(cfg)
 			seeds := web.Seeds()
@@ -126,8 +145,18 @@ DIR/pos and DIR/neg, for sonda train page. The whole path, as a user runs it:
 				web.Close()
 			}()
 			start := time.Now()
+			if set != nil {
+				set.Start(start)
+				fmt.Fprintf(out, "changing: %d pages per host, mixture %s\n", changePages, changeweb.FormatMixture(set.Mixture()))
+			}
 			err = web.Serve(ln)
-			fmt.Fprintf(out, "served %d requests in %s\n", len(web.Requests()), formatDuration(time.Since(start)))
+			end := time.Now()
+			fmt.Fprintf(out, "served %d requests in %s\n", len(web.Requests()), formatDuration(end.Sub(start)))
+			if set != nil {
+				rep := set.Freshness(start, end)
+				fmt.Fprintf(out, "changing pages: freshness %.3f over %s, %d fetches (%.0f%% found a change, %d answered 304), %d changes\n",
+					rep.Freshness, formatDuration(end.Sub(start)), rep.Fetches, 100*rep.Changed, rep.NotMod, rep.Changes)
+			}
 			return err
 		},
 	}
@@ -143,5 +172,7 @@ DIR/pos and DIR/neg, for sonda train page. The whole path, as a user runs it:
 	cmd.Flags().StringVar(&reuters, "reuters", "", "serve the Reuters web (npm package "+corpusweb.ReutersPackage+"), seeded for the Reuters `CATEGORY` (grain, crude, trade...)")
 	cmd.Flags().Float64Var(&locality, "locality", 0.55, "with --reuters: probability that a story's link goes to a story sharing a category")
 	cmd.Flags().StringVar(&examples, "examples", "", "with --reuters: write training examples into `DIR`/pos and DIR/neg")
+	cmd.Flags().StringVar(&change, "change", "", "add pages that change in real time, with mean intervals from `MIXTURE` (INTERVAL:SHARE,..., e.g. 5s:0.25,1m:0.25,10m:0.25,never:0.25)")
+	cmd.Flags().IntVar(&changePages, "change-pages", 50, "with --change: changing pages per host")
 	return cmd
 }

@@ -31,8 +31,8 @@ import (
 	"github.com/sonda-search/sonda/testweb"
 )
 
-// Component is a class of pages: Poisson changes with mean interval MeanInterval, making
-// up Share of the pages.
+// Component is a class of pages: Poisson changes with mean interval MeanInterval (0:
+// the pages never change), making up Share of the pages.
 type Component struct {
 	MeanInterval time.Duration
 	Share        float64
@@ -124,13 +124,19 @@ func (s *Set) Extra(host string, _ *rand.Rand) []testweb.Page {
 		path := fmt.Sprintf("/live/page-%d.html", i)
 		p := &page{
 			url:        "http://" + host + path,
-			rate:       1 / comp.MeanInterval.Seconds(),
 			validators: rng.Float64() < s.cfg.Validators,
 			rng:        rand.New(rand.NewPCG(s.cfg.Seed^0xc4a7, hostHash+uint64(i))),
 		}
 		// The page existed before the crawl: its last change came a random while (its
-		// age, exponential with its rate) before Start, as on the web a crawler finds.
-		p.before = time.Duration(rng.ExpFloat64() / p.rate * float64(time.Second))
+		// age, exponential with its rate) before Start, as on the web a crawler finds; a
+		// page that never changes is a year old.
+		p.before = neverAge
+		if comp.MeanInterval > 0 {
+			p.rate = 1 / comp.MeanInterval.Seconds()
+			p.before = time.Duration(rng.ExpFloat64() / p.rate * float64(time.Second))
+		} else {
+			rng.ExpFloat64() // the same draws as a changing page: the other pages keep theirs
+		}
 		s.mu.Lock()
 		s.pages[p.url] = p
 		s.order = append(s.order, p)
@@ -151,9 +157,12 @@ func (s *Set) Start(at time.Time) {
 	}
 }
 
+// neverAge is the age of a page that never changes.
+const neverAge = 365 * 24 * time.Hour
+
 // advance generates p's change times up to t. Callers hold s.mu.
 func (s *Set) advance(p *page, t time.Time) {
-	if s.start.IsZero() {
+	if s.start.IsZero() || p.rate == 0 {
 		return
 	}
 	for p.horizon.Before(t) {
@@ -358,7 +367,8 @@ func (s *Set) URLs() []string {
 	return out
 }
 
-// Rate is a page's change rate per second (0 for a URL that is not a changing page).
+// Rate is a page's change rate per second (0 for a URL that is not a changing page, or a
+// page that never changes).
 func (s *Set) Rate(url string) float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -366,6 +376,60 @@ func (s *Set) Rate(url string) float64 {
 		return p.rate
 	}
 	return 0
+}
+
+// Mixture is the set's rate mixture (its default when the Config gave none).
+func (s *Set) Mixture() []Component { return s.cfg.Mixture }
+
+// Has says url is one of the set's pages (changing or not).
+func (s *Set) Has(url string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pages[url] != nil
+}
+
+// ParseMixture reads a mixture written "INTERVAL:SHARE,...", intervals as Go durations
+// or "never", e.g. "5s:0.25,1m:0.25,10m:0.25,never:0.25"; shares need not sum to one.
+func ParseMixture(s string) ([]Component, error) {
+	var m []Component
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		a, b, ok := strings.Cut(part, ":")
+		a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+		var iv time.Duration
+		var err error
+		if a != "never" {
+			iv, err = time.ParseDuration(a)
+			if err == nil && iv <= 0 {
+				err = fmt.Errorf("not positive")
+			}
+		}
+		sh, err2 := strconv.ParseFloat(b, 64)
+		if !ok || err != nil || err2 != nil || !(sh > 0) || math.IsInf(sh, 0) {
+			return nil, fmt.Errorf("changeweb: mixture component %q: want MEAN_INTERVAL:SHARE, the interval a duration (5s, 10m) or never and the share positive, e.g. 1m:0.25", part)
+		}
+		m = append(m, Component{MeanInterval: iv, Share: sh})
+	}
+	if len(m) == 0 {
+		return nil, fmt.Errorf("changeweb: empty mixture: give components like 5s:0.25,1m:0.25,10m:0.25,never:0.25")
+	}
+	return m, nil
+}
+
+// FormatMixture writes m as ParseMixture reads it.
+func FormatMixture(m []Component) string {
+	parts := make([]string, len(m))
+	for i, c := range m {
+		iv := "never"
+		if c.MeanInterval > 0 {
+			iv = c.MeanInterval.String()
+		}
+		parts[i] = fmt.Sprintf("%s:%g", iv, c.Share)
+	}
+	return strings.Join(parts, ",")
 }
 
 // Report is the freshness of a crawler's copies over a period, from the logs.

@@ -20,9 +20,14 @@ var lineColors = []color.RGBA{
 // Plot draws freshness over time, one line per policy, into path; the format follows the
 // extension (.svg, .png, .pdf, .eps, .jpg, .tif).
 func Plot(results []Result, horizon float64, title, path string) error {
+	return PlotAxis(results, horizon, "day", title, path)
+}
+
+// PlotAxis is Plot with the time axis in unit (the series span [0, horizon] units).
+func PlotAxis(results []Result, horizon float64, unit, title, path string) error {
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "day"
+	p.X.Label.Text = unit
 	p.Y.Label.Text = "freshness (share of pages up to date)"
 	p.Legend.Top = false
 	p.Legend.Left = true

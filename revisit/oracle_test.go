@@ -1,0 +1,54 @@
+package revisit
+
+import (
+	"math"
+	"testing"
+)
+
+// TestOracle: given the true rates, the oracle spends the budget on the pages worth it:
+// none on pages that never change or change far faster than the budget can follow, the
+// budget in all, and a new budget is re-solved.
+func TestOracle(t *testing.T) {
+	rates := []float64{0, 0, 1.0 / 60, 1.0 / 60, 1.0 / 600, 1.0 / 600, 5, 5}
+	var pages []OraclePage
+	for i, r := range rates {
+		pages = append(pages, OraclePage{Key: Key{byte(i + 1)}, Host: "h", Rate: r})
+	}
+	or, err := NewOracle(pages, Options{Budget: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	interval := func(i int) float64 {
+		next := or.Visit(pages[i].Key, Observation{At: t0, Status: OK})
+		if next.IsZero() {
+			return math.Inf(1)
+		}
+		return next.Sub(t0).Seconds()
+	}
+	used := 0.0
+	for i := range pages {
+		used += 1 / interval(i)
+	}
+	if math.Abs(used-0.05) > 0.001 {
+		t.Errorf("the oracle plans %.4f visits/s, want the budget 0.05", used)
+	}
+	for _, i := range []int{0, 1, 6, 7} {
+		if !math.IsInf(interval(i), 1) {
+			t.Errorf("page of rate %v is visited every %.0f s: never-changing and unkeepable pages get no visits", rates[i], interval(i))
+		}
+	}
+	if !(interval(2) < interval(4)) {
+		t.Errorf("a page changing every minute is visited every %.0f s, one changing every 10 minutes every %.0f s", interval(2), interval(4))
+	}
+	if !or.Visit(Key{99}, Observation{At: t0, Status: OK}).IsZero() {
+		t.Error("a page the oracle was not given is revisited")
+	}
+	before := interval(2)
+	or.setBudget(0.5)
+	if !(interval(2) < before) {
+		t.Errorf("a tenfold budget left the interval at %.0f s (was %.0f s)", interval(2), before)
+	}
+	if _, err := NewOracle(pages, Options{}); err == nil {
+		t.Error("an oracle without a budget was accepted")
+	}
+}
