@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/sonda-search/sonda/config"
@@ -102,4 +103,63 @@ func ChangeNormalizer(cfg config.Config) (n fingerprint.Normalizer, md5 bool, er
 // history when a crawl resumes.
 type HistoryRestorer interface {
 	Restore(db *store.DB) error
+}
+
+// hostPaces keeps, per host fetched recently, the request rate politeness allows it (its
+// connections over its rest plus the response time), so that a budget politeness does not
+// allow can be explained (budgetNote) instead of silently not spent.
+type hostPaces struct {
+	mu    sync.Mutex
+	hosts map[string]hostPace
+}
+
+type hostPace struct {
+	perSec     float64
+	crawlDelay bool // robots.txt's Crawl-delay set the rest
+	at         time.Time
+}
+
+// paceWindow is how long a host counts as active after its last response.
+const paceWindow = time.Minute
+
+func (hp *hostPaces) record(host string, pace hostPace) {
+	hp.mu.Lock()
+	defer hp.mu.Unlock()
+	if hp.hosts == nil {
+		hp.hosts = map[string]hostPace{}
+	}
+	hp.hosts[host] = pace
+}
+
+// achievable sums the rates of the hosts active in the last paceWindow (forgetting the
+// others, so memory follows the active hosts) and says what limits them.
+func (hp *hostPaces) achievable(now time.Time) (perSec float64, hosts, crawlDelayed int) {
+	hp.mu.Lock()
+	defer hp.mu.Unlock()
+	for h, p := range hp.hosts {
+		if now.Sub(p.at) > paceWindow {
+			delete(hp.hosts, h)
+			continue
+		}
+		perSec += p.perSec
+		hosts++
+		if p.crawlDelay {
+			crawlDelayed++
+		}
+	}
+	return perSec, hosts, crawlDelayed
+}
+
+// budgetNote explains a budget the crawl cannot spend: "" while the fetch rate is near the
+// budget or politeness would allow it; otherwise, e.g., "budget 2/s, achievable 0.8/s: 4
+// hosts × Crawl-delay".
+func budgetNote(budget, rate, achievable float64, hosts, crawlDelayed int, minDelay time.Duration) string {
+	if budget <= 0 || hosts == 0 || rate >= 0.9*budget || achievable >= 0.95*budget {
+		return ""
+	}
+	why := fmt.Sprintf("%d hosts × politeness.min-delay %v (or delay-factor × response time)", hosts, minDelay)
+	if 2*crawlDelayed >= hosts {
+		why = fmt.Sprintf("%d hosts × Crawl-delay (robots.txt)", hosts)
+	}
+	return fmt.Sprintf("budget %s, achievable %.2g/s: %s", config.Rate(budget), achievable, why)
 }

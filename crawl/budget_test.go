@@ -2,12 +2,14 @@ package crawl
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/fingerprint"
+	"github.com/sonda-search/sonda/testweb"
 )
 
 // TestPacer: workers sharing a pacer start fetches no closer than its interval, a nil
@@ -131,5 +133,45 @@ func TestChangeNormalizer(t *testing.T) {
 	cfg.Revisit.Ignore = nil
 	if n, _, _ := ChangeNormalizer(cfg); n != (fingerprint.Normalizer{}) {
 		t.Errorf("no ignored kinds: %+v, want the plain normalizer", n)
+	}
+}
+
+func TestBudgetNote(t *testing.T) {
+	for _, tt := range []struct {
+		budget, rate, achievable float64
+		hosts, delayed           int
+		want                     string
+	}{
+		{2, 1.9, 4, 4, 0, ""},   // spent
+		{2, 1.1, 4, 4, 0, ""},   // politeness allows it: not politeness's doing
+		{0, 0.5, 0.8, 4, 0, ""}, // no budget
+		{2, 0.8, 0.8, 4, 4, "budget 2/s, achievable 0.8/s: 4 hosts × Crawl-delay (robots.txt)"},
+		{2, 0.8, 0.8, 4, 0, "budget 2/s, achievable 0.8/s: 4 hosts × politeness.min-delay 1s (or delay-factor × response time)"},
+	} {
+		if got := budgetNote(tt.budget, tt.rate, tt.achievable, tt.hosts, tt.delayed, time.Second); got != tt.want {
+			t.Errorf("budgetNote(%v, %v, %v, %d, %d) = %q, want %q", tt.budget, tt.rate, tt.achievable, tt.hosts, tt.delayed, got, tt.want)
+		}
+	}
+}
+
+// TestBudgetNoteLive: a budget politeness cannot allow (2 hosts resting half a second, at
+// most about 4/s, for a budget of 40/s) is explained in the summary.
+func TestBudgetNoteLive(t *testing.T) {
+	web := startWeb(t, testweb.Config{Seed: 2, Hosts: 2, PagesPerHost: 20, Disable: testweb.AllFeatures})
+	cfg := testConfig(t, web)
+	cfg.Crawl.Budget = 40
+	cfg.Crawl.MaxPages = 10
+	cfg.Politeness.MinDelay = 500 * time.Millisecond
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sum, err := c.Run(context.Background(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sum.BudgetNote, "budget 40/s, achievable") || !strings.Contains(sum.BudgetNote, "hosts × politeness.min-delay 500ms") {
+		t.Errorf("budget note %q, want why 40/s cannot be spent", sum.BudgetNote)
 	}
 }

@@ -70,6 +70,7 @@ type Crawler struct {
 	journals   []JournaledSink        // the sinks that keep a durable queue (Journal)
 	backlogs   []Backlogger           // the sinks that work behind the crawl
 	pacer      *pacer                 // crawl.budget; nil when unlimited
+	paces      hostPaces              // what politeness allows each host, with a budget
 	textNorm   fingerprint.Normalizer // change detection (revisit.ignore)
 	md5Print   bool                   // revisit.fingerprint: md5
 	filters    []LinkFilter
@@ -288,6 +289,9 @@ type Summary struct {
 	Waiting []frontier.ParkedHost
 	// Backlogs are how far the sinks that work behind the crawl (Backlogger) are, by name.
 	Backlogs map[string]Backlog
+	// BudgetNote says why crawl.budget is not spent, when politeness does not allow it
+	// (e.g. "budget 2/s, achievable 0.8/s: 4 hosts × Crawl-delay"); "" otherwise.
+	BudgetNote string
 }
 
 // PagesPerSecond is the fetch rate over the run.
@@ -300,7 +304,7 @@ func (s Summary) PagesPerSecond() float64 {
 
 func (c *Crawler) summary(reason string) Summary {
 	s := c.stats
-	return Summary{
+	sum := Summary{
 		Reason: reason, Elapsed: time.Since(s.started), Pages: s.pages.Load(), RobotsTxt: s.robotsFetch.Load(),
 		Bytes: s.bytes.Load(), Errors: copyCounts(&s.mu, s.byError), Statuses: copyCounts(&s.mu, s.byStatus),
 		Rejected: copyCounts(&s.mu, s.byRule), LinksFound: s.linksFound.Load(), LinksQueued: s.linksQueued.Load(),
@@ -308,6 +312,8 @@ func (c *Crawler) summary(reason string) Summary {
 		Freshness: c.expectedFreshness(), Render: c.rs.summary(), Waiting: c.frontier.Parked(),
 		Backlogs: c.sinkBacklogs(),
 	}
+	sum.BudgetNote = c.budgetNote(float64(sum.Pages+sum.RobotsTxt) / max(sum.Elapsed.Seconds(), 1e-9))
+	return sum
 }
 
 // ErrNothingFetched is returned by Run, with the summary, when the crawl tried requests and

@@ -237,6 +237,32 @@ func (c *Crawler) delay(slot *robotsSlot, res *fetch.Result) time.Duration {
 	return HostDelay(c.cfg.Politeness, group, res)
 }
 
+// recordPace notes the rate politeness allows host, for a budget's explanation (only when
+// there is a budget to explain).
+func (c *Crawler) recordPace(host string, slot *robotsSlot, res *fetch.Result, delay time.Duration) {
+	if c.pacer == nil {
+		return
+	}
+	cycle := (delay + responseTime(res)).Seconds()
+	pace := hostPace{perSec: float64(max(c.cfg.Politeness.PerHost, 1)) / max(cycle, 1e-3), at: time.Now()}
+	if slot != nil {
+		if cd, ok := slot.group.CrawlDelay(); ok && cd >= delay {
+			pace.crawlDelay = true
+		}
+	}
+	c.paces.record(host, pace)
+}
+
+// budgetNote explains a budget the crawl does not spend (see budgetNote); rate is the
+// fetch rate measured.
+func (c *Crawler) budgetNote(rate float64) string {
+	if c.pacer == nil {
+		return ""
+	}
+	perSec, hosts, delayed := c.paces.achievable(time.Now())
+	return budgetNote(c.cfg.Crawl.Budget.PerSecond(), rate, perSec, hosts, delayed, c.cfg.Politeness.MinDelay)
+}
+
 func (c *Crawler) newRecord(it frontier.Item) *store.Page {
 	return &store.Page{URL: it.URL, FinalURL: it.URL, Depth: it.Depth, Parent: it.Parent, Visits: it.Visits + 1, RedirectChain: it.Via}
 }
@@ -299,6 +325,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 		c.stats.countStatus(res.Status)
 	}
 	out := frontier.Outcome{Fetched: true, Delay: c.delay(slot, res)}
+	c.recordPace(it.Host, slot, res, out.Delay)
 	errKind, errDetail := "", ""
 	now := c.clock()
 

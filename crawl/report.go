@@ -34,6 +34,9 @@ type Progress struct {
 	// Backlogs are how far the sinks that work behind the crawl are (the search index), by
 	// sink name.
 	Backlogs map[string]Backlog
+	// BudgetNote says why crawl.budget is not being spent, when politeness does not allow
+	// it; "" otherwise.
+	BudgetNote string
 }
 
 // String is the one-line form shown on a terminal. With a topic it ends with the running
@@ -59,6 +62,9 @@ func (p Progress) String() string {
 	for _, name := range names {
 		b := p.Backlogs[name]
 		s += fmt.Sprintf("  %s lag %d docs %.1fs", name, b.Documents, b.Lag.Seconds())
+	}
+	if p.BudgetNote != "" {
+		s += "  " + p.BudgetNote
 	}
 	return s
 }
@@ -106,6 +112,8 @@ type Status struct {
 	// Backlogs are how far the sinks that work behind the crawl (the search index) are
 	// behind it, by sink name.
 	Backlogs map[string]Backlog `json:"backlogs,omitempty"`
+	// BudgetNote says why crawl.budget is not being spent (politeness does not allow it).
+	BudgetNote string `json:"budget_note,omitempty"`
 }
 
 // WaitingHost is a host that waits for a retry, in status.json.
@@ -145,6 +153,7 @@ func (c *Crawler) progress(prevPages int64, interval time.Duration) Progress {
 	}
 	if interval > 0 {
 		p.PagesPerSec = float64(p.Pages-prevPages) / interval.Seconds()
+		p.BudgetNote = c.budgetNote(p.PagesPerSec)
 	}
 	return p
 }
@@ -155,7 +164,7 @@ func (c *Crawler) writeStatus(state string, sum Summary) {
 		Pages: sum.Pages, RobotsTxt: sum.RobotsTxt, Bytes: sum.Bytes, Queued: sum.Frontier.Queued, InFlight: sum.Frontier.InFlight,
 		Seen: sum.Frontier.Seen, Hosts: sum.Frontier.Hosts, PagesPerS: sum.PagesPerSecond(), Errors: sum.Errors,
 		Statuses: sum.Statuses, Rejected: sum.Rejected, Judged: sum.Judged, Relevant: sum.Relevant,
-		ExpectedFreshness: sum.Freshness, Backlogs: sum.Backlogs}
+		ExpectedFreshness: sum.Freshness, Backlogs: sum.Backlogs, BudgetNote: sum.BudgetNote}
 	if c.rs.r != nil {
 		st.Render = &sum.Render
 	}

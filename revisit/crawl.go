@@ -47,6 +47,7 @@ type CrawlPolicy struct {
 	// discovery is making progress on them (followDiscovery).
 	undiscovered int64
 	discovering  bool
+	told         bool // the crawler reports undiscovered (crawl.DiscoveryAware)
 }
 
 // headroom is the part of the shared budget plans may count on: the pacer loses a few
@@ -158,7 +159,7 @@ func (c *CrawlPolicy) Policy() Policy {
 // Undiscovered implements crawl.DiscoveryAware.
 func (c *CrawlPolicy) Undiscovered(urls int64) {
 	c.mu.Lock()
-	c.undiscovered = urls
+	c.undiscovered, c.told = urls, true
 	c.mu.Unlock()
 }
 
@@ -213,10 +214,15 @@ func (c *CrawlPolicy) followDiscovery(o Observation) {
 	// alone, the budget fed itself: revisits that crowded discovery out lowered that rate,
 	// which raised their budget (issue 13's live runs, where discovery took minutes).
 	// URLs that make no progress (a host that never answers) do not hold the budget back.
+	// When the crawler says no URL waits for its first fetch, discovery needs nothing now:
+	// the budget goes to revisits at once rather than as the rate of first visits decays.
 	c.discovering = c.undiscovered > 0 && c.newRate*tau >= 0.999
 	discovery := c.newRate
-	if c.discovering {
+	switch {
+	case c.discovering:
 		discovery = c.total
+	case c.told && c.undiscovered == 0:
+		discovery = 0
 	}
 	b := min(max(headroom*(c.total-discovery), c.share*c.total), headroom*c.total)
 	changed := math.Abs(b-c.current) > 0.05*c.current
@@ -237,9 +243,10 @@ func (c *CrawlPolicy) followPending() {
 	if !c.discovering {
 		pending = 0
 	}
+	horizon := float64(pending) / max(c.newRate, 1e-3*c.total, 1e-9)
 	c.mu.RUnlock()
 	if pp, ok := p.(pendingAware); ok {
-		pp.setPending(int(pending))
+		pp.setPending(int(pending), horizon)
 	}
 }
 

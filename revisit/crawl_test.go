@@ -103,6 +103,17 @@ func TestFollowDiscovery(t *testing.T) {
 	if p.current < 9 || p.current > 9.5 {
 		t.Errorf("1000 URLs that make no progress: revisit budget %v, want about 95%% of 10", p.current)
 	}
+	// Discovery over while first visits were frequent: the budget goes to revisits at once.
+	p.Undiscovered(1000)
+	for i := 0; i < 100; i++ {
+		now = now.Add(100 * time.Millisecond)
+		p.followDiscovery(Observation{At: now, First: true})
+	}
+	p.Undiscovered(0)
+	p.followDiscovery(Observation{At: now.Add(100 * time.Millisecond)})
+	if p.current < 9 || p.current > 9.5 {
+		t.Errorf("no URL left to discover: revisit budget %v, want about 95%% of 10 at once", p.current)
+	}
 }
 
 // TestCrawlIntegration runs the real crawler with a revisit policy on a changing test web:

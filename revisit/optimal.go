@@ -80,9 +80,10 @@ type optimal struct {
 	// pending is how many pages the crawl has admitted and not fetched yet (setPending),
 	// and plannedPending how many the last plan counted.
 	pending, plannedPending int
-	solved                    bool
-	fitted                    bool // the prior comes from empirical Bayes
-	holdReplan                bool // while restoring from history
+	pendingHorizon          float64 // seconds until the pending pages are fetched (setPending)
+	solved                  bool
+	fitted                  bool // the prior comes from empirical Bayes
+	holdReplan              bool // while restoring from history
 	// replanning says a re-plan is solving outside mu (one at a time); epoch counts the
 	// re-plans started, so the pages visited since the last one's snapshot are known.
 	replanning bool
@@ -142,9 +143,16 @@ func (p *optimal) setBudget(b float64) {
 // they will need is not promised to the pages known now: early in a crawl it goes to
 // discovery, which the frontier serves when no revisit is due. A never-fetched page is
 // stale, so fetching it is worth more than revisiting a page that probably has not changed.
-func (p *optimal) setPending(n int) {
+//
+// Such a plan holds only until discovery ends (horizon seconds from now, about): a page
+// scheduled while it holds is visited again by then at the latest, so that no page keeps
+// the long interval, or the "never", of a plan made for a budget discovery was sharing.
+func (p *optimal) setPending(n int, horizon float64) {
 	p.mu.Lock()
 	p.pending = n
+	if n > 0 {
+		p.pendingHorizon = horizon
+	}
 	p.mu.Unlock()
 }
 
@@ -203,6 +211,10 @@ func (p *optimal) Visit(key Key, o Observation) time.Time {
 		}
 	}
 	p.setInterval(pg, p.sol.Interval(p.prob, p.item(pg)))
+	if p.plannedPending > 0 {
+		// The plan counted pages still to be discovered: look again once they are.
+		return after(o.At, min(pg.interval, max(p.pendingHorizon, p.prob.MinInterval)))
+	}
 	return after(o.At, pg.interval)
 }
 

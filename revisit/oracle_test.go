@@ -3,6 +3,7 @@ package revisit
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 // TestOracle: given the true rates, the oracle spends the budget on the pages worth it:
@@ -50,5 +51,43 @@ func TestOracle(t *testing.T) {
 	}
 	if _, err := NewOracle(pages, Options{}); err == nil {
 		t.Error("an oracle without a budget was accepted")
+	}
+}
+
+// TestOptimalPlansForUndiscoveredPages: early in a crawl the optimal plan counts the URLs
+// queued and never fetched, so it promises the pages known so far only their part of the
+// budget and leaves the rest to discovery; once they are fetched, the known pages get it
+// all again.
+func TestOptimalPlansForUndiscoveredPages(t *testing.T) {
+	p, err := newOptimal(Options{Budget: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := t0
+	visitAll := func() {
+		for i := 0; i < 20; i++ {
+			now = now.Add(time.Second)
+			p.Visit(Key{byte(i)}, Observation{At: now, Status: OK, First: now.Sub(t0) <= 20*time.Second, Host: "h"})
+		}
+	}
+	planned := func() float64 {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.planned
+	}
+	visitAll()
+	visitAll()
+	if got := planned(); got < 0.9 || got > 1.05 {
+		t.Fatalf("20 pages known, nothing else queued: %.3f revisits/s planned, want the budget 1", got)
+	}
+	p.setPending(180, 1e9)
+	visitAll()
+	if got := planned(); got > 0.3 {
+		t.Errorf("20 pages known and 180 queued: %.3f revisits/s planned for the known ones, want about a tenth of the budget", got)
+	}
+	p.setPending(0, 0)
+	visitAll()
+	if got := planned(); got < 0.9 {
+		t.Errorf("discovery over: %.3f revisits/s planned, want the budget 1 again", got)
 	}
 }

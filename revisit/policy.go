@@ -160,9 +160,10 @@ type budgeted interface {
 }
 
 // pendingAware is implemented by policies that plan for pages the crawl has admitted but
-// not fetched yet (see crawl.AdmissionAware).
+// not fetched yet (see crawl.DiscoveryAware); horizon is about when (seconds from now)
+// they will all have been fetched at the current rate of first visits.
 type pendingAware interface {
-	setPending(pages int)
+	setPending(pages int, horizon float64)
 }
 
 // None never revisits.

@@ -69,6 +69,9 @@ state to report the frontier exactly.`,
 			}
 			fmt.Fprintf(out, "pages:     %d fetched (%d robots.txt), %s, %.1f pages/s\n", st.Pages, st.RobotsTxt, crawl.FormatBytes(st.Bytes), st.PagesPerS)
 			fmt.Fprintf(out, "frontier:  %d queued, %d in flight, %d seen, %d hosts active\n", st.Queued, st.InFlight, st.Seen, st.Hosts)
+			if st.BudgetNote != "" {
+				fmt.Fprintf(out, "budget:    %s\n", st.BudgetNote)
+			}
 			for _, name := range slices.Sorted(maps.Keys(st.Backlogs)) {
 				b := st.Backlogs[name]
 				fmt.Fprintf(out, "%-10s %d pages behind the crawl, the oldest for %s\n", name+":", b.Documents, formatDuration(b.Lag))
