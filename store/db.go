@@ -84,6 +84,7 @@ type Options struct {
 	ReadOnly bool
 
 	lock *pebble.Lock // held by the caller (RepairWAL) rather than taken by Open
+	fs   vfs.FS       // the file system Pebble uses (nil: the OS's); tests inject faults through it
 }
 
 // DB is the crawl-state database of one data directory. It is safe for concurrent use.
@@ -146,9 +147,16 @@ func Open(dir string, opts Options) (*DB, error) {
 	if opts.lock != nil {
 		po.Lock = opts.lock
 	}
+	if opts.fs != nil {
+		po.FS = opts.fs
+	}
 	if opts.ReadOnly {
 		po.ReadOnly = true
-		po.FS = readOnlyFS{vfs.Default}
+		base := vfs.Default
+		if opts.fs != nil {
+			base = opts.fs
+		}
+		po.FS = readOnlyFS{base}
 	}
 	// A checksum mismatch in a table must reach the reader as an error naming the file
 	// (Pebble's default listener makes it a fatal panic). CorruptFiles keeps the list.
