@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -27,7 +29,14 @@ import (
 
 func startTestServer(t *testing.T) *nats.Conn {
 	t.Helper()
-	s, err := StartServer(ServerOptions{Addr: "127.0.0.1:0", Dir: filepath.Join(t.TempDir(), "js")})
+	nc, _ := startTestServerIn(t, filepath.Join(t.TempDir(), "js"))
+	return nc
+}
+
+// startTestServerIn starts the embedded server with its JetStream data in dir.
+func startTestServerIn(t *testing.T, dir string) (*nats.Conn, string) {
+	t.Helper()
+	s, err := StartServer(ServerOptions{Addr: "127.0.0.1:0", Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +46,27 @@ func startTestServer(t *testing.T) *nats.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	return nc
+	return nc, dir
+}
+
+// dirBytes is the size of the files under dir.
+func dirBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			n += info.Size()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // testNode joins cluster "t" as id with a crawler on its own data directory, and makes its
@@ -543,4 +572,59 @@ func TestEdgesReachTheOwner(t *testing.T) {
 	if !b.edgesCaughtUp(ctx) {
 		t.Error("the owner does not say it caught up with the links routed to it")
 	}
+}
+
+// TestStateStreamBounded: the state stream keeps one message per URL, host, partition
+// epoch and page (compacting subjects), so a crawl that records the same URLs again and
+// again (retries, revisits) does not grow what it holds: messages and live bytes stay
+// those of the first round. What it holds grows with the distinct URLs the cluster ever
+// admitted, as a single node's seen set does. The files on disk keep superseded messages
+// until the file store compacts or drops their blocks: logged, not bounded here.
+func TestStateStreamBounded(t *testing.T) {
+	nc, jsDir := startTestServerIn(t, filepath.Join(t.TempDir(), "js"))
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
+	const urls = 200
+	items := make([]frontier.Item, urls)
+	for i := range items {
+		items[i] = testItem(fmt.Sprintf("www.site%02d.test", i%10), fmt.Sprintf("/page-%d", i))
+	}
+	for p := 0; p < a.nparts; p++ {
+		takeNow(t, ctx, a, p)
+	}
+	round := func() {
+		for i, it := range items {
+			if !complete(t, a, it, frontier.Outcome{Fetched: true, Revisit: time.Now().Add(time.Hour)}) {
+				t.Fatal("gate refused")
+			}
+			if i%4 == 3 { // within the node's bound on unconfirmed pages
+				relayAll(t, ctx, a)
+			}
+		}
+		relayAll(t, ctx, a)
+	}
+	round()
+	first, err := a.state.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk0 := dirBytes(t, filepath.Join(jsDir, "jetstream", "$G", "streams", a.names.stateStream()))
+	for range 20 {
+		round()
+	}
+	last, err := a.state.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 200 URL states, 10 host rests, 4 epochs.
+	if want := uint64(urls + 10 + a.nparts); first.State.Msgs != want || last.State.Msgs != want {
+		t.Errorf("state stream holds %d then %d messages, want %d both times", first.State.Msgs, last.State.Msgs, want)
+	}
+	if last.State.Bytes > first.State.Bytes*11/10 {
+		t.Errorf("state stream grew from %d to %d bytes over 20 more rounds of the same URLs", first.State.Bytes, last.State.Bytes)
+	}
+	disk := dirBytes(t, filepath.Join(jsDir, "jetstream", "$G", "streams", a.names.stateStream()))
+	t.Logf("%d messages, %d bytes (%d on disk) after 1 round; %d messages, %d bytes (%d on disk) after 21 (%d writes)", first.State.Msgs, first.State.Bytes,
+		disk0, last.State.Msgs, last.State.Bytes, disk, last.State.LastSeq)
 }
