@@ -359,7 +359,7 @@ func ApplyEnv(c *Config, env []string) error {
 		}
 		f, ok := fields[name]
 		if !ok {
-			if knownNonConfigEnv[name] {
+			if isNonConfigEnv(name) {
 				continue
 			}
 			return fmt.Errorf("config: unknown environment variable %s (settings are named like SONDA_FETCH_USER_AGENT; see sonda.yaml)", name)
@@ -381,6 +381,13 @@ var knownNonConfigEnv = map[string]bool{
 	"SONDA_FRONTIER_URLS": true, "SONDA_BENCH": true, "SONDA_BENCH_DATASETS": true, "SONDA_BENCH_DIR": true,
 	"SONDA_BENCH_DOCS": true, "SONDA_BENCH_INDEX": true, "SONDA_LIVE_LONG": true, "SONDA_WARC_KILL_CHILD": true,
 	"SONDA_FOCUS_MAX_PAGES": true, "SONDA_FOCUS_PLOT": true, "SONDA_FOCUS_TOPIC": true, "SONDA_FOCUS_WEB_SEED": true,
+	"SONDA_FOCUS_SELF_TRAIN": true, "SONDA_FOCUS_PRIOR": true,
+}
+
+// isNonConfigEnv reports whether name is a SONDA_ variable that is not a setting: one of
+// knownNonConfigEnv, or any SONDA_BENCH_ variable (benchmark knobs).
+func isNonConfigEnv(name string) bool {
+	return knownNonConfigEnv[name] || strings.HasPrefix(name, "SONDA_BENCH_")
 }
 
 func collectEnvFields(v reflect.Value, prefix string, out map[string]reflect.Value) {
