@@ -172,6 +172,9 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if last := nc.LastError(); errors.Is(last, nats.ErrAuthorization) || errors.Is(last, nats.ErrAuthRevoked) || errors.Is(last, nats.ErrAuthExpired) {
+			return usageError{fmt.Errorf("node: the NATS server at %s refused the credentials: %w (a server started with --auth needs --creds AUTHDIR/node.creds)", cfg.Cluster.NATS, last)}
+		}
 		if !nc.IsConnected() {
 			err = fmt.Errorf("cannot reach the NATS server at %s (is `sonda nats` or nats-server -js running?): %w", cfg.Cluster.NATS, err)
 		}

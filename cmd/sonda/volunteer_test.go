@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -284,4 +285,31 @@ func TestVolunteerWorkers(t *testing.T) {
 	t.Logf("%d pages of quarantined workers purged from the indexes and fetched again", purged)
 	t.Logf("%d reachable pages, %d worker results accepted, %d extra fetches (checks, reissues, purges: %.1f%%), %d pages with \"river\" indexed",
 		len(r.web.Reachable()), tasks, extraFetches, 100*float64(extraFetches)/float64(len(r.web.Reachable())), indexed)
+}
+
+// TestNodeRefusedCredentials: a node without credentials on a server started with --auth
+// exits with a message saying which flag it lacks, instead of retrying for ever.
+func TestNodeRefusedCredentials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a NATS server")
+	}
+	addr := freePort(t)
+	dir := t.TempDir()
+	srv := exec.Command(sondaBin, "nats", "--addr", addr, "--data", filepath.Join(dir, "js"), "--auth", filepath.Join(dir, "auth"))
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	waitFor(t, 30*time.Second, "sonda nats --auth to listen", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "auth", cluster.NodeCredsFile))
+		c, derr := net.Dial("tcp", addr)
+		if derr == nil {
+			c.Close()
+		}
+		return err == nil && derr == nil
+	})
+	_, errOut, code := run(t, nil, "node", "--nats", "nats://"+addr, "--data", filepath.Join(dir, "node"), "--exit-when-done")
+	if code != 2 || !strings.Contains(errOut, "refused the credentials") || !strings.Contains(errOut, "--creds") {
+		t.Errorf("node without credentials: exit %d, %s", code, errOut)
+	}
 }
