@@ -61,6 +61,7 @@ func (q *bm25fQuery) Searcher(ctx context.Context, i bindex.IndexReader, _ mappi
 	vectors := q.prox > 0 && len(q.words) > 1
 	for wi, w := range q.words {
 		cw := &wordCursor{}
+		anyDF := 0.0 // documents with the word in some language's fields (an upper bound)
 		for lang, term := range w.terms {
 			df := 0.0
 			for _, f := range q.fields {
@@ -83,6 +84,7 @@ func (q *bm25fQuery) Searcher(ctx context.Context, i bindex.IndexReader, _ mappi
 				df = max(df, float64(fr.r.Count()))
 				cw.readers = append(cw.readers, fr)
 			}
+			anyDF += df
 			if df > 0 {
 				n := max(q.stats.langs[lang], df)
 				if cw.idf == nil {
@@ -98,8 +100,14 @@ func (q *bm25fQuery) Searcher(ctx context.Context, i bindex.IndexReader, _ mappi
 			}
 			if fr != nil {
 				fr.weight, fr.avgLen = q.r.URL, q.stats.avgLen[fieldURL]
-				df := float64(fr.r.Count())
-				cw.urlIDF = math.Log(1 + (q.stats.docs-df+0.5)/(df+0.5))
+				// A word's IDF is the word's, not the field's (BM25F): the documents
+				// that have it anywhere, not only in the URL. Counting only URLs made
+				// a word common in text but rare in paths ("import" in
+				// /search-import-854.html) outscore pages titled with it (issue 13's
+				// "museum import").
+				df := max(float64(fr.r.Count()), anyDF)
+				n := max(q.stats.docs, df)
+				cw.urlIDF = math.Log(1 + (n-df+0.5)/(df+0.5))
 				cw.readers = append(cw.readers, fr)
 			}
 		}

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -599,5 +600,44 @@ func TestOpenRecreatesUnfinishedIndex(t *testing.T) {
 				t.Errorf("the creation's leftover folder is still there (%v)", err)
 			}
 		})
+	}
+}
+
+// TestTitleOutranksURLWord is issue 13's "museum import": in the demo a page titled
+// "Museum Import Rain" ranked third, below pages that had "import" only in their URL and
+// "museum" once in passing. The URL field took its IDF from URLs alone, where the word
+// is rare, although most pages' text has it: a word's IDF must be the word's.
+func TestTitleOutranksURLWord(t *testing.T) {
+	ix := openTest(t, Options{})
+	filler := "river valley report survey energy market council school harbor season"
+	var docs []Doc
+	add := func(url, title, body string) {
+		docs = append(docs, Doc{ID: url, URL: url, Host: "www.site.test", Lang: "en", Title: title, Body: body, Relevance: -1})
+	}
+	// "import" and "museum" are common words of the collection's text...
+	for i := range 40 {
+		words := filler
+		if i%4 != 0 {
+			words += " import"
+		}
+		if i%2 == 0 {
+			words += " museum"
+		}
+		add(fmt.Sprintf("http://www.site.test/page-%d.html", i), fmt.Sprintf("Page %d", i), words+" "+filler)
+	}
+	// ...but rare in URLs: two pages have "import" in theirs and "museum" in passing.
+	add("http://www.site.test/library/search-import-854.html", "Modern Coast Medicine", filler+" museum "+filler+" museum "+filler)
+	add("http://www.site.test/archive/energy-import-704.html", "Gold Music Whale", filler+" museum "+filler)
+	add("http://www.site.test/docs/", "Museum Import Rain", "Museum Import Rain. "+strings.Repeat(filler+" ", 4))
+	load(t, ix, docs...)
+	for _, q := range []string{"museum import", "import museum"} {
+		r := find(t, ix, q)
+		if len(r.Hits) == 0 || r.Hits[0].Title != "Museum Import Rain" {
+			var got []string
+			for _, h := range r.Hits[:min(3, len(r.Hits))] {
+				got = append(got, fmt.Sprintf("%s (%s, %.3f)", h.Title, h.URL, h.Score))
+			}
+			t.Errorf("%q: the page titled with both words is not first: %v", q, got)
+		}
 	}
 }
