@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/internal/procstat"
 	"github.com/sonda-search/sonda/testweb"
 )
@@ -31,19 +32,7 @@ func BenchmarkCrawl(b *testing.B) {
 		cfg.Politeness.DelayFactor = 0
 		cfg.Crawl.Concurrency = 256
 		cfg.Log.Level = "error"
-		c, err := New(cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		sum, err := c.Run(ctx, nil, nil)
-		cancel()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := c.Close(); err != nil {
-			b.Fatal(err)
-		}
+		sum := benchCrawl(b, cfg)
 		runtime.GC()
 		b.ReportMetric(sum.PagesPerSecond(), "pages/s")
 		b.ReportMetric(float64(sum.Pages), "pages")
@@ -56,4 +45,20 @@ func envInt(name string, def int) int {
 		return n
 	}
 	return def
+}
+
+// benchCrawl runs a crawl of cfg to its end.
+func benchCrawl(b *testing.B, cfg config.Config) Summary {
+	c, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	sum, err := c.Run(ctx, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return sum
 }

@@ -401,6 +401,9 @@ func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Pr
 	stopReport := c.reportLoop(runCtx, progress)
 	waitSpace := c.watchSpace(runCtx, cancel)
 	wg.Wait()
+	// Workers end when nothing is left to lease (pages still rendering hold theirs) or
+	// when the crawl stops; pages handed to renders are finished before the summary.
+	renderErr := c.rs.wait()
 	cancel(nil) // ends watchSpace when the frontier emptied
 	waitSpace()
 	stopReport()
@@ -426,6 +429,9 @@ func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Pr
 	}
 	for err := range errs {
 		return sum, err
+	}
+	if renderErr != nil {
+		return sum, renderErr
 	}
 	if ctx.Err() == nil && c.stats.attempts.Load() > attempts0 && c.stats.responses.Load() == responses0 {
 		return sum, nothingFetched(sum)

@@ -24,11 +24,19 @@ import (
 
 // process handles one leased URL from robots.txt check to completion.
 func (c *Crawler) process(ctx context.Context, l *frontier.Lease, budget *atomic.Int64, stop context.CancelCauseFunc) error {
+	// leave ends the gate's hold on the item; a page handed to a render (renderLater)
+	// takes it over, as the page is finished there.
+	var leave func()
 	if c.gate != nil {
 		if !c.gate.Enter(l.Item) {
 			return c.frontier.Release(l, c.clock().Add(gateRetry))
 		}
-		defer c.gate.Leave(l.Item)
+		leave = func() { c.gate.Leave(l.Item) }
+		defer func() {
+			if leave != nil {
+				leave()
+			}
+		}()
 	}
 	u, err := c.norm.Parse(l.Item.URL)
 	if err != nil {
@@ -57,7 +65,12 @@ func (c *Crawler) process(ctx context.Context, l *frontier.Lease, budget *atomic
 		stop(errMaxPages)
 		return c.frontier.Release(l, time.Time{})
 	}
-	return c.fetchPage(ctx, l, u, slot)
+	if c.rs.deferFetch(l.Item.Host) {
+		// The host's pages are rendered and the renders are all taken: its turn goes to
+		// later, and this worker to a host whose pages need no browser.
+		return c.frontier.Release(l, c.clock().Add(renderRetry))
+	}
+	return c.fetchPage(ctx, l, u, slot, &leave, stop)
 }
 
 // robotsFor returns the robots.txt entry for u's origin. When it must be fetched first, it
@@ -267,8 +280,9 @@ func (c *Crawler) newRecord(it frontier.Item) *store.Page {
 	return &store.Page{URL: it.URL, FinalURL: it.URL, Depth: it.Depth, Parent: it.Parent, Visits: it.Visits + 1, RedirectChain: it.Via}
 }
 
-// fetchPage fetches an allowed URL and completes its lease.
-func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.URL, slot *robotsSlot) error {
+// fetchPage fetches an allowed URL and completes its lease, or hands it to renderLater
+// (which then owns *leave).
+func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.URL, slot *robotsSlot, leave *func(), stop context.CancelCauseFunc) error {
 	it := l.Item
 	d := &Document{URL: u, Item: it, Record: c.newRecord(it)}
 	prev, found, err := c.db.Page(u.Key())
@@ -339,7 +353,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 		}
 		if res.Status == 200 && len(res.Body) > 0 {
 			// A body that broke off mid-way (decompression error, reset) is still content.
-			c.analyzeContent(ctx, d, &out, slot)
+			c.analyzeContent(ctx, d, &out, nil)
 		}
 	case res.Status == 304:
 		if d.Prev != nil { // unchanged: keep what we knew
@@ -359,9 +373,18 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 	case res.Status >= 400:
 		errKind = "http-" + strconv.Itoa(res.Status)
 	case res.Status >= 200 && res.Status < 300:
-		c.analyzeContent(ctx, d, &out, slot)
+		page, render := c.renderCandidate(d)
+		if render {
+			return c.renderLater(ctx, l, d, out, slot, page, now, leave, stop)
+		}
+		c.analyzeContent(ctx, d, &out, page)
 	}
-	c.archiveRendered(d, c.archive(res, d))
+	return c.complete(l, d, out, errKind, errDetail, now)
+}
+
+// complete archives a fetched page and finishes its lease.
+func (c *Crawler) complete(l *frontier.Lease, d *Document, out frontier.Outcome, errKind, errDetail string, now time.Time) error {
+	c.archiveRendered(d, c.archive(d.Fetch, d))
 	if err := c.storageFailed(); err != nil {
 		return err
 	}
@@ -472,8 +495,9 @@ func (c *Crawler) candidate(l Link, parent string) (frontier.Item, bool) {
 }
 
 // analyzeContent parses a successful response, fills the record and collects its links.
-// An HTML page that render.mode says to render is read from the DOM its scripts build.
-func (c *Crawler) analyzeContent(ctx context.Context, d *Document, out *frontier.Outcome, slot *robotsSlot) {
+// page, when not nil, is the page's HTML already parsed (from its rendered DOM when it
+// was rendered).
+func (c *Crawler) analyzeContent(ctx context.Context, d *Document, out *frontier.Outcome, page *parse.Page) {
 	res, rec := d.Fetch, d.Record
 	if res.Skipped != "" {
 		return
@@ -489,15 +513,13 @@ func (c *Crawler) analyzeContent(ctx context.Context, d *Document, out *frontier
 	if res.Header != nil {
 		directives = robots.HeaderDirectives(res.Header.Values("X-Robots-Tag"), c.cfg.Robots.Agent)
 	}
-	isHTML := res.MediaType == "text/html" || res.MediaType == "application/xhtml+xml"
-	if isHTML {
-		page, err := parse.Parse(res.UTF8, d.Item.URL, parse.Options{Resolver: c.norm, RobotsNames: []string{c.cfg.Robots.Agent}})
-		if err != nil {
-			rec.Error, rec.ErrorDetail = "parse", err.Error()
-			return
-		}
-		if res.Err == nil && c.wantRender(d, page) {
-			page = c.renderPage(ctx, d, page, slot)
+	if isHTML(res) {
+		if page == nil {
+			var err error
+			if page, err = c.parseHTML(d, res.UTF8); err != nil {
+				rec.Error, rec.ErrorDetail = "parse", err.Error()
+				return
+			}
 		}
 		d.Page = page
 		d.Text = page.Text()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/fetch"
+	"github.com/sonda-search/sonda/frontier"
 	"github.com/sonda-search/sonda/parse"
 	"github.com/sonda-search/sonda/render"
 	"github.com/sonda-search/sonda/robots"
@@ -66,6 +67,20 @@ type renderState struct {
 
 	detected, skippedLearned, subrequests, cacheHits atomic.Int64
 
+	// Renders run on goroutines of their own, never on a fetch worker: a worker hands a
+	// page to be rendered over (renderLater) and goes back to the frontier, so hosts whose
+	// pages need no browser keep their pace while pages wait for a tab. queue bounds the
+	// pages handed over (rendering or waiting for a tab), and so the memory they hold, to
+	// as many as the workers hold; past full (every tab busy and as many pages ready for
+	// the next), hosts known to render are not fetched (deferFetch).
+	queue    chan struct{}
+	full     int
+	wg       sync.WaitGroup
+	deferred atomic.Int64 // leases given back unfetched: their host renders and the queue was full
+	waited   atomic.Int64 // pages whose worker waited for room in the queue
+	failMu   sync.Mutex
+	failed   error // the first error finishing a rendered page (the crawl stops on it)
+
 	mu      sync.Mutex
 	hosts   map[string]*HostRender
 	blocked map[string]int64 // gate refusals by rule
@@ -80,6 +95,8 @@ type HostRender struct {
 	LinksAdded int64 `json:"links_added"` // links only the rendered DOM had
 	Requests   int64 `json:"requests"`    // subresource requests to this host the gate answered
 	Off        bool  `json:"off"`         // auto mode stopped rendering the host: it did not pay
+
+	handed int64 // pages handed to a render (deferFetch: the host's pages are rendered)
 }
 
 // RenderSummary describes rendering in a crawl.
@@ -113,6 +130,12 @@ func (c *Crawler) startRendering() error {
 		return nil
 	}
 	rs.cache = newSubCache(int64(c.cfg.Render.CacheSize))
+	tabs := c.cfg.Render.Tabs
+	if tabs <= 0 {
+		tabs = render.DefaultTabs
+	}
+	rs.full = 2 * tabs
+	rs.queue = make(chan struct{}, rs.full+c.cfg.Crawl.Concurrency)
 	rs.pace.hosts = map[string]*hostTurn{}
 	if rs.external != nil {
 		rs.r = rs.external
@@ -225,6 +248,102 @@ func (c *Crawler) wantRender(d *Document, page *parse.Page) bool {
 	return true
 }
 
+// renderRetry is how long a lease given back by deferFetch waits before it is offered again.
+const renderRetry = 500 * time.Millisecond
+
+// deferFetch says whether a lease of host should be given back unfetched: the host's pages
+// are rendered (some were handed to a render, and the host was not turned off) and the
+// render queue is full, so its page would only add to the wait. Pages of hosts not known
+// to render still go in, up to the queue's capacity; past it their worker waits.
+func (rs *renderState) deferFetch(host string) bool {
+	if rs.queue == nil || len(rs.queue) < rs.full {
+		return false
+	}
+	rs.mu.Lock()
+	hr := rs.hosts[host]
+	rendered := hr != nil && hr.handed > 0 && !hr.Off
+	rs.mu.Unlock()
+	if rendered {
+		rs.deferred.Add(1)
+	}
+	return rendered
+}
+
+func isHTML(res *fetch.Result) bool {
+	return res.MediaType == "text/html" || res.MediaType == "application/xhtml+xml"
+}
+
+// parseHTML parses body as the HTML of d.
+func (c *Crawler) parseHTML(d *Document, body []byte) (*parse.Page, error) {
+	return parse.Parse(body, d.Item.URL, parse.Options{Resolver: c.norm, RobotsNames: []string{c.cfg.Robots.Agent}})
+}
+
+// renderCandidate parses the raw HTML of d, a successful response (nil when it is not an
+// HTML page that parses), and says whether render.mode wants the page rendered.
+func (c *Crawler) renderCandidate(d *Document) (*parse.Page, bool) {
+	res := d.Fetch
+	if res.Skipped != "" || res.UTF8 == nil || res.Err != nil || !isHTML(res) {
+		return nil, false
+	}
+	page, err := c.parseHTML(d, res.UTF8)
+	if err != nil {
+		return nil, false
+	}
+	return page, c.wantRender(d, page)
+}
+
+// renderLater hands d, fetched with lease l and parsed from its raw HTML into raw, to a
+// goroutine of its own that renders it and finishes it (analyzers, WARC, the lease), and
+// returns: the worker goes on with other hosts meanwhile. The lease stays held until the
+// page is finished, so its host makes no other request meanwhile (the render's own are
+// paced by the gate). When the queue is at capacity the worker waits for room. leave, when set, is the gate's hold on the item;
+// renderLater takes it over. An error finishing the page stops the crawl through stop.
+func (c *Crawler) renderLater(ctx context.Context, l *frontier.Lease, d *Document, out frontier.Outcome, slot *robotsSlot, raw *parse.Page, now time.Time, leave *func(), stop context.CancelCauseFunc) error {
+	rs := &c.rs
+	select {
+	case rs.queue <- struct{}{}:
+	default:
+		rs.waited.Add(1)
+		select {
+		case rs.queue <- struct{}{}:
+		case <-ctx.Done():
+			return c.frontier.Release(l, time.Time{}) // stopping: the URL stays queued
+		}
+	}
+	rs.mu.Lock()
+	rs.host(d.URL.HostKey()).handed++
+	rs.mu.Unlock()
+	left := *leave
+	*leave = nil
+	rs.wg.Add(1)
+	go func() {
+		defer rs.wg.Done()
+		defer func() { <-rs.queue }()
+		if left != nil {
+			defer left()
+		}
+		page := c.renderPage(ctx, d, raw, slot)
+		c.analyzeContent(ctx, d, &out, page)
+		if err := c.complete(l, d, out, "", "", now); err != nil {
+			rs.failMu.Lock()
+			if rs.failed == nil {
+				rs.failed = err
+			}
+			rs.failMu.Unlock()
+			stop(err)
+		}
+	}()
+	return nil
+}
+
+// wait waits for the pages handed to renders and returns the first error finishing one.
+func (rs *renderState) wait() error {
+	rs.wg.Wait()
+	rs.failMu.Lock()
+	defer rs.failMu.Unlock()
+	return rs.failed
+}
+
 // renderPage renders d (whose raw HTML parsed into raw) and, when that works, returns the
 // parse of the rendered DOM, having swapped d.Fetch for a copy whose body is that DOM (the
 // raw response stays in d.Raw for the WARC). On failure it returns raw and notes why.
@@ -241,7 +360,7 @@ func (c *Crawler) renderPage(ctx context.Context, d *Document, raw *parse.Page, 
 	}
 	c.rs.observe(out.Duration)
 	c.metrics.renderSeconds.Observe(out.Duration.Seconds())
-	page, err := parse.Parse(out.HTML, d.Item.URL, parse.Options{Resolver: c.norm, RobotsNames: []string{c.cfg.Robots.Agent}})
+	page, err := c.parseHTML(d, out.HTML)
 	if err != nil {
 		d.Record.RenderError = "parse rendered DOM: " + err.Error()
 		return raw

@@ -3,12 +3,13 @@
 package crawl
 
 import (
-	"context"
 	"fmt"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/render"
 	"github.com/sonda-search/sonda/testweb"
 )
@@ -60,19 +61,7 @@ func BenchmarkRenderModes(b *testing.B) {
 						}
 					}
 					cpu := cpuTime()
-					c, err := New(cfg)
-					if err != nil {
-						b.Fatal(err)
-					}
-					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-					sum, err := c.Run(ctx, nil, nil)
-					cancel()
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := c.Close(); err != nil {
-						b.Fatal(err)
-					}
+					sum := benchCrawl(b, cfg)
 					w.Close()
 					if web == "mixed" {
 						b.ReportMetric(staticRate(w), "static-pages/s")
@@ -109,4 +98,73 @@ func staticRate(w *testweb.ScriptWeb) float64 {
 		return 0
 	}
 	return float64(n-1) / last.Sub(first).Seconds()
+}
+
+// BenchmarkRenderStaticHalf measures what render.mode auto costs the static half of a mixed
+// web: it crawls the same mixed web (10 static hosts of 20 pages, the SPA, the portal, the
+// hostile and the thin sites) with never and then with auto in one run and reports the
+// static half's pages/s of each and their ratio (auto/never; the issue asks ≥ 0.9).
+//
+// Two regimes: "polite" is what a real crawl is like, its rate set by per-host politeness
+// (the default min-delay 1s, delay-factor 2, 64 workers): the static hosts wait for their
+// turn, not for CPU. "cpu" takes politeness away (min-delay 0, 8 workers), so the static
+// half runs as fast as the machine allows and competes with the browser for the CPU.
+//
+//	go test -run XXX -bench RenderStaticHalf -benchtime 1x ./crawl
+func BenchmarkRenderStaticHalf(b *testing.B) {
+	if _, err := render.FindChromium(); err != nil {
+		b.Skip(err)
+	}
+	for _, regime := range []string{"polite", "cpu"} {
+		b.Run(regime, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				rates := map[string]float64{}
+				for _, mode := range []string{"never", "auto"} {
+					w := &testweb.ScriptWeb{Articles: 20, Datasets: 10, StaticHosts: 10, StaticPages: 20}
+					if regime == "cpu" {
+						// Big enough to be crawled while the browser starts and renders.
+						w.StaticPages = 1000
+					}
+					if _, err := w.Start(); err != nil {
+						b.Fatal(err)
+					}
+					cfg := scriptWebConfig(b, w, mode)
+					cfg.Render.Idle = 500 * time.Millisecond
+					cfg.Log.Level = "error"
+					if regime == "polite" {
+						def := config.Default()
+						cfg.Politeness.MinDelay, cfg.Politeness.DelayFactor = def.Politeness.MinDelay, def.Politeness.DelayFactor
+						cfg.Crawl.Concurrency = def.Crawl.Concurrency
+					} else {
+						cfg.Politeness.DelayFactor = 0
+						cfg.Crawl.Concurrency = 8
+					}
+					sum := benchCrawl(b, cfg)
+					w.Close()
+					rates[mode] = staticRate(w)
+					b.ReportMetric(rates[mode], mode+"-static-pages/s")
+					if mode == "auto" {
+						b.ReportMetric(float64(sum.Render.Renders), "auto-renders")
+					}
+					gaps := staticGaps(w)
+					b.ReportMetric(float64(gaps[len(gaps)/2].Milliseconds()), mode+"-gap-p50-ms")
+					b.ReportMetric(float64(gaps[len(gaps)*99/100].Milliseconds()), mode+"-gap-p99-ms")
+				}
+				b.ReportMetric(rates["auto"]/rates["never"], "auto/never")
+			}
+		})
+	}
+}
+
+// staticGaps are the times between consecutive requests to each static host of w, sorted.
+func staticGaps(w *testweb.ScriptWeb) []time.Duration {
+	var gaps []time.Duration
+	for h := 0; h < w.StaticHosts; h++ {
+		t := w.Times(fmt.Sprintf("www.static%d.test", h))
+		for i := 1; i < len(t); i++ {
+			gaps = append(gaps, t[i].Sub(t[i-1]))
+		}
+	}
+	slices.Sort(gaps)
+	return gaps
 }
