@@ -4,7 +4,6 @@ import (
 	"net/url"
 	"strings"
 
-	trafilatura "github.com/markusmobius/go-trafilatura"
 	nethtml "golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -424,8 +423,8 @@ func hasUnitChild(n *nethtml.Node) bool {
 	return found
 }
 
-// body fills Article.Body: the fast path when enabled, else go-trafilatura, else JSON-LD
-// articleBody.
+// body fills Article.Body: the fast path when enabled, else the extractors' vote
+// (consensusBody), else JSON-LD articleBody.
 func (e *Extractor) body(a *Article, doc *nethtml.Node, s *signals, main ldObject, base *url.URL) {
 	if e.opts.FastPath {
 		if art, prose := fastPathArticle(s); art != nil {
@@ -438,13 +437,17 @@ func (e *Extractor) body(a *Article, doc *nethtml.Node, s *signals, main ldObjec
 			}
 		}
 	}
-	res := e.runTrafilatura(doc, base)
-	if res != nil && res.ContentNode != nil {
-		// The headline stays when go-trafilatura counts it as content. Dropping it
+	// Hidden elements (video-player menus, closed galleries, modal dialogs) would be
+	// taken for text by every extractor.
+	restore := detachHidden(doc)
+	bs, from := e.consensusBody(doc, base)
+	restore()
+	if len(bs) > 0 {
+		// The headline stays when the extractor counts it as content. Dropping it
 		// (Readability's convention, which the Readability test set follows) gained 0.001
 		// F1 there and lost 0.002 on Dragnet, whose gold keeps headlines (issue 13).
-		a.Body = blocks(res.ContentNode, nil)
-		a.source("body", "trafilatura")
+		a.Body = bs
+		a.source("body", from)
 	}
 	if main != nil && bodyWords(a.Body) < e.opts.MinArticleWords {
 		if ab := s.ld.text(main["articleBody"]); countWords(ab) > bodyWords(a.Body) {
@@ -476,24 +479,4 @@ func textBlocks(text string) []Block {
 		}
 	}
 	return out
-}
-
-// runTrafilatura runs go-trafilatura's content extraction (comments excluded, date search
-// off: the cascade reads dates itself) on the page without its hidden elements, which
-// go-trafilatura would otherwise take for text (video-player menus, closed galleries,
-// modal dialogs). nil when it finds nothing.
-func (e *Extractor) runTrafilatura(doc *nethtml.Node, base *url.URL) *trafilatura.ExtractResult {
-	restore := detachHidden(doc)
-	defer restore()
-	opts := trafilatura.Options{
-		OriginalURL:     base,
-		EnableFallback:  !e.opts.NoFallback,
-		ExcludeComments: true,
-		HtmlDateMode:    trafilatura.Disabled,
-	}
-	res, err := trafilatura.ExtractDocument(doc, opts)
-	if err != nil {
-		return nil
-	}
-	return res
 }

@@ -30,7 +30,8 @@ func newEvalExtractionCmd() *cobra.Command {
 		Long: `eval extraction runs each extraction mode and the baseline over each test set DIR and
 prints one row per set and mode. A DIR is laid out like Mozilla Readability's test suite
 (one folder per page: source.html, expected.html, expected-metadata.json) or like Dragnet's
-(html/ID.html with gold/ID.txt). Without DIR it scores both sets in ../shared/testdata:
+(html/ID.html with gold/ID.txt; a gold text is cut at its "!@#$%^&*() COMMENTS" line, the
+readers' comments that follow it are not main content). Without DIR it scores both sets in ../shared/testdata:
 dragnet, the set the cascade is tuned on, and readability, held out. A change that gains on
 one and loses on the other is overfitting.
 
@@ -50,8 +51,8 @@ one and loses on the other is overfitting.
   docs/cpu-s      pages per second of CPU time: what one core sustains
 
 --per-page N explains the difference with the baseline: for each set and mode, the pages
-grouped by the cascade stage that produced their body (sources.body: article, trafilatura,
-jsonld...) with the mean F1 of the mode and of the baseline on them, then the N pages where
+grouped by the cascade stage that produced their body (sources.body: trafilatura, or
+readability and distiller where the extractors' vote overruled it, article, jsonld...) with the mean F1 of the mode and of the baseline on them, then the N pages where
 the mode loses most.
 
   sonda eval extraction

@@ -69,7 +69,7 @@ fields and <article> paragraphs), trafilatura (go-trafilatura alone).
 	cmd.Flags().StringArrayVar(&urls, "url", nil, "address of the i-th `URL` file (repeat per file)")
 	cmd.Flags().StringVar(&mode, "mode", string(extract.ModeSonda), "extraction `MODE`: sonda, thesis or trafilatura")
 	cmd.Flags().IntVar(&workers, "workers", 0, "files extracted at once (default: one per core)")
-	cmd.Flags().BoolVar(&noFallback, "no-fallback", false, "skip go-trafilatura's Readability and DOM Distiller fallbacks (faster)")
+	cmd.Flags().BoolVar(&noFallback, "no-fallback", false, "take the body from go-trafilatura alone: no Readability or DOM Distiller fallback, no vote among the extractors (faster, less accurate)")
 	cmd.Flags().BoolVar(&fastPath, "fast-path", false, "take the body from a page's <article> without go-trafilatura when it clearly holds the text (faster, slightly less complete)")
 	return cmd
 }

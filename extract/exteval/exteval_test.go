@@ -137,6 +137,9 @@ func TestLoadDragnet(t *testing.T) {
 		if c.Name == "158" && !strings.Contains(c.Expected, "Forgiving your enemies") { // gold in UTF-16
 			t.Errorf("page 158's UTF-16 gold text not decoded: %q", c.Expected[:min(60, len(c.Expected))])
 		}
+		if c.Name == "131" && (!strings.Contains(c.Expected, "Nation Is Losing Its Toolbox") || strings.Contains(c.Expected, "Cheech Wizard")) {
+			t.Errorf("page 131's gold must keep the story and drop the comments after its separator: %d bytes", len(c.Expected))
+		}
 	}
 	// A page without its gold text is an error, not a page that scores 0.
 	dir := t.TempDir()
@@ -199,11 +202,21 @@ func heldOutSets(t *testing.T) map[string][]Case {
 	return sets
 }
 
+// minGain is issue 13's goal: sonda's body F1 at least go-trafilatura's plus this, on
+// every test set.
+const minGain = 0.015
+
+// minStagePages is the fewest pages a cascade stage must decide for its own comparison
+// with the baseline to be asserted (fewer pages make a mean that one page can swing).
+const minStagePages = 5
+
 // TestAcceptance is the extraction's promise on both test sets, the one it is tuned on
 // (TunedOn) and the one held out (issues 6 and 13): on each, sonda's body F1 is at least
-// go-trafilatura's, and so is the mean F1 on the pages each stage of the cascade decided
-// (a stage trusted without evidence, like the <article> fast path was on Dragnet, fails
-// here); on Readability its metadata is clearly better; the thesis mode trails both.
+// go-trafilatura's plus minGain, and on the pages each stage of the cascade decided
+// (go-trafilatura kept, or overruled by the vote for Readability or DOM Distiller) the
+// mean F1 is at least go-trafilatura's: a stage trusted without evidence, like the
+// <article> fast path was on Dragnet, fails here. On Readability its metadata is clearly
+// better; the thesis mode trails both.
 func TestAcceptance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the full evaluation takes seconds")
@@ -221,13 +234,13 @@ func TestAcceptance(t *testing.T) {
 	for name, cases := range heldOutSets(t) {
 		sonda := run(cases, extract.Options{})
 		traf := run(cases, extract.Options{Mode: extract.ModeTrafilatura})
-		t.Logf("%s (%s, %d pages): body F1 sonda %.4f, go-trafilatura %.4f", name, Role(name), len(cases), sonda.F1, traf.F1)
-		if sonda.F1 < traf.F1 {
-			t.Errorf("%s: sonda body F1 %.4f below go-trafilatura's %.4f", name, sonda.F1, traf.F1)
+		t.Logf("%s (%s, %d pages): body F1 sonda %.4f, go-trafilatura %.4f (%+.4f)", name, Role(name), len(cases), sonda.F1, traf.F1, sonda.F1-traf.F1)
+		if sonda.F1 < traf.F1+minGain {
+			t.Errorf("%s: sonda body F1 %.4f is not go-trafilatura's %.4f + %.3f", name, sonda.F1, traf.F1, minGain)
 		}
 		for _, st := range ByStage(Compare(sonda, traf)) {
 			t.Logf("%s: stage %s decided %d pages: F1 %.4f, go-trafilatura %.4f on them", name, st.Stage, st.Pages, st.MeanF1, st.MeanBaseF1)
-			if st.Pages >= 10 && st.MeanF1 < st.MeanBaseF1 {
+			if st.Pages >= minStagePages && st.MeanF1 < st.MeanBaseF1 {
 				t.Errorf("%s: on the %d pages the %s stage decided sonda's F1 is %.4f, below go-trafilatura's %.4f there", name, st.Pages, st.Stage, st.MeanF1, st.MeanBaseF1)
 			}
 		}
@@ -246,6 +259,24 @@ func TestAcceptance(t *testing.T) {
 		}
 		if thesis.F1 >= sonda.F1 {
 			t.Errorf("thesis mode F1 %.3f not below sonda's %.3f", thesis.F1, sonda.F1)
+		}
+	}
+}
+
+func TestMainText(t *testing.T) {
+	tests := []struct{ gold, want string }{
+		{"Title\n\nBody text.\n", "Title\n\nBody text.\n"},
+		{"Title\nBody.\n\n!@#$%^&*()  COMMENTS\nReader one\nGreat post\n", "Title\nBody.\n\n"},
+		{"Body.\r\n!@#$%^&*() COMMENTS\r\nReader\r\n", "Body.\r\n"},
+		{"Body.\n!@ $%^&*()  COMMENTS\nReader\n", "Body.\n"}, // the separator as some files spell it
+		{"Body.\n!@#$%^&*()  CORRECTED\nReader\n", "Body.\n"},
+		{"Body.\n!@#$%^&*()\nReader\n", "Body.\n"},
+		{"!@#$%^&*()  COMMENTS\nReader\n", ""}, // a page whose main content the annotators left empty
+		{"Five comments below.\nBody.", "Five comments below.\nBody."},
+	}
+	for _, tt := range tests {
+		if got := MainText(tt.gold); got != tt.want {
+			t.Errorf("MainText(%q) = %q, want %q", tt.gold, got, tt.want)
 		}
 	}
 }

@@ -1,0 +1,183 @@
+package extract
+
+import (
+	"hash/maphash"
+	"net/url"
+	"strings"
+
+	"github.com/go-shiori/dom"
+	"github.com/go-shiori/go-readability"
+	distiller "github.com/markusmobius/go-domdistiller"
+	trafilatura "github.com/markusmobius/go-trafilatura"
+	nethtml "golang.org/x/net/html"
+)
+
+// The body comes from a vote of three independent extractors rather than from
+// go-trafilatura alone (issue 13). go-trafilatura, go-readability and DOM Distiller
+// fail differently: each one sometimes takes a sidebar, a comment thread or a list of
+// teasers for the article, but rarely the same wrong block as another. So when
+// go-trafilatura and Readability disagree about the text, the extractor whose text the
+// other two share most is the one that found the article. Measured on the Dragnet
+// pages (the set tuned on) go-trafilatura's body was the odd one out on 128 pages where
+// it and Readability agreed on less than 0.7 of their shingles: mean F1 0.52 there,
+// Readability 0.77, DOM Distiller 0.76.
+//
+// agreeThreshold is the shingle F1 between go-trafilatura's and Readability's texts
+// above which go-trafilatura's body is kept without asking DOM Distiller: the two agree,
+// so a third opinion changes little. Chosen on Dragnet, where the gain of the vote was
+// flat from 0.9 upwards (F1 0.9050 at 0.9, 0.9058 when every page is voted on) while
+// the share of pages that pay for DOM Distiller grew from 25 % to 100 %.
+const agreeThreshold = 0.9
+
+// bodyCandidate is one extractor's body.
+type bodyCandidate struct {
+	from   string
+	blocks []Block
+	sh     shingleSet
+}
+
+// consensusBody runs go-trafilatura with Readability's result as its fallback candidate
+// (so that Readability runs once), and, when the two disagree, DOM Distiller, and
+// returns the body the extractors agree on most. doc must be free of hidden elements.
+// It returns nil blocks when no extractor found text.
+func (e *Extractor) consensusBody(doc *nethtml.Node, base *url.URL) ([]Block, string) {
+	opts := e.trafilaturaOptions(base)
+	var rd bodyCandidate
+	if !e.opts.NoFallback {
+		// ParseDocument clones the document; go-trafilatura may later rewrite the node
+		// it returns, so its blocks are taken now.
+		if art, err := readability.FromDocument(doc, base); err == nil && art.Node != nil {
+			rd = bodyCandidate{from: "readability", blocks: blocks(art.Node, nil)}
+			opts.FallbackCandidates = &trafilatura.FallbackCandidates{Readability: art.Node}
+		}
+	}
+	tr := bodyCandidate{from: "trafilatura"}
+	if res, err := trafilatura.ExtractDocument(doc, opts); err == nil && res != nil && res.ContentNode != nil {
+		tr.blocks = blocks(res.ContentNode, nil)
+	}
+	if e.opts.NoFallback {
+		return tr.blocks, tr.from
+	}
+	tr.sh, rd.sh = newShingleSet(tr.blocks), newShingleSet(rd.blocks)
+	if agreement(tr.sh, rd.sh) >= agreeThreshold {
+		return tr.blocks, tr.from
+	}
+	di := bodyCandidate{from: "distiller"}
+	if res, err := distiller.Apply(dom.Clone(doc, true), &distiller.Options{OriginalURL: base, SkipPagination: true}); err == nil && res != nil && res.Node != nil {
+		di.blocks = blocks(res.Node, nil)
+	}
+	di.sh = newShingleSet(di.blocks)
+	best := medoid([]bodyCandidate{tr, rd, di})
+	return best.blocks, best.from
+}
+
+// medoid is the candidate whose text agrees most with the others' (the first on a tie,
+// so go-trafilatura, the better extractor alone, wins ties).
+func medoid(cs []bodyCandidate) bodyCandidate {
+	best, bestScore := 0, -1.0
+	for i := range cs {
+		score := 0.0
+		for j := range cs {
+			if i != j {
+				score += agreement(cs[i].sh, cs[j].sh)
+			}
+		}
+		if score > bestScore+1e-9 {
+			best, bestScore = i, score
+		}
+	}
+	return cs[best]
+}
+
+// trafilaturaOptions are the options the cascade runs go-trafilatura with: comments
+// excluded, date search off (the cascade reads dates itself).
+func (e *Extractor) trafilaturaOptions(base *url.URL) trafilatura.Options {
+	return trafilatura.Options{
+		OriginalURL:     base,
+		EnableFallback:  !e.opts.NoFallback,
+		ExcludeComments: true,
+		HtmlDateMode:    trafilatura.Disabled,
+	}
+}
+
+// shingleSet is the multiset of a text's 4-word shingles (hashed), the unit the
+// evaluation scores bodies in (extract/exteval): two extractors agree as much as their
+// outputs would score against each other.
+type shingleSet struct {
+	counts map[uint64]int
+	total  int
+}
+
+const shingleWords = 4
+
+var shingleSeed = maphash.MakeSeed()
+
+func newShingleSet(bs []Block) shingleSet {
+	var words []string
+	for _, b := range bs {
+		words = appendWords(words, b.Text)
+	}
+	s := shingleSet{counts: make(map[uint64]int, len(words))}
+	add := func(ws []string) {
+		var h maphash.Hash
+		h.SetSeed(shingleSeed)
+		for _, w := range ws {
+			h.WriteString(w)
+			h.WriteByte(0)
+		}
+		s.counts[h.Sum64()]++
+		s.total++
+	}
+	switch {
+	case len(words) == 0:
+	case len(words) < shingleWords:
+		add(words)
+	default:
+		for i := 0; i+shingleWords <= len(words); i++ {
+			add(words[i : i+shingleWords])
+		}
+	}
+	return s
+}
+
+// Words splits text into its lowercased \w+ tokens (Unicode letters, numbers and
+// underscore), the tokens the evaluation scores bodies in (extract/exteval).
+func Words(text string) []string { return appendWords(nil, text) }
+
+// appendWords appends the lowercased \w+ tokens of text.
+func appendWords(out []string, text string) []string {
+	start := -1
+	for i, r := range text {
+		w := isWordRune(r)
+		switch {
+		case w && start < 0:
+			start = i
+		case !w && start >= 0:
+			out = append(out, strings.ToLower(text[start:i]))
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, strings.ToLower(text[start:]))
+	}
+	return out
+}
+
+// agreement is the shingle F1 of two texts: 1 when both are empty, 0 when one is.
+func agreement(a, b shingleSet) float64 {
+	if a.total == 0 || b.total == 0 {
+		if a.total == b.total {
+			return 1
+		}
+		return 0
+	}
+	small, large := a, b
+	if len(small.counts) > len(large.counts) {
+		small, large = large, small
+	}
+	shared := 0
+	for k, n := range small.counts {
+		shared += min(n, large.counts[k])
+	}
+	return 2 * float64(shared) / float64(a.total+b.total)
+}

@@ -1,0 +1,103 @@
+package extract
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sonda-search/sonda/fetch"
+)
+
+func TestAgreement(t *testing.T) {
+	set := func(texts ...string) shingleSet {
+		var bs []Block
+		for _, s := range texts {
+			bs = append(bs, Block{Kind: "p", Text: s})
+		}
+		return newShingleSet(bs)
+	}
+	tests := []struct {
+		a, b shingleSet
+		want float64
+	}{
+		{set("one two three four five"), set("One, two; three four five."), 1}, // case and punctuation do not count
+		{set("one two three four five"), set("one two three four"), 2.0 / 3},  // 1 shared of 2 + 1 shingles
+		{set("one two three four"), set("five six seven eight"), 0},
+		{set("one two three four five"), set("one two", "three four five"), 1}, // blocks are one text
+		{set(), set(), 1},
+		{set("one two three four"), set(), 0},
+		{set("a b c d a b c d"), set("a b c d"), 2.0 / 6}, // multisets: 5 shingles against 1, 1 shared
+	}
+	for i, tt := range tests {
+		if got := agreement(tt.a, tt.b); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("%d: agreement = %v, want %v", i, got, tt.want)
+		}
+		if got := agreement(tt.b, tt.a); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("%d: agreement is not symmetric: %v, want %v", i, got, tt.want)
+		}
+	}
+}
+
+func TestMedoid(t *testing.T) {
+	cand := func(from, text string) bodyCandidate {
+		bs := []Block{{Kind: "p", Text: text}}
+		return bodyCandidate{from: from, blocks: bs, sh: newShingleSet(bs)}
+	}
+	story := "the council voted on tuesday to close the old bridge for repairs until spring"
+	sidebar := "most read today weather traffic sports subscribe to our newsletter for more"
+	tests := []struct {
+		name string
+		cs   []bodyCandidate
+		want string
+	}{
+		{"the odd one out loses", []bodyCandidate{cand("trafilatura", sidebar), cand("readability", story), cand("distiller", story+" share this")}, "readability"},
+		{"two that agree keep the first", []bodyCandidate{cand("trafilatura", story), cand("readability", sidebar), cand("distiller", story)}, "trafilatura"},
+		{"no agreement: the first", []bodyCandidate{cand("trafilatura", story), cand("readability", sidebar), cand("distiller", "")}, "trafilatura"},
+	}
+	for _, tt := range tests {
+		if got := medoid(tt.cs).from; got != tt.want {
+			t.Errorf("%s: medoid = %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestConsensusOverrulesOddExtractor runs the vote on a real page (Dragnet's R163, a
+// TypePad blog post) where go-trafilatura takes the comment-preview box and the sidebar
+// for the article while Readability and DOM Distiller both find the post.
+func TestConsensusOverrulesOddExtractor(t *testing.T) {
+	path := filepath.Join("..", "..", "shared", "testdata", "dragnet", "html", "R163.html")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Skipf("Dragnet page not found (%v): this test needs ../shared/testdata/dragnet", err)
+	}
+	page := fetch.ToUTF8(raw, "text/html")
+	const post = "Experimental philosophers nicely fit the description"
+	alone, err := mustNew(t, Options{NoFallback: true}).Extract(page, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(alone.Text(), post) {
+		t.Fatalf("go-trafilatura alone now finds the post (body from %s): pick another page for this test", alone.Sources["body"])
+	}
+	a, err := mustNew(t, Options{}).Extract(page, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if from := a.Sources["body"]; from != "readability" && from != "distiller" {
+		t.Errorf("body from %q, want the vote to overrule go-trafilatura", from)
+	}
+	if !strings.Contains(a.Text(), post) || strings.Contains(a.Text(), "Your comment has not yet been posted") {
+		t.Errorf("body is not the post:\n%s", a.Text())
+	}
+}
+
+func mustNew(t *testing.T, o Options) *Extractor {
+	t.Helper()
+	e, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
