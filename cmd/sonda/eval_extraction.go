@@ -22,7 +22,7 @@ func init() { evalCommands = append(evalCommands, newEvalExtractionCmd) }
 func newEvalExtractionCmd() *cobra.Command {
 	var modes, baseline string
 	var workers, perPage int
-	var asJSON, fastPath bool
+	var asJSON, fastPath, withComments bool
 	var failures string
 	cmd := &cobra.Command{
 		Use:   "extraction [--modes sonda,thesis] [--baseline trafilatura] [--per-page N] [--workers N] [--json] [DIR...]",
@@ -97,7 +97,11 @@ the mode loses most.
 			}
 			var sets []setResult
 			for _, dir := range args {
-				cases, err := exteval.Load(dir)
+				load := exteval.Load
+				if withComments {
+					load = exteval.LoadWithComments
+				}
+				cases, err := load(dir)
 				if err != nil {
 					return usageError{err}
 				}
@@ -179,6 +183,7 @@ the mode loses most.
 	cmd.Flags().IntVar(&perPage, "per-page", 0, "explain the difference with the baseline: stages, then the `N` pages lost most")
 	cmd.Flags().IntVar(&workers, "workers", 0, "pages extracted at once (default: one per core)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per set and mode")
+	cmd.Flags().BoolVar(&withComments, "with-comments", false, "score Dragnet against its whole gold files, the readers' comments after the separator included (how it was scored before issue 13)")
 	cmd.Flags().BoolVar(&fastPath, "fast-path", false, "sonda mode: take the body from a page's <article> without go-trafilatura when it clearly holds the text")
 	cmd.Flags().StringVar(&failures, "failures", "", "list the pages where `FIELD` (title, byline, published, site_name, language) was wrong")
 	return cmd

@@ -75,9 +75,16 @@ type Expected struct {
 // without source.html are skipped). Pages are decoded to UTF-8 as a browser would decode a
 // saved file, as the crawler decodes a page
 // whose server declared no charset (fetch.ToUTF8): Dragnet's pages come in several charsets.
-func Load(dir string) ([]Case, error) {
+func Load(dir string) ([]Case, error) { return load(dir, false) }
+
+// LoadWithComments is Load keeping each Dragnet gold text whole, the readers' comments
+// after its separator included: how the set was scored before issue 13, kept to compare
+// with those figures.
+func LoadWithComments(dir string) ([]Case, error) { return load(dir, true) }
+
+func load(dir string, keepComments bool) ([]Case, error) {
 	if isDir(filepath.Join(dir, "html")) && isDir(filepath.Join(dir, "gold")) {
-		return loadDragnet(dir)
+		return loadDragnet(dir, keepComments)
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -108,9 +115,10 @@ func isDir(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// loadDragnet reads html/ID.html with gold/ID.txt as its expected body; a page without
+// loadDragnet reads html/ID.html with gold/ID.txt (cut by MainText unless keepComments)
+// as its expected body; a page without
 // its gold text is an error (the set is incomplete), not a silent skip.
-func loadDragnet(dir string) ([]Case, error) {
+func loadDragnet(dir string, keepComments bool) ([]Case, error) {
 	pages, err := filepath.Glob(filepath.Join(dir, "html", "*.html"))
 	if err != nil {
 		return nil, fmt.Errorf("exteval: read test set: %w", err)
@@ -127,7 +135,11 @@ func loadDragnet(dir string) ([]Case, error) {
 		if err != nil {
 			return nil, fmt.Errorf("exteval: case %s: page without its gold text: %w", id, err)
 		}
-		cases = append(cases, Case{Name: id, Source: fetch.ToUTF8(src, "text/html"), Expected: MainText(string(fetch.ToUTF8(gold, "text/plain")))})
+		text := string(fetch.ToUTF8(gold, "text/plain"))
+		if !keepComments {
+			text = MainText(text)
+		}
+		cases = append(cases, Case{Name: id, Source: fetch.ToUTF8(src, "text/html"), Expected: text})
 	}
 	if len(cases) == 0 {
 		return nil, fmt.Errorf("exteval: no pages in %s/html (expected ID.html pages with gold/ID.txt texts)", dir)
