@@ -23,7 +23,7 @@ func TestAgreement(t *testing.T) {
 		want float64
 	}{
 		{set("one two three four five"), set("One, two; three four five."), 1}, // case and punctuation do not count
-		{set("one two three four five"), set("one two three four"), 2.0 / 3},  // 1 shared of 2 + 1 shingles
+		{set("one two three four five"), set("one two three four"), 2.0 / 3},   // 1 shared of 2 + 1 shingles
 		{set("one two three four"), set("five six seven eight"), 0},
 		{set("one two three four five"), set("one two", "three four five"), 1}, // blocks are one text
 		{set(), set(), 1},
