@@ -99,7 +99,19 @@ Examples:
 			if err != nil {
 				return err
 			}
-			return runNode(cmd.Context(), cfg, seeds, exitWhenDone, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			var prof *cpuProfile
+			if path, _ := cmd.Flags().GetString("profile"); path != "" {
+				if prof, err = startCPUProfile(path); err != nil {
+					return usageError{err}
+				}
+			}
+			pages, err := runNode(cmd.Context(), cfg, seeds, exitWhenDone, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if prof != nil {
+				if perr := prof.stop(cmd.ErrOrStderr(), pages); perr != nil && err == nil {
+					err = perr
+				}
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -108,6 +120,7 @@ Examples:
 	f.Bool("workers", false, "hand page fetches to volunteer workers (sonda worker; needs a server with --auth) and check what they return (cluster.workers)")
 	f.BoolVar(&exitWhenDone, "exit-when-done", false, "exit once the whole cluster has no URL left (not just this node)")
 	f.StringArrayVar(&seeds, "seed", nil, "start `URL` (repeatable), added to the whole cluster")
+	f.String("profile", "", "write a CPU profile of the node to `FILE` and print the CPU per stage (cluster routing, NATS client, index, parse...) per page")
 	addCrawlFlags(f)
 	return cmd
 }
@@ -143,12 +156,13 @@ func connectNATS(url, name string, log func(string, ...any), extra ...nats.Optio
 		nats.ReconnectHandler(func(c *nats.Conn) { log("reconnected to NATS", "url", c.ConnectedUrlRedacted()) }))...)
 }
 
-func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDone bool, stdout, stderr io.Writer) error {
+// runNode runs a node until it stops; it returns the pages this node fetched.
+func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDone bool, stdout, stderr io.Writer) (int64, error) {
 	if cfg.Cluster.NATS == "" {
-		return usageError{errors.New("node: no NATS server: give --nats URL (or cluster.nats in sonda.yaml); `sonda nats` runs one")}
+		return 0, usageError{errors.New("node: no NATS server: give --nats URL (or cluster.nats in sonda.yaml); `sonda nats` runs one")}
 	}
 	if exitWhenDone && cfg.Revisit.Policy != "" && cfg.Revisit.Policy != "none" {
-		return usageError{fmt.Errorf("node: --exit-when-done with revisit policy %q: revisits keep the cluster busy forever; drop one of them", cfg.Revisit.Policy)}
+		return 0, usageError{fmt.Errorf("node: --exit-when-done with revisit policy %q: revisits keep the cluster busy forever; drop one of them", cfg.Revisit.Policy)}
 	}
 	id := cfg.Cluster.NodeID
 	if id == "" {
@@ -157,7 +171,7 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 	log := newLogger(cfg)
 	nc, err := connectNATS(cfg.Cluster.NATS, "sonda node "+id, func(msg string, args ...any) { log.Warn(msg, args...) }, natsCreds(cfg)...)
 	if err != nil {
-		return fmt.Errorf("node: NATS server %s: %w", cfg.Cluster.NATS, err)
+		return 0, fmt.Errorf("node: NATS server %s: %w", cfg.Cluster.NATS, err)
 	}
 	defer nc.Close()
 	var node *cluster.Node
@@ -170,10 +184,10 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 			break
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 		if last := nc.LastError(); errors.Is(last, nats.ErrAuthorization) || errors.Is(last, nats.ErrAuthRevoked) || errors.Is(last, nats.ErrAuthExpired) {
-			return usageError{fmt.Errorf("node: the NATS server at %s refused the credentials: %w (a server started with --auth needs --creds AUTHDIR/node.creds)", cfg.Cluster.NATS, last)}
+			return 0, usageError{fmt.Errorf("node: the NATS server at %s refused the credentials: %w (a server started with --auth needs --creds AUTHDIR/node.creds)", cfg.Cluster.NATS, last)}
 		}
 		if !nc.IsConnected() {
 			err = fmt.Errorf("cannot reach the NATS server at %s (is `sonda nats` or nats-server -js running?): %w", cfg.Cluster.NATS, err)
@@ -183,20 +197,20 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 	}
 	in, err := openApp(cfg, app.Options{Logger: log, Crawl: true})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer in.Close()
 	if in.Index != nil {
 		// This node's shard of the cluster's search (sonda serve --nats gathers them).
 		srv, err := search.Listen(nc, cfg.Cluster.Name, id, in.Index)
 		if err != nil {
-			return fmt.Errorf("node: answer searches: %w", err)
+			return 0, fmt.Errorf("node: answer searches: %w", err)
 		}
 		defer srv.Close()
 	}
 	opts, err := in.CrawlOptions(&cfg)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// The node is also a sink: each page's links go, in the page's batch, to the owners of
 	// their targets, whose link graphs count them (in-links and anchors are cluster-wide).
@@ -208,7 +222,7 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 	if cfg.Cluster.Workers {
 		d, closeDispatcher, err := startDispatcher(ctx, cfg, nc, id, node, in, log)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		defer closeDispatcher()
 		dispatcher = d
@@ -216,20 +230,20 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 	}
 	c, err := crawl.New(cfg, opts...)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer c.Close()
 	if err := node.Attach(c); err != nil {
-		return err
+		return 0, err
 	}
 	all, err := node.AddSeeds(ctx, seeds)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if cfg.Crawl.MetricsAddr != "" {
 		ln, err := net.Listen("tcp", cfg.Crawl.MetricsAddr)
 		if err != nil {
-			return fmt.Errorf("crawl.metrics-addr: %w", err)
+			return 0, fmt.Errorf("crawl.metrics-addr: %w", err)
 		}
 		mux := http.NewServeMux()
 		gatherers := prometheus.Gatherers{c.Gatherer(), node.Gatherer()}
@@ -263,18 +277,18 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 	stopCrawl()
 	res := <-crawled
 	if res.err != nil {
-		return res.err
+		return 0, res.err
 	}
 	reason := res.sum.Reason
 	switch {
 	case errors.Is(nodeErr, cluster.ErrDone):
 		reason = "cluster done"
 	case nodeErr != nil && ctx.Err() == nil:
-		return nodeErr
+		return 0, nodeErr
 	}
 	res.sum.Reason = reason
 	printSummary(stdout, cfg.Data, res.sum)
-	return nil
+	return res.sum.Pages, nil
 }
 
 // startDispatcher lets volunteer workers fetch this node's pages: a page a quarantined

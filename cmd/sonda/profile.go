@@ -78,6 +78,8 @@ var crawlStages = []struct{ stage, prefix string }{
 	{"store, frontier (pebble)", "github.com/sonda-search/sonda/store."},
 	{"store, frontier (pebble)", "github.com/sonda-search/sonda/frontier."},
 	{"store, frontier (pebble)", "github.com/cockroachdb/pebble"},
+	{"cluster (routing, state)", "github.com/sonda-search/sonda/cluster."},
+	{"NATS client", "github.com/nats-io/"},
 	{"fetch (HTTP, decode)", "github.com/sonda-search/sonda/fetch."},
 	{"fetch (HTTP, decode)", "net/http."},
 	{"fetch (HTTP, decode)", "net."},
