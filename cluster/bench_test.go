@@ -15,13 +15,20 @@ import (
 	"github.com/sonda-search/sonda/frontier"
 )
 
-// BenchmarkRouting measures routing throughput end to end on one node: URLs written to
-// the outbox, relayed to JetStream with message ids, consumed by their partition's owner,
-// recorded in the state stream and admitted (fsynced) into its frontier. The node owns
-// every partition, so this is the cost each URL pays in a cluster whatever its owner.
+// BenchmarkRouting measures routing throughput end to end: URLs written to the outbox,
+// relayed with message ids, recorded in the state stream and admitted into the owner's
+// frontier. remote: the URLs go from a node that owns nothing to the node that owns every
+// partition, through the links stream (published, stored, delivered to the owner's pull
+// consumer, acknowledged); local: the node routes to itself, and its relay records and
+// admits them at once.
 //
 //	go test -run '^$' -bench Routing -benchtime 20000x ./cluster
 func BenchmarkRouting(b *testing.B) {
+	b.Run("remote", func(b *testing.B) { benchRouting(b, true) })
+	b.Run("local", func(b *testing.B) { benchRouting(b, false) })
+}
+
+func benchRouting(b *testing.B, remote bool) {
 	s, err := StartServer(ServerOptions{Addr: "127.0.0.1:0", Dir: filepath.Join(b.TempDir(), "js")})
 	if err != nil {
 		b.Fatal(err)
@@ -34,27 +41,39 @@ func BenchmarkRouting(b *testing.B) {
 	defer nc.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	n, err := Join(ctx, nc, Options{NodeID: "bench", TTL: 3 * time.Second, Partitions: 16})
-	if err != nil {
-		b.Fatal(err)
+	node := func(id string) *Node {
+		n, err := Join(ctx, nc, Options{NodeID: id, TTL: 3 * time.Second, Partitions: 16})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg := config.Default()
+		cfg.Data = filepath.Join(b.TempDir(), id)
+		cfg.WARC.Enabled = false
+		c, err := crawl.New(cfg, crawl.WithRouter(n), crawl.WithGate(n))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		if err := n.Attach(c); err != nil {
+			b.Fatal(err)
+		}
+		return n
 	}
-	cfg := config.Default()
-	cfg.Data = filepath.Join(b.TempDir(), "data")
-	cfg.WARC.Enabled = false
-	c, err := crawl.New(cfg, crawl.WithRouter(n), crawl.WithGate(n))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	if err := n.Attach(c); err != nil {
-		b.Fatal(err)
-	}
+	n := node("owner")
 	ran := make(chan struct{})
 	go func() { _ = n.Run(ctx); close(ran) }()
 	defer func() { cancel(); <-ran }() // before the crawler closes its database
 	for n.admitted.Load() == 0 {       // wait until it serves its partitions: admit one URL
 		_ = n.Add([]frontier.Item{benchItem(-1)})
 		time.Sleep(100 * time.Millisecond)
+	}
+	src := n
+	if remote {
+		// A node that only relays: it never joins the membership, so it owns nothing.
+		src = node("sender")
+		relayed := make(chan struct{})
+		go func() { src.relayLoop(ctx); close(relayed) }()
+		defer func() { cancel(); <-relayed }()
 	}
 	base := n.admitted.Load()
 	b.ResetTimer()
@@ -65,7 +84,7 @@ func BenchmarkRouting(b *testing.B) {
 		for j := i; j < min(i+batch, b.N); j++ {
 			items = append(items, benchItem(j))
 		}
-		if err := n.Add(items); err != nil {
+		if err := src.Add(items); err != nil {
 			b.Fatal(err)
 		}
 	}

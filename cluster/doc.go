@@ -51,8 +51,11 @@
 // node: the crawler records it in an outbox in the same Pebble batch as the page it was
 // found on, a relay publishes the outbox to JetStream with message ids (so a retry is not a
 // duplicate), and the owner admits it idempotently (its seen set), first recording the URL
-// in the state stream, then in its own frontier (fsynced), and only then acknowledges the
-// message. What became of each URL (queued, scheduled again, done) and each host's rest time
+// in the state stream, then in its own frontier, and only then acknowledges the
+// message (the frontier's write is not synced: the state stream is the durable record,
+// and a node rebuilds its queues from it, never from its own disk, after a crash). Host
+// rests are recorded only when they last until another node could take the host over
+// (see Node.Route). What became of each URL (queued, scheduled again, done) and each host's rest time
 // are kept in the state stream, one message per URL and per host (a compacting log). A node
 // that takes a partition over rebuilds the partition's queues from it, so nothing queued is
 // lost even when a node's disk never comes back; at most the pages that node had in flight
@@ -70,7 +73,8 @@
 // # Message ids
 //
 // Outbox records are published with message ids made of the node, the record's number
-// and the time it was written: after a crash the number may run behind numbers already
+// and the time it was written (the relay reads on from the first record it has not
+// settled, see outbox.low): after a crash the number may run behind numbers already
 // published, and a reused id would make JetStream drop a new record as a duplicate.
 //
 // # Termination

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -91,6 +92,11 @@ type Node struct {
 	out       *outbox
 	outCount  atomic.Int64 // records in the outbox
 	wakeRelay chan struct{}
+	// relayFrom is the lowest outbox number the relay may still find unpublished (see
+	// outbox.low); lastFullScan is when it last read the outbox from its start. Only the
+	// relay goroutine uses them.
+	relayFrom    uint64
+	lastFullScan time.Time
 
 	// unacked counts the completed pages whose state is in the outbox, not yet
 	// acknowledged by JetStream; with inflight (leases entered, under mu) it is bounded by
@@ -384,6 +390,13 @@ func (n *Node) signalLocked() {
 // Leave implements crawl.Gate. The lease counts against the partition it entered under,
 // which may no longer be the one this node serves (it lost its membership meanwhile).
 func (n *Node) Leave(it frontier.Item) {
+	// The lease's page batch is committed (or dropped) by now: its records may be relayed.
+	n.outMu.Lock()
+	routed := n.out != nil && n.out.closed(it.Key)
+	n.outMu.Unlock()
+	if routed {
+		n.kick()
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if pt := n.leases[it.Key]; pt != nil {
@@ -461,6 +474,7 @@ func (n *Node) Fence(ctx context.Context, host string) (context.Context, context
 func (n *Node) Route(b *pebble.Batch, done frontier.Item, out frontier.Outcome) error {
 	n.outMu.Lock()
 	defer n.outMu.Unlock()
+	n.out.opened(done.Key) // until Leave: the batch commits after Route returns
 	now := time.Now()
 	put := func(kind byte, subject string, payload []byte, f fence) error {
 		n.outCount.Add(1)
@@ -476,7 +490,6 @@ func (n *Node) Route(b *pebble.Batch, done frontier.Item, out frontier.Outcome) 
 		}
 	}
 	n.rate.add(now)
-	n.kick()
 	p := n.partitionOf(done.Host)
 	f, current := n.leaseFence(done.Key, done.Host)
 	if !current {
@@ -499,7 +512,19 @@ func (n *Node) Route(b *pebble.Batch, done frontier.Item, out frontier.Outcome) 
 		return err
 	}
 	n.unacked.Add(1) // counted like outCount: a page batch that fails ends the crawl
-	rest, _ := json.Marshal(restMsg{Host: done.Host, Until: crawl.HostRest(now, out)})
+	// The host's rest matters to a next owner only if it lasts until that owner may start:
+	// no other node takes this node's hosts before its membership key expires, a full TTL
+	// after the heartbeat that set validUntil (TTL/2 after it). Most rests (the politeness
+	// delay) end long before; those are not recorded, which spares JetStream a message
+	// per page. A hand-over records every host's rest (release).
+	n.mu.Lock()
+	successor := n.validUntil.Add(n.ttl / 2)
+	n.mu.Unlock()
+	until := crawl.HostRest(now, out)
+	if !until.After(successor) {
+		return nil
+	}
+	rest, _ := json.Marshal(restMsg{Host: done.Host, Until: until})
 	return put(kindState, n.names.rest(p, done.Host), rest, f)
 }
 
@@ -1274,7 +1299,9 @@ func (n *Node) admit(ctx context.Context, p int, pt *part, batch []jetstream.Msg
 	if ctx.Err() != nil || !n.serving(pt) {
 		return errNotServing // the partition moved: not acknowledged, the next owner admits them
 	}
-	if _, err := n.fr.Add(fresh); err != nil {
+	// Unsynced: the state stream holds these URLs already, and a node rebuilds its
+	// queues from it when it takes a partition, also after a crash (Attach purges).
+	if _, err := n.fr.AddRecorded(fresh); err != nil {
 		return err
 	}
 	n.admitted.Add(int64(len(fresh)))
@@ -1410,18 +1437,43 @@ func (n *Node) relayLoop(ctx context.Context) {
 	}
 }
 
+// relayFullScan is how often the relay reads the outbox from its start rather than from
+// relayFrom: a safety net for a record committed below relayFrom by a writer the outbox
+// does not track. Reading from the start steps over every record deleted since the last
+// memtable flush, which is what made the relay the largest CPU cost of a node.
+const relayFullScan = 2 * time.Second
+
+// relayBatch is the most records the relay publishes before it waits for their acks.
+const relayBatch = 2048
+
 func (n *Node) relayOnce(ctx context.Context) (int, error) {
-	it, err := n.db.NewIter(&pebble.IterOptions{LowerBound: prefixOutbox, UpperBound: store.PrefixEnd(prefixOutbox)})
+	n.outMu.Lock()
+	low, open := n.out.low(), len(n.out.open)
+	n.outMu.Unlock()
+	from := n.relayFrom
+	full := time.Since(n.lastFullScan) >= relayFullScan
+	if full {
+		from = 0
+		n.lastFullScan = time.Now()
+	}
+	it, err := n.db.NewIter(&pebble.IterOptions{LowerBound: outboxKey(from), UpperBound: store.PrefixEnd(prefixOutbox)})
 	if err != nil {
 		return 0, err
 	}
 	var msgs []outMsg
-	for it.First(); it.Valid() && len(msgs) < 2048; it.Next() {
+	more := false
+	for it.First(); it.Valid(); it.Next() {
+		if len(msgs) == relayBatch {
+			more = true
+			break
+		}
 		m, err := n.out.decode(it.Key(), it.Value())
 		if err != nil {
 			n.log.Warn("dropping a corrupt outbox record", "error", err)
-			msgs = append(msgs, outMsg{key: append([]byte(nil), it.Key()...)})
-			continue
+			m = outMsg{key: append([]byte(nil), it.Key()...)}
+			if len(m.key) == len(prefixOutbox)+8 {
+				m.seq = binary.BigEndian.Uint64(m.key[len(prefixOutbox):])
+			}
 		}
 		msgs = append(msgs, m)
 	}
@@ -1429,7 +1481,17 @@ func (n *Node) relayOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	if len(msgs) == 0 {
+		n.relayFrom = max(from, low)
+		if !full && open == 0 && n.outCount.Load() > 0 && time.Since(n.lastFullScan) >= relayFullScan/8 {
+			// Records are counted that no open batch explains and this read did not find:
+			// read from the start next time rather than in relayFullScan.
+			n.lastFullScan = time.Time{}
+		}
 		return 0, nil
+	}
+	local, err := n.localLinks(msgs)
+	if err != nil {
+		return 0, err
 	}
 	// Publish everything, then settle in order: a record is done once JetStream stored it,
 	// or refused it as a state of a partition whose owner changed since it was written
@@ -1440,11 +1502,19 @@ func (n *Node) relayOnce(ctx context.Context) (int, error) {
 		if m.subject == "" {
 			continue
 		}
+		msg := &nats.Msg{Subject: m.subject, Data: m.payload}
 		opts := []jetstream.PublishOpt{jetstream.WithMsgID(m.id)}
-		if m.kind == kindState {
+		switch l := local[i]; {
+		case l.pt != nil && !l.fresh:
+			continue // admitted already: nothing to send
+		case l.pt != nil:
+			// The URL's state, as the consumer's admission records it, under the tenure.
+			msg.Subject = n.names.urlState(l.fence.part, l.it.Key)
+			opts = append(opts, jetstream.WithExpectLastSequenceForSubject(l.fence.epoch, n.names.epoch(l.fence.part)))
+		case m.kind == kindState:
 			opts = append(opts, jetstream.WithExpectLastSequenceForSubject(m.fence.epoch, n.names.epoch(m.fence.part)))
 		}
-		f, err := n.js.PublishMsgAsync(&nats.Msg{Subject: m.subject, Data: m.payload}, opts...)
+		f, err := n.js.PublishMsgAsync(msg, opts...)
 		if err != nil {
 			return 0, err
 		}
@@ -1464,12 +1534,18 @@ settle:
 				if !m.written.IsZero() {
 					n.metrics.routingLag.Observe(time.Since(m.written).Seconds())
 				}
-				if m.kind == kindLink {
+				if m.kind == kindLink && local[i].pt == nil {
 					if w, err := decodeItem(m.payload); err == nil && len(w.Key) == 16 {
 						n.sent.Add([16]byte(w.Key))
 					}
 				}
 			case err := <-f.Err():
+				if l := local[i]; l.pt != nil && fencedOut(err) {
+					// The partition moved: next round the link goes to its new owner.
+					n.fenced(l.fence)
+					n.kick()
+					break settle
+				}
 				if m.kind != kindState || !fencedOut(err) {
 					failed = err
 					break settle
@@ -1488,6 +1564,11 @@ settle:
 		}
 		settled++
 	}
+	// The local links JetStream recorded join the frontier before their outbox records go
+	// (a crash in between publishes them again: duplicates, admitted once).
+	if err := n.admitLocal(local[:settled]); err != nil {
+		return 0, err
+	}
 	if settled > 0 {
 		b := n.db.NewBatch()
 		defer b.Close()
@@ -1499,14 +1580,111 @@ settle:
 		}
 		n.published.Add(published)
 		n.outCount.Add(-int64(settled))
-		if confirmed > 0 {
-			n.unacked.Add(-confirmed)
-			n.mu.Lock()
-			n.signalLocked()
-			n.mu.Unlock()
-		}
+	}
+	// Next time, start at the first record left unpublished, or the first one after
+	// those read, but never above a record that may still be committed.
+	switch {
+	case settled < len(msgs):
+		n.relayFrom = min(low, msgs[settled].seq)
+	case more:
+		n.relayFrom = min(low, msgs[len(msgs)-1].seq+1)
+	default:
+		n.relayFrom = max(from, low)
+	}
+	if confirmed > 0 {
+		n.unacked.Add(-confirmed)
+		n.mu.Lock()
+		n.signalLocked()
+		n.mu.Unlock()
 	}
 	return settled, failed
+}
+
+// localLink is an outbox link for a partition this node serves: the relay admits it here
+// rather than through the links stream, its delivery and its ack.
+type localLink struct {
+	pt    *part // nil: not local
+	fence fence // the tenure's
+	it    frontier.Item
+	fresh bool // not seen here yet: its state is recorded, then it is admitted
+}
+
+// localLinks finds, among msgs, the links for partitions this node serves now, and which
+// of them are new here.
+func (n *Node) localLinks(msgs []outMsg) ([]localLink, error) {
+	local := make([]localLink, len(msgs))
+	for i, m := range msgs {
+		if m.kind != kindLink || m.subject == "" {
+			continue
+		}
+		w, err := decodeItem(m.payload)
+		if err != nil {
+			continue // the links stream's consumer drops it with a warning
+		}
+		it, err := w.item()
+		if err != nil {
+			continue
+		}
+		local[i].it = it
+	}
+	var cand []frontier.Item
+	n.mu.Lock()
+	valid := time.Now().Before(n.validUntil)
+	for i := range local {
+		l := &local[i]
+		if !valid || l.it.URL == "" {
+			continue
+		}
+		p := n.partitionOf(l.it.Host)
+		if pt := n.owned[p]; pt != nil && pt.ready && !pt.lost {
+			l.pt, l.fence = pt, fence{part: p, epoch: pt.epoch}
+			cand = append(cand, l.it)
+		}
+	}
+	n.mu.Unlock()
+	if len(cand) == 0 {
+		return local, nil
+	}
+	fresh, err := n.fr.Unseen(cand) // each URL once
+	if err != nil {
+		return nil, err
+	}
+	first := make(map[[16]byte]bool, len(fresh))
+	for _, it := range fresh {
+		first[it.Key] = true
+	}
+	for i := range local {
+		if l := &local[i]; l.pt != nil && first[l.it.Key] {
+			l.fresh = true
+			delete(first, l.it.Key)
+		}
+	}
+	return local, nil
+}
+
+// admitLocal adds to the frontier the fresh local links whose state JetStream recorded,
+// for the tenures still served (a partition that moved meanwhile is rebuilt by its next
+// owner from the state stream, which has them).
+func (n *Node) admitLocal(local []localLink) error {
+	var by map[*part][]frontier.Item
+	for _, l := range local {
+		if l.pt != nil && l.fresh {
+			if by == nil {
+				by = map[*part][]frontier.Item{}
+			}
+			by[l.pt] = append(by[l.pt], l.it)
+		}
+	}
+	for pt, items := range by {
+		if !n.serving(pt) {
+			continue
+		}
+		if _, err := n.fr.AddRecorded(items); err != nil {
+			return err
+		}
+		n.admitted.Add(int64(len(items)))
+	}
+	return nil
 }
 
 // fenced handles a state record JetStream refused: another node opened a later epoch on

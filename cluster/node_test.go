@@ -286,7 +286,7 @@ func TestMsgIDsSurviveCounterRollback(t *testing.T) {
 	if err != nil || pending != 0 {
 		t.Fatalf("reopen outbox: %d pending, %v", pending, err)
 	}
-	a.out = o
+	a.out, a.relayFrom = o, 0 // as a restarted node, which reads its outbox from the start
 	if err := a.Add([]frontier.Item{testItem("www.example.org", "/three"), testItem("www.example.org", "/four")}); err != nil {
 		t.Fatal(err)
 	}
@@ -595,7 +595,9 @@ func TestStateStreamBounded(t *testing.T) {
 	}
 	round := func() {
 		for i, it := range items {
-			if !complete(t, a, it, frontier.Outcome{Fetched: true, Revisit: time.Now().Add(time.Hour)}) {
+			// A rest that outlasts the node's membership (an hour, in testNode), so that
+			// it is recorded.
+			if !complete(t, a, it, frontier.Outcome{Fetched: true, Revisit: time.Now().Add(time.Hour), Delay: 2 * time.Hour}) {
 				t.Fatal("gate refused")
 			}
 			if i%4 == 3 { // within the node's bound on unconfirmed pages
@@ -627,4 +629,157 @@ func TestStateStreamBounded(t *testing.T) {
 	disk := dirBytes(t, filepath.Join(jsDir, "jetstream", "$G", "streams", a.names.stateStream()))
 	t.Logf("%d messages, %d bytes (%d on disk) after 1 round; %d messages, %d bytes (%d on disk) after 21 (%d writes)", first.State.Msgs, first.State.Bytes,
 		disk0, last.State.Msgs, last.State.Bytes, disk, last.State.LastSeq)
+}
+
+// TestRelayOutOfOrderCommits: page batches commit in their own order, not in the order
+// their outbox records were numbered. The relay reads on from where it stopped (reading
+// from the start stepped over every deleted record), so a record numbered below one it
+// already published must still be found: here lease A routes first and commits last.
+func TestRelayOutOfOrderCommits(t *testing.T) {
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
+	t.Cleanup(func() { cancel(); a.tenures.Wait() }) // before the crawler closes its database
+	for p := 0; p < a.nparts; p++ {
+		takeNow(t, ctx, a, p)
+	}
+	itA, itB := testItem("www.example.org", "/a"), testItem("www.example.net", "/b")
+	linkA, linkB := testItem("www.example.com", "/from-a"), testItem("www.example.com", "/from-b")
+	if !a.Enter(itA) || !a.Enter(itB) {
+		t.Fatal("gate refused")
+	}
+	bA, bB := a.db.NewBatch(), a.db.NewBatch()
+	defer bA.Close()
+	defer bB.Close()
+	if err := a.Route(bA, itA, frontier.Outcome{Fetched: true, Discovered: []frontier.Item{linkA}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Route(bB, itB, frontier.Outcome{Fetched: true, Discovered: []frontier.Item{linkB}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bB.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	a.Leave(itB)
+	relayAll(t, ctx, a)
+	if got := a.outCount.Load(); got != 2 {
+		t.Fatalf("after B's commit the outbox holds %d records, want A's 2", got)
+	}
+	if err := bA.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	a.Leave(itA)
+	relayAll(t, ctx, a) // within relayFullScan of the first read: from where it stopped
+	if got := a.outCount.Load(); got != 0 {
+		t.Errorf("the relay left %d records of the batch that committed last", got)
+	}
+	for _, it := range []frontier.Item{itA, itB} {
+		if w := lastState(t, ctx, a, a.partitionOf(it.Host), it); !w.Done {
+			t.Errorf("state of %s: %+v, want done", it.URL, w)
+		}
+	}
+	if got := a.published.Load(); got != 4 {
+		t.Errorf("published %d records, want 4 (two links, two states)", got)
+	}
+}
+
+// TestShortRestsNotRecorded: a host's rest is recorded in the state stream only if it
+// lasts until another node could take the host over (a TTL after the node's last
+// heartbeat): the politeness delay of every page is not worth a message.
+func TestShortRestsNotRecorded(t *testing.T) {
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
+	t.Cleanup(func() { cancel(); a.tenures.Wait() }) // before the crawler closes its database
+	a.mu.Lock()
+	a.validUntil = time.Now().Add(a.ttl / 2) // as right after a heartbeat
+	a.mu.Unlock()
+	short, long := testItem("short.example.org", "/"), testItem("long.example.org", "/")
+	for _, it := range []frontier.Item{short, long} {
+		takeNow(t, ctx, a, a.partitionOf(it.Host))
+	}
+	for _, c := range []struct {
+		it    frontier.Item
+		delay time.Duration
+	}{{short, 30 * time.Millisecond}, {long, 3 * a.ttl}} {
+		if !complete(t, a, c.it, frontier.Outcome{Fetched: true, Delay: c.delay}) {
+			t.Fatal("gate refused")
+		}
+	}
+	relayAll(t, ctx, a)
+	if _, err := a.state.GetLastMsgForSubject(ctx, a.names.rest(a.partitionOf(short.Host), short.Host)); err == nil {
+		t.Error("a 30ms rest was recorded")
+	}
+	m, err := a.state.GetLastMsgForSubject(ctx, a.names.rest(a.partitionOf(long.Host), long.Host))
+	if err != nil {
+		t.Fatalf("a rest of 3 TTLs was not recorded: %v", err)
+	}
+	var r restMsg
+	if err := json.Unmarshal(m.Data, &r); err != nil || time.Until(r.Until) < 2*a.ttl {
+		t.Errorf("recorded rest %+v (%v), want about 3 TTLs from now", r, err)
+	}
+}
+
+// TestLocalLinks: a link for a partition this node serves is recorded in the state stream
+// and admitted by the relay itself, without the links stream; if the partition moved
+// before the relay ran (another node opened a later epoch), JetStream refuses the state
+// and the link goes to the new owner through the links stream instead.
+func TestLocalLinks(t *testing.T) {
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	a := testNode(t, nc, "a", filepath.Join(dir, "a"))
+	b := testNode(t, nc, "b", filepath.Join(dir, "b"))
+	t.Cleanup(func() { cancel(); a.tenures.Wait(); b.tenures.Wait() })
+	page, page2 := testItem("www.example.org", "/"), testItem("www.example.org", "/2")
+	link, link2 := testItem("www.example.net", "/found"), testItem("www.example.net", "/found-later")
+	pl := a.partitionOf(link.Host)
+	takeNow(t, ctx, a, a.partitionOf(page.Host))
+	if pl != a.partitionOf(page.Host) {
+		takeNow(t, ctx, a, pl)
+	}
+	if !complete(t, a, page, frontier.Outcome{Fetched: true, Discovered: []frontier.Item{link}}) {
+		t.Fatal("gate refused")
+	}
+	relayAll(t, ctx, a)
+	if seen, _ := a.fr.Seen(link.Key); !seen {
+		t.Error("the local link was not admitted into the frontier")
+	}
+	if w := lastState(t, ctx, a, pl, link); w.Done || w.URL != link.URL {
+		t.Errorf("state of the local link: %+v, want it queued", w)
+	}
+	info, err := a.links.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.LastSeq != 0 {
+		t.Errorf("the links stream took %d messages, want none for a local link", info.State.LastSeq)
+	}
+
+	// The next link waits in the outbox while b takes the partition over.
+	if !complete(t, a, page2, frontier.Outcome{Fetched: true, Discovered: []frontier.Item{link2}}) {
+		t.Fatal("gate refused")
+	}
+	takeNow(t, ctx, b, pl)
+	relayAll(t, ctx, a) // refused: a forgets pl
+	relayAll(t, ctx, a) // to b, through the links stream
+	if a.outCount.Load() != 0 {
+		t.Fatalf("a's outbox keeps %d records", a.outCount.Load())
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if seen, _ := b.fr.Seen(link2.Key); seen {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the link never reached the partition's new owner")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if seen, _ := a.fr.Seen(link2.Key); seen {
+		t.Error("the former owner admitted a link of a partition it lost")
+	}
 }

@@ -38,10 +38,46 @@ const (
 type outbox struct {
 	node string
 	seq  uint64
+	// open holds, for each lease whose page batch got records and may not be committed
+	// yet, the lowest number its records can have. Records are numbered when they are put
+	// in a batch, but batches commit in their own order: a record numbered below one the
+	// relay already saw may still appear, and the relay must start at or below it.
+	open map[[16]byte]uint64
+}
+
+// opened notes that the batch of the lease of key is about to get records.
+func (o *outbox) opened(key [16]byte) {
+	if _, ok := o.open[key]; !ok {
+		o.open[key] = o.seq + 1
+	}
+}
+
+// closed notes that the batch of the lease of key was committed or dropped; it says
+// whether that lease had records.
+func (o *outbox) closed(key [16]byte) bool {
+	_, ok := o.open[key]
+	delete(o.open, key)
+	return ok
+}
+
+// low is the lowest number a record not yet committed can have: every record numbered
+// below it is committed (or was dropped with its batch), so a reader that starts after
+// this call sees all of those.
+func (o *outbox) low() uint64 {
+	low := o.seq + 1
+	for _, s := range o.open {
+		low = min(low, s)
+	}
+	return low
+}
+
+// outboxKey is the key of record seq.
+func outboxKey(seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixOutbox...), seq)
 }
 
 func openOutbox(db *pebble.DB, node string) (*outbox, int, error) {
-	o := &outbox{node: node}
+	o := &outbox{node: node, open: map[[16]byte]uint64{}}
 	v, closer, err := db.Get(keyOutboxSeq)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
@@ -93,7 +129,7 @@ type fence struct {
 // serialize puts (Node.outMu).
 func (o *outbox) put(b store.Writer, kind byte, subject string, payload []byte, f fence) error {
 	o.seq++
-	k := binary.BigEndian.AppendUint64(append([]byte(nil), prefixOutbox...), o.seq)
+	k := outboxKey(o.seq)
 	v := make([]byte, 0, 22+len(subject)+len(payload))
 	v = append(v, kind)
 	v = binary.BigEndian.AppendUint64(v, uint64(time.Now().UnixNano()))
@@ -113,6 +149,7 @@ func (o *outbox) put(b store.Writer, kind byte, subject string, payload []byte, 
 // outMsg is one outbox record read back for publishing.
 type outMsg struct {
 	key     []byte
+	seq     uint64
 	id      string // JetStream message id: node and sequence, never reused
 	kind    byte
 	subject string
@@ -145,7 +182,7 @@ func (o *outbox) decode(k, v []byte) (outMsg, error) {
 	// committed out of order), and JetStream drops a new message that reuses an id of the
 	// last two minutes as a duplicate. The time the record was written tells them apart,
 	// and stays the same when the same record is published again.
-	return outMsg{key: append([]byte(nil), k...), id: fmt.Sprintf("%s-%d-%x", o.node, seq, uint64(written.UnixNano())), kind: v[0],
+	return outMsg{key: append([]byte(nil), k...), seq: seq, id: fmt.Sprintf("%s-%d-%x", o.node, seq, uint64(written.UnixNano())), kind: v[0],
 		subject: string(rest[:i]), payload: append([]byte(nil), rest[i+1:]...), written: written, fence: f}, nil
 }
 

@@ -688,6 +688,19 @@ func (f *Frontier) Add(items []Item) (Admission, error) {
 	return adm, f.durable()
 }
 
+// AddRecorded is Add without the log sync, for URLs already recorded durably elsewhere:
+// a cluster node admits routed URLs after JetStream stored them, and a node that crashed
+// rebuilds its queues from there, never from its own frontier, so a sync per admission
+// would only cost a write to disk.
+func (f *Frontier) AddRecorded(items []Item) (Admission, error) {
+	b := f.db.NewBatch()
+	defer b.Close()
+	items, seen, check := f.dropSeen(items)
+	adm, err := f.add(b, items, check)
+	adm.Seen += seen
+	return adm, err
+}
+
 func (f *Frontier) add(b *pebble.Batch, items []Item, check seenCheck) (Admission, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

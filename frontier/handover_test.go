@@ -3,6 +3,7 @@ package frontier
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,5 +108,58 @@ func TestRests(t *testing.T) {
 	clock.t = clock.t.Add(2 * time.Minute)
 	if got := f.Rests(func(string) bool { return true }); len(got) != 0 {
 		t.Fatalf("Rests after every rest ended = %v, want none", got)
+	}
+}
+
+// syncCountingFS counts the syncs of the files it creates (Pebble's log among them).
+type syncCountingFS struct {
+	vfs.FS
+	syncs *atomic.Int64
+}
+
+type syncCountingFile struct {
+	vfs.File
+	syncs *atomic.Int64
+}
+
+func (f syncCountingFile) Sync() error     { f.syncs.Add(1); return f.File.Sync() }
+func (f syncCountingFile) SyncData() error { f.syncs.Add(1); return f.File.SyncData() }
+
+func (fs syncCountingFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	return syncCountingFile{f, fs.syncs}, err
+}
+
+func (fs syncCountingFS) ReuseForWrite(old, name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(old, name, c)
+	return syncCountingFile{f, fs.syncs}, err
+}
+
+// TestAddRecorded: AddRecorded admits as Add does (each URL once, never a seen one again)
+// but does not wait for a log sync, which Add does.
+func TestAddRecorded(t *testing.T) {
+	var syncs atomic.Int64
+	db := memDB(t, syncCountingFS{vfs.NewMem(), &syncs})
+	f := open(t, db, &fakeClock{t: time.Unix(1000, 0)}, Options{})
+	before := syncs.Load()
+	adm, err := f.AddRecorded([]Item{item("a.test", "/1", 1), item("a.test", "/2", 1), item("a.test", "/1", 1)})
+	if err != nil || adm.Added != 2 {
+		t.Fatalf("AddRecorded: %+v, %v; want 2 added", adm, err)
+	}
+	if got := syncs.Load() - before; got != 0 {
+		t.Errorf("AddRecorded synced %d times, want 0", got)
+	}
+	if adm, err = f.AddRecorded([]Item{item("a.test", "/2", 1)}); err != nil || adm.Added != 0 || adm.Seen != 1 {
+		t.Errorf("AddRecorded of a seen URL: %+v, %v; want it seen, not added", adm, err)
+	}
+	if st := f.Stats(); st.Queued != 2 || st.Seen != 2 {
+		t.Errorf("after AddRecorded: %+v, want 2 queued, 2 seen", st)
+	}
+	before = syncs.Load()
+	if _, err := f.Add([]Item{item("b.test", "/", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if syncs.Load() == before {
+		t.Error("Add did not sync: the counting file system sees no sync at all")
 	}
 }
