@@ -260,12 +260,7 @@ func (g *Grid) Likelihoods(hs []*History) []float64 {
 // FitLikelihoods is Fit over likelihoods from Likelihoods(hs).
 func (g *Grid) FitLikelihoods(logL []float64, hs []*History, rounds int, smoothing float64) bool {
 	n := len(g.Rates)
-	var rows []int
-	for k, h := range hs {
-		if !h.Empty() {
-			rows = append(rows, k)
-		}
-	}
+	rows := withEvidence(hs)
 	if len(rows) < 2 {
 		return false
 	}
@@ -308,13 +303,16 @@ func (g *Grid) FitLikelihoods(logL []float64, hs []*History, rounds int, smoothi
 // Likelihoods) is given; row and out may be the same slice.
 func (g *Grid) PosteriorFrom(row, out []float64) {
 	g.prepare()
-	best := math.Inf(-1)
-	for i := range out {
-		out[i] = g.logWeights[i] + row[i]
-		best = math.Max(best, out[i])
+	posteriorWith(g.logWeights, row, out)
+}
+
+// withEvidence lists the indexes of the histories that are not empty.
+func withEvidence(hs []*History) []int {
+	var rows []int
+	for k, h := range hs {
+		if !h.Empty() {
+			rows = append(rows, k)
+		}
 	}
-	for i := range out {
-		out[i] = math.Exp(out[i] - best)
-	}
-	normalize(out)
+	return rows
 }
