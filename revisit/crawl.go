@@ -58,7 +58,7 @@ const headroom = 0.95
 // NewCrawlPolicy makes the named policy for the crawler. With relevance set, pages are
 // weighted by their record's relevance (focused crawling).
 func NewCrawlPolicy(name string, o Options, relevance bool) (*CrawlPolicy, error) {
-	return newCrawlPolicy(name, func(o Options) (Policy, error) { return newForCrawl(name, o) }, o, relevance)
+	return newCrawlPolicy(name, func(o Options) (Policy, error) { return NewForCrawl(name, o) }, o, relevance)
 }
 
 func newCrawlPolicy(name string, build func(Options) (Policy, error), o Options, relevance bool) (*CrawlPolicy, error) {
@@ -70,9 +70,10 @@ func newCrawlPolicy(name string, build func(Options) (Policy, error), o Options,
 	return &CrawlPolicy{name: name, build: build, opts: o, relevance: relevance, dates: dates, p: p, fresh: newPlanFreshness(o)}, nil
 }
 
-// newForCrawl is New for a live crawl: the optimal policy re-plans in the background, so
-// the crawl worker whose visit starts a re-plan is not held for it.
-func newForCrawl(name string, o Options) (Policy, error) {
+// NewForCrawl is New for a live crawl: the optimal policy re-plans in the background, so
+// the crawl worker whose visit starts a re-plan is not held for it (FromConfigWith's
+// build functions use it to make named policies with options of their own).
+func NewForCrawl(name string, o Options) (Policy, error) {
 	p, err := New(name, o)
 	if err != nil {
 		return nil, err
@@ -90,7 +91,7 @@ func FromConfig(cfg config.Config) (*CrawlPolicy, error) {
 	if r.Policy == "" || r.Policy == "none" {
 		return nil, nil
 	}
-	return FromConfigWith(cfg, r.Policy, func(o Options) (Policy, error) { return newForCrawl(r.Policy, o) })
+	return FromConfigWith(cfg, r.Policy, func(o Options) (Policy, error) { return NewForCrawl(r.Policy, o) })
 }
 
 // FromConfigWith is FromConfig for a policy that build makes from the options cfg's
@@ -267,11 +268,21 @@ func (c *CrawlPolicy) Observe(d *crawl.Document, now time.Time) Observation {
 	if c.relevance && rec.Relevance != nil {
 		o.Weight = max(*rec.Relevance, 1e-3)
 	}
-	if o.First && o.Status == OK && c.opts.Classes.Initial != nil {
+	if o.First && o.Status == OK && c.wantFeatures() {
 		f := c.features(d)
 		o.Features = &f
 	}
 	return o
+}
+
+// wantFeatures says the policy reads page features: an initial classifier, or the optimal
+// policy's feature groups.
+func (c *CrawlPolicy) wantFeatures() bool {
+	if c.opts.Classes.Initial != nil {
+		return true
+	}
+	op, ok := c.Policy().(*optimal)
+	return ok && op.groups != nil && !op.opt.NoFeaturePrior
 }
 
 // StatusOf classifies a visit: fetched says a request was made (robots.txt may forbid
@@ -311,6 +322,7 @@ func (c *CrawlPolicy) features(d *crawl.Document) Features {
 		TextSize: float64(len(d.Text)),
 		URLLevel: float64(URLLevel(d.URL.Path())),
 		Depth:    float64(d.Item.Depth),
+		Section:  URLSection(d.URL.Path()),
 		Dates:    float64(c.dates.Count(d.Text)),
 		MaxAge:   -1,
 	}

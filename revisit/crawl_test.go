@@ -124,7 +124,8 @@ func TestFollowDiscovery(t *testing.T) {
 // history. Each crawl runs until the test web has seen the work asserted on (bounded by
 // crawlCap), not for a fixed time, so a busy machine makes it slower, not failing.
 func TestCrawlIntegration(t *testing.T) {
-	set := changeweb.New(changeweb.Config{PagesPerHost: 5, Mixture: []changeweb.Component{{MeanInterval: time.Hour, Share: 1}}, Validators: 0.5, Seed: 4})
+	set := changeweb.New(changeweb.Config{PagesPerHost: 5, Mixture: []changeweb.Component{{MeanInterval: time.Hour, Share: 1}}, Validators: 0.5, Seed: 4,
+		Kinds: &changeweb.Kinds{Mapping: "natural", Fidelity: 1}})
 	web := testweb.New(testweb.Config{Seed: 5, Hosts: 3, PagesPerHost: 2, Disable: testweb.AllFeatures, Extra: set.Extra})
 	if _, err := web.Start(); err != nil {
 		t.Fatal(err)
@@ -171,7 +172,29 @@ func TestCrawlIntegration(t *testing.T) {
 	set.Start(time.Now())
 	// Every changing page fetched, most revisited (several times over: 304s need a
 	// validator, which half the pages have).
-	_, sum := crawlUntil(cfg, func(n changeweb.Tally) bool { return n.Fetched == 15 && n.Revisited >= 12 && n.NotModified >= 3 })
+	cp, sum := crawlUntil(cfg, func(n changeweb.Tally) bool { return n.Fetched == 15 && n.Revisited >= 12 && n.NotModified >= 3 })
+	// The policy read each page's features at its first fetch and put the changing pages
+	// (all under /news/, with a dateline) in the news section's groups (its feature prior).
+	if op, ok := cp.Policy().(*optimal); !ok {
+		t.Errorf("policy %T, want the optimal policy", cp.Policy())
+	} else {
+		op.mu.Lock()
+		news, ok := op.groupOf["section news"]
+		inNews := 0
+		for _, pg := range op.list {
+			g := pg.group
+			for g >= 0 && op.groups.Parent(g) >= 0 {
+				g = op.groups.Parent(g)
+			}
+			if ok && g == news {
+				inNews++
+			}
+		}
+		op.mu.Unlock()
+		if !ok || inNews != 15 {
+			t.Errorf("%d pages in the news section's groups (section known: %v), want the 15 changing pages", inNews, ok)
+		}
+	}
 	// The pages change once an hour and are revisited within seconds: the plan expects
 	// them nearly all fresh.
 	if sum.Freshness == nil || *sum.Freshness < 0.9 || *sum.Freshness > 1 {

@@ -1,6 +1,7 @@
 package revisit
 
 import (
+	"fmt"
 	"math"
 	"strings"
 )
@@ -22,6 +23,11 @@ type Features struct {
 	Dates  float64 // dates and times in the text (news, listings, logs carry many)
 	Feeds  float64 // feeds the page advertises (<link rel=alternate type=rss/atom>)
 	MaxAge float64 // log10(1 + Cache-Control max-age in seconds): the server's own freshness hint; −1 when absent
+
+	// Section is the part of its site the page is in (URLSection): /news/ and /about/
+	// pages change differently on most sites. It is not a number, so not in Vector; the
+	// optimal policy groups pages by it (GroupKeys).
+	Section string
 }
 
 // FeatureNames name the entries of Vector, in order.
@@ -33,6 +39,52 @@ var ThesisFeatures = []string{"links", "mailto", "images", "text_size", "last_mo
 // Vector returns the features in FeatureNames order.
 func (f Features) Vector() []float64 {
 	return []float64{f.Links, f.Mailto, f.Images, f.TextSize, f.LastModified, f.URLLevel, f.Depth, f.Query, f.Dates, f.Feeds, f.MaxAge}
+}
+
+// GroupKeys name the groups of pages that look like this one, coarsest first: its site
+// section, then its section with the other cheap signals bucketed (dates visible in the
+// text, Last-Modified present, a query string, the Cache-Control max-age, the URL level).
+// The optimal policy learns a prior over change rates for each group from the pages of it
+// already revisited (estimate.Groups), so a new page starts from what pages like it do.
+func (f Features) GroupKeys() []string {
+	section := "section " + f.Section
+	ma := -1
+	if f.MaxAge >= 0 {
+		ma = int(math.Min(f.MaxAge, 6)) // log10 seconds: 0 (no-cache) … 6 (weeks)
+	}
+	detail := fmt.Sprintf("%s|dates %d|lm %d|query %d|max-age %d|level %d", section,
+		int(math.Min(f.Dates, 3)), int(f.LastModified), int(f.Query), ma, int(math.Min(f.URLLevel, 4)))
+	return []string{section, detail}
+}
+
+// URLSection is the first segment of a URL path, lower-cased, with runs of digits as one
+// '#' (so /2026/… and /2025/… are one section, as are page-1.html and page-2.html); a
+// path of a single file gives the file's name without extension, the root "".
+func URLSection(path string) string {
+	seg := strings.Trim(path, "/")
+	if i := strings.IndexByte(seg, '/'); i >= 0 {
+		seg = seg[:i]
+	} else if j := strings.LastIndexByte(seg, '.'); j > 0 {
+		seg = seg[:j]
+	}
+	seg = strings.ToLower(seg)
+	var b strings.Builder
+	digits := false
+	for _, c := range seg {
+		if c >= '0' && c <= '9' {
+			if !digits {
+				b.WriteByte('#')
+			}
+			digits = true
+			continue
+		}
+		digits = false
+		b.WriteRune(c)
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	return b.String()
 }
 
 // URLLevel is seed 004's directory level of a URL path: the root is 1 and every directory

@@ -3,6 +3,7 @@ package revisit
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -36,6 +37,14 @@ type OptimalOptions struct {
 	// IgnoreLastModified never uses Last-Modified times (by default they are used while
 	// they agree with the content: see the policy's Visit).
 	IgnoreLastModified bool
+	// NoFeaturePrior gives every new page the crawl's prior. By default (grid model) a page
+	// starts from the prior of the pages that look like it (its URL section, then its
+	// section and content features: Features.GroupKeys), learned during the crawl from the
+	// pages of that kind already revisited (estimate.Groups): seed 004's cold start.
+	NoFeaturePrior bool
+	// NoProbe never schedules a visit early to tell a page too fast to follow from one
+	// worth following (see probe); for measuring what probing adds.
+	NoProbe bool
 	// ReplanEvery is how many visits pass between two re-plans of the whole allocation
 	// (default: twice as many as there are pages, at least 16: two uniform cycles). Between
 	// re-plans each visited page is rescheduled at once from its new posterior and the last
@@ -69,10 +78,14 @@ type optimal struct {
 	list  []*optPage // the same pages, for re-planning
 	hosts map[string]int
 	grid  *estimate.Grid // the grid model's prior; nil for the gamma model
-	prior estimate.Gamma // the gamma model's prior
-	post  []float64      // scratch for grid posteriors (under mu)
-	prob  alloc.Problem
-	sol   alloc.Solution
+	// groups are the grid model's priors for pages that look alike (estimate.Groups),
+	// groupOf their index by key (Features.GroupKeys).
+	groups  *estimate.Groups
+	groupOf map[string]int
+	prior   estimate.Gamma // the gamma model's prior
+	post    []float64      // scratch for grid posteriors (under mu)
+	prob    alloc.Problem
+	sol     alloc.Solution
 	// planned is when the allocation was last solved: the number of pages then and the
 	// visits since.
 	plannedPages, sinceReplan int
@@ -81,6 +94,7 @@ type optimal struct {
 	// and plannedPending how many the last plan counted.
 	pending, plannedPending int
 	pendingHorizon          float64 // seconds until the pending pages are fetched (setPending)
+	cut                     float64 // cutoff's cache; 0: to compute
 	solved                  bool
 	fitted                  bool // the prior comes from empirical Bayes
 	holdReplan              bool // while restoring from history
@@ -104,6 +118,8 @@ type optPage struct {
 	hist     estimate.History  // grid model
 	weight   float64
 	host     int
+	group    int     // the page's feature group (estimate.Groups); −1: none
+	probes   int     // visits scheduled early to learn whether the page is too fast to follow (probe)
 	interval float64 // seconds; the last planned interval
 }
 
@@ -116,6 +132,7 @@ func newOptimal(o Options) (*optimal, error) {
 	case "", "grid":
 		p.grid = estimate.NewGrid(gridLow, gridHigh, gridPoints, 1, 0)
 		p.post = make([]float64, gridPoints)
+		p.groups, p.groupOf = &estimate.Groups{}, map[string]int{}
 	case "gamma":
 	default:
 		return nil, fmt.Errorf("revisit: unknown change-rate model %q (grid or gamma)", o.Optimal.Model)
@@ -134,7 +151,7 @@ func (p *optimal) setBudget(b float64) {
 	}
 	p.mu.Lock()
 	p.o.Budget, p.prob.Budget = b, b
-	p.solved = false
+	p.solved, p.cut = false, 0
 	p.mu.Unlock()
 }
 
@@ -182,7 +199,7 @@ func (p *optimal) Visit(key Key, o Observation) time.Time {
 		return time.Time{}
 	}
 	if pg == nil {
-		pg = &optPage{idx: len(p.list), host: p.hostIndex(o.Host)}
+		pg = &optPage{idx: len(p.list), host: p.hostIndex(o.Host), group: p.groupFor(o.Features)}
 		p.pages[key] = pg
 		p.list = append(p.list, pg)
 		p.startPrior()
@@ -211,11 +228,111 @@ func (p *optimal) Visit(key Key, o Observation) time.Time {
 		}
 	}
 	p.setInterval(pg, p.sol.Interval(p.prob, p.item(pg)))
+	next := pg.interval
+	if probe := p.probe(pg); probe > 0 && probe < next {
+		pg.probes++
+		next = probe
+	}
 	if p.plannedPending > 0 {
 		// The plan counted pages still to be discovered: look again once they are.
-		return after(o.At, min(pg.interval, max(p.pendingHorizon, p.prob.MinInterval)))
+		return after(o.At, min(next, max(p.pendingHorizon, p.prob.MinInterval)))
 	}
-	return after(o.At, pg.interval)
+	return after(o.At, next)
+}
+
+// Probing. A visit that finds a page changed says little about how fast it changes once
+// the interval is much longer than the page's mean time between changes: a page changing
+// every 5 seconds and one changing every minute both look changed after every 100-second
+// interval. Yet the plan treats them oppositely: the second is worth visiting often, the
+// first cannot be kept fresh and is best given up (the allocation's cut-off). A posterior
+// split across that cut-off gets a compromise interval that serves neither. So when it is,
+// the page's next visit comes early, after the interval whose outcome (changed or not)
+// tells the two sides apart best (the most mutual information), at most maxProbes times
+// per page.
+const (
+	maxProbes = 2
+	// minProbeInfo is the least information, in bits, about the page's side of the
+	// cut-off that a probe must be expected to give.
+	minProbeInfo = 0.15
+)
+
+// probe returns an early interval for pg's next visit, or 0 for none. It reads pg's
+// posterior from p.post, which item(pg) has just filled. Callers hold mu.
+func (p *optimal) probe(pg *optPage) float64 {
+	if p.opt.NoProbe || p.grid == nil || pg.probes >= maxProbes || !p.fitted || pg.hist.Changes() == 0 {
+		return 0
+	}
+	cut := p.cutoff()
+	if math.IsInf(cut, 1) {
+		return 0
+	}
+	var fast float64
+	for i, r := range p.grid.Rates {
+		if r >= cut {
+			fast += p.post[i]
+		}
+	}
+	if fast < 0.1 || fast > 0.9 {
+		return 0
+	}
+	best, bestInfo := 0.0, minProbeInfo
+	for k := -3; k <= 2; k++ {
+		tau := math.Ldexp(1/cut, k)
+		if tau < p.prob.MinInterval || tau > pg.interval/2 {
+			continue
+		}
+		var a, b float64 // P(changed after tau, side): fast side, slow side
+		for i, r := range p.grid.Rates {
+			c := -math.Expm1(-r*tau) * p.post[i]
+			if r >= cut {
+				a += c
+			} else {
+				b += c
+			}
+		}
+		info := entropy(a+b) - fast*entropy(a/fast) - (1-fast)*entropy(b/(1-fast))
+		if info > bestInfo {
+			best, bestInfo = tau, info
+		}
+	}
+	return best
+}
+
+// entropy is the binary entropy of q in bits.
+func entropy(q float64) float64 {
+	if q <= 0 || q >= 1 {
+		return 0
+	}
+	return -(q*math.Log2(q) + (1-q)*math.Log2(1-q))
+}
+
+// cutoff is the lowest grid rate the current plan would give up on (no visits) if it
+// were known exactly, +Inf when it gives up on none; cached until the plan or budget
+// changes. Callers hold mu.
+func (p *optimal) cutoff() float64 {
+	if p.cut > 0 {
+		return p.cut
+	}
+	p.cut = math.Inf(1)
+	rates := p.grid.Rates
+	dropped := func(i int) bool {
+		it := alloc.Item{Rate: estimate.Gamma{Shape: rates[i], Rate: 1}, Known: true, Weight: 1, Host: -1}
+		return math.IsInf(p.sol.Interval(p.prob, it), 1)
+	}
+	if !dropped(len(rates) - 1) {
+		return p.cut
+	}
+	lo, hi := 0, len(rates)-1 // dropped(hi); find the first dropped
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if dropped(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	p.cut = rates[lo]
+	return p.cut
 }
 
 // learn folds an OK or NotModified observation into the page's evidence.
@@ -281,8 +398,38 @@ func (p *optimal) item(pg *optPage) alloc.Item {
 		it.Rate = pg.ev.Posterior(p.prior)
 		return it
 	}
-	p.grid.Posterior(&pg.hist, p.post)
+	g := pg.group
+	if !p.fitted {
+		g = -1 // group priors are learned with the crawl's; until then they are its start
+	}
+	p.groups.Posterior(g, p.grid, &pg.hist, p.post)
 	return discreteItem(p.grid, p.post, it)
+}
+
+// maxGroups bounds the feature groups (each holds a prior of gridPoints weights, copied
+// at every re-plan): a crawl of many sites has many sections, and pages of sections seen
+// after the bound start from their coarser group's prior, or the crawl's.
+const maxGroups = 4096
+
+// groupFor is the feature group of a page first seen with features f (−1: none): the
+// finest of f's groups, made (under the coarser ones) when new. Callers hold mu.
+func (p *optimal) groupFor(f *Features) int {
+	if f == nil || p.groups == nil || p.opt.NoFeaturePrior {
+		return -1
+	}
+	g := -1
+	for _, key := range f.GroupKeys() {
+		next, ok := p.groupOf[key]
+		if !ok {
+			if p.groups.Len() >= maxGroups {
+				break // the finest group there is
+			}
+			next = p.groups.Add(g, p.grid)
+			p.groupOf[key] = next
+		}
+		g = next
+	}
+	return g
 }
 
 // discreteItem fills it with the grid posterior post, without the rates it rules out
@@ -406,6 +553,8 @@ type replanInput struct {
 	evs         []estimate.Evidence // gamma model: the pages' evidence
 	warm        alloc.Solution      // the pages' last intervals and the last multiplier
 	grid        *estimate.Grid      // a copy of the grid prior (nil: gamma model)
+	groups      *estimate.Groups    // a copy of the group priors (grid model)
+	group       []int               // the pages' groups, in item order
 	prior       estimate.Gamma
 	fitted      bool
 	phantoms    int    // pending pages planned for, after the pages' items
@@ -417,6 +566,7 @@ type replanInput struct {
 type replanOutput struct {
 	sol    alloc.Solution
 	grid   *estimate.Grid
+	groups *estimate.Groups
 	prior  estimate.Gamma
 	fitted bool
 }
@@ -494,9 +644,12 @@ func (p *optimal) snapshot() *replanInput {
 	}
 	if p.grid != nil {
 		in.grid = p.grid.Clone()
+		in.groups = p.groups.Clone()
+		in.group = make([]int, n)
 		hs := make([]*estimate.History, n)
 		for i, pg := range p.list {
 			hs[i] = &pg.hist
+			in.group[i] = pg.group
 		}
 		in.hists = estimate.CopyHistories(hs)
 	} else {
@@ -510,7 +663,7 @@ func (p *optimal) snapshot() *replanInput {
 
 // solve fits the prior and solves the allocation from the snapshot alone.
 func (in *replanInput) solve() (replanOutput, error) {
-	out := replanOutput{grid: in.grid, prior: in.prior, fitted: in.fitted}
+	out := replanOutput{grid: in.grid, groups: in.groups, prior: in.prior, fitted: in.fitted}
 	n := len(in.items)
 	if in.grid == nil {
 		if !in.opt.FixedPrior {
@@ -554,11 +707,18 @@ func (in *replanInput) solve() (replanOutput, error) {
 			if !out.fitted {
 				rounds = 50
 			}
-			out.fitted = out.grid.FitLikelihoods(logL, hs, rounds, 1) || out.fitted
+			if !out.fitted {
+				out.groups.CopyFrom(&estimate.Groups{}, out.grid) // groups start from the crawl's start
+			}
+			out.fitted = estimate.FitGroups(out.grid, out.groups, logL, hs, in.group, rounds, 1) || out.fitted
 		}
 		post := make([]float64, gridPoints)
 		for i := range in.items {
-			out.grid.PosteriorFrom(logL[i*gridPoints:(i+1)*gridPoints], post)
+			g := in.group[i]
+			if !out.fitted {
+				g = -1
+			}
+			out.groups.PosteriorFrom(g, out.grid, logL[i*gridPoints:(i+1)*gridPoints], post)
 			in.items[i] = discreteItem(out.grid, post, in.items[i])
 		}
 	}
@@ -597,9 +757,10 @@ func (in *replanInput) solve() (replanOutput, error) {
 // pages new since) have evidence it did not see: they are rescheduled from the new prior
 // and multipliers, as their visit would have been after the re-plan. Callers hold mu.
 func (p *optimal) install(in *replanInput, out replanOutput) {
-	p.sol = out.sol
+	p.sol, p.cut = out.sol, 0
 	if p.grid != nil {
 		p.grid = out.grid
+		p.groups.CopyFrom(out.groups, p.grid)
 	}
 	p.prior, p.fitted = out.prior, out.fitted
 	for i, pg := range in.pages {

@@ -22,7 +22,11 @@
 //     it agrees with the content), under a prior of any shape re-estimated from the whole
 //     crawl (empirical Bayes), and the budget allocated to maximize the expected
 //     time-averaged freshness of the collection (package alloc, after Cho &
-//     Garcia-Molina), optionally weighted by page importance and bounded per host.
+//     Garcia-Molina), optionally weighted by page importance and bounded per host. A new
+//     page starts from the prior of the pages that look like it (its URL section, then
+//     its section and cheap content signals: seed 004's cold start, with the feature→rate
+//     mapping learned from this crawl's revisits, estimate.Groups), and a page whose
+//     visits cannot tell whether it is too fast to follow is probed with an early visit.
 //
 // A Policy sees only observations (Observation), so the same code drives the real crawler
 // (through CrawlPolicy, a crawl.RevisitPolicy) and the simulator (package revisit/sim).

@@ -362,6 +362,41 @@ func TestURLLevel(t *testing.T) {
 	}
 }
 
+func TestURLSection(t *testing.T) {
+	tests := []struct{ path, want string }{
+		{"", ""}, {"/", ""}, {"/news/2026/11/story.html", "news"}, {"/News/", "news"},
+		{"/about.html", "about"}, {"/page-12.html", "page-#"}, {"/2026/11/x", "#"}, {"/v2beta3/x", "v#beta#"},
+		{"/" + strings.Repeat("a", 60) + "/x", strings.Repeat("a", 40)},
+	}
+	for _, tt := range tests {
+		if got := URLSection(tt.path); got != tt.want {
+			t.Errorf("URLSection(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}
+
+// TestGroupKeys: a page's groups go from its section to its section with the other
+// signals; pages that differ only in what the finer key buckets share both groups.
+func TestGroupKeys(t *testing.T) {
+	a := Features{Section: "news", Dates: 2, LastModified: 1, MaxAge: -1, URLLevel: 2}
+	b := a
+	b.Dates = 7 // 3 and more are one bucket
+	c := a
+	c.Dates = 7
+	c.Section = "about"
+	ka, kb, kc := a.GroupKeys(), b.GroupKeys(), c.GroupKeys()
+	if len(ka) != 2 || ka[0] != "section news" || !strings.HasPrefix(ka[1], ka[0]+"|") {
+		t.Fatalf("keys %q", ka)
+	}
+	if ka[0] != kb[0] || ka[1] == kb[1] {
+		t.Errorf("2 and 7 dates: keys %q and %q, want one section and two detail groups", ka, kb)
+	}
+	b.Dates = 3
+	if b.GroupKeys()[1] != kb[1] || kc[0] == kb[0] {
+		t.Errorf("keys %q, %q, %q", b.GroupKeys(), kb, kc)
+	}
+}
+
 func TestMaxAge(t *testing.T) {
 	tests := []struct {
 		in   string

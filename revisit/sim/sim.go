@@ -30,6 +30,8 @@ type Config struct {
 	InitialAccuracy float64
 	// Seed drives the simulated classifier's noise and the policies' tie-breaking.
 	Seed uint64
+	// CountFrom is the day from which Result.PageVisits counts.
+	CountFrom float64
 	// Options are passed to every policy (Budget is set from Budget above).
 	Options revisit.Options
 }
@@ -41,6 +43,7 @@ type Result struct {
 	Age         float64 // time-averaged age in days (time since the first unseen change)
 	ChangeShare float64 // visits that found the page changed / visits (seed 004's "change rate")
 	Visits      int
+	PageVisits  []int // revisits of each page of the trace from Config.CountFrom on
 	// OfOracle is Freshness divided by the oracle's (0 when the oracle was not run).
 	OfOracle float64
 	// Series is the freshness averaged over each of Samples equal slices of the horizon.
@@ -277,6 +280,9 @@ func runPolicy(cfg Config, tr Trace, name string) (Result, error) {
 		if pg.LastModified && !math.IsInf(lastChange, -1) {
 			o.LastModified = at(lastChange)
 		}
+		if first && pg.Section != "" {
+			o.Features = &revisit.Features{Section: pg.Section, MaxAge: -1}
+		}
 		return o
 	}
 	born := 0
@@ -291,7 +297,7 @@ func runPolicy(cfg Config, tr Trace, name string) (Result, error) {
 		}
 	}
 	admit(0)
-	res := Result{Policy: policy.Name()}
+	res := Result{Policy: policy.Name(), PageVisits: make([]int, n)}
 	if name == Oracle {
 		res.Policy = Oracle
 	}
@@ -310,6 +316,9 @@ func runPolicy(cfg Config, tr Trace, name string) (Result, error) {
 		// most overdue, or the next one due when none is.
 		i := heap.Pop(h).(int)
 		st := &states[i]
+		if t >= cfg.CountFrom {
+			res.PageVisits[i]++
+		}
 		changed, last := ac.settle(&tr.Pages[i], st, t)
 		res.Visits++
 		if changed {

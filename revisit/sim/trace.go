@@ -82,6 +82,9 @@ type Page struct {
 	Rate float64
 	// LastModified says the page's server reports Last-Modified.
 	LastModified bool
+	// Section is the site section the page's URL is in (revisit.Features.Section), seen
+	// at its first visit; "" gives the policy no features.
+	Section string
 }
 
 // Trace is the change history of a set of pages over [0, Horizon] days.
@@ -131,6 +134,46 @@ func Generate(pages int, horizon float64, mix Mixture, lmShare float64, seed uin
 		tr.Pages[i] = p
 	}
 	return tr
+}
+
+// Kinds gives every page a section name that says something about its change rate, as a
+// URL's section does on real sites: with probability fidelity the name of its own
+// component (sections[k] for mixture component k, the components as Generate drew them,
+// told apart by rate), otherwise one of sections at random. mix must be the mixture the
+// trace was generated from. Fidelity 0 makes sections unrelated to rates.
+func (tr Trace) Kinds(mix Mixture, sections []string, fidelity float64, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0x4b1d))
+	for i := range tr.Pages {
+		p := &tr.Pages[i]
+		k := 0
+		for c := range mix {
+			if math.Abs(1/mix[c].MeanInterval-p.Rate) < math.Abs(1/mix[k].MeanInterval-p.Rate) {
+				k = c
+			}
+		}
+		if rng.Float64() >= fidelity {
+			k = rng.IntN(len(mix))
+		}
+		p.Section = sections[k%len(sections)]
+	}
+}
+
+// Discover spreads the pages' first visits evenly over [0, over) days in a random order,
+// as a crawl discovers them, instead of all at day 0: their changes before then are
+// history (LastChange) rather than changes the crawl misses.
+func (tr Trace) Discover(over float64, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0xd15c))
+	order := rng.Perm(len(tr.Pages))
+	for rank, i := range order {
+		p := &tr.Pages[i]
+		p.Born = over * float64(rank) / float64(len(tr.Pages))
+		k := 0
+		for k < len(p.Changes) && p.Changes[k] <= p.Born {
+			p.LastChange = p.Changes[k]
+			k++
+		}
+		p.Changes = p.Changes[k:]
+	}
 }
 
 // WriteMonitoring writes what a monitor visiting every page every interval days would have
