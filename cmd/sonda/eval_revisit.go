@@ -21,6 +21,7 @@ func init() { evalCommands = append(evalCommands, newEvalRevisitCmd) }
 func newEvalRevisitCmd() *cobra.Command {
 	var (
 		mixture, budget, policies, windows, plotFile string
+		kinds                                        string
 		hosts, pages                                 int
 		duration, politeness, step                   time.Duration
 		minInterval, maxInterval                     time.Duration
@@ -45,10 +46,19 @@ never); the crawls run for --duration with the budget shared by discovery and re
 exactly as sonda crawl --budget does. Time here is compressed (pages change in seconds,
 not days), so the revisit bounds default to 1s and none.
 
+With --page-kinds the pages look like what they are, as on real sites: a page's URL
+section (/news/, /blog/, /docs/, /about/) and whether its text shows when it was last
+updated follow its change rate, each kept with probability FIDELITY (default 0.8) and
+random otherwise. natural gives the fastest pages news, shuffled a permutation of that
+(a feature→rate mapping nothing was tuned on), random kinds unrelated to rates. The
+default policy learns during the crawl which kinds change how often and starts new pages
+from that (its feature prior); the policy optimal-nofeatures is the same without it.
+
 Examples:
   sonda eval revisit
   sonda eval revisit --mixture 5s:0.25,1m:0.25,10m:0.25,never:0.25 --duration 10m --plot fresh.svg
-  sonda eval revisit --mixture 30s:0.5,2m:0.5 --policies optimal,uniform,oracle,adaptive`,
+  sonda eval revisit --mixture 30s:0.5,2m:0.5 --policies optimal,uniform,oracle,adaptive
+  sonda eval revisit --page-kinds shuffled --policies optimal,optimal-nofeatures,uniform,oracle`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			mix, err := changeweb.ParseMixture(mixture)
@@ -59,6 +69,10 @@ Examples:
 			if err != nil {
 				return usageError{fmt.Errorf("--budget: %w", err)}
 			}
+			pk, err := changeweb.ParseKinds(kinds)
+			if err != nil {
+				return usageError{fmt.Errorf("--page-kinds: %w", err)}
+			}
 			ws, err := parseWindows(windows)
 			if err != nil {
 				return usageError{fmt.Errorf("--windows: %w", err)}
@@ -66,13 +80,13 @@ Examples:
 			rv := config.Default().Revisit
 			rv.MinInterval, rv.MaxInterval = minInterval, maxInterval
 			ec := liveeval.Config{
-				Mixture: mix, Hosts: hosts, Pages: pages, Budget: b.PerSecond(), Duration: duration,
+				Mixture: mix, Kinds: pk, Hosts: hosts, Pages: pages, Budget: b.PerSecond(), Duration: duration,
 				Politeness: politeness, Policies: splitList(policies), Revisit: &rv, Windows: ws, Step: step, Seed: seed,
 			}
 			out := cmd.OutOrStdout()
 			if !asJSON {
-				fmt.Fprintf(out, "%d changing pages on %d hosts, mixture %s, budget %s, politeness %v, %v per crawl; crawling %s at once...\n",
-					pages/hosts*hosts, hosts, changeweb.FormatMixture(mix), b, politeness, duration, strings.Join(ec.Policies, ", "))
+				fmt.Fprintf(out, "%d changing pages on %d hosts, mixture %s, page kinds %s, budget %s, politeness %v, %v per crawl; crawling %s at once...\n",
+					pages/hosts*hosts, hosts, changeweb.FormatMixture(mix), kinds, b, politeness, duration, strings.Join(ec.Policies, ", "))
 			}
 			res, err := liveeval.Evaluate(cmd.Context(), ec)
 			if err != nil {
@@ -105,7 +119,8 @@ Examples:
 	f.StringVar(&budget, "budget", "2/s", "requests per second each crawl may make, shared by discovery and revisits")
 	f.DurationVar(&duration, "duration", 10*time.Minute, "length of each crawl")
 	f.DurationVar(&politeness, "politeness", 0, "delay between two requests to one host (politeness.min-delay; 0: none)")
-	f.StringVar(&policies, "policies", "optimal,uniform,oracle", "policies to crawl with, comma-separated (sonda's revisit policies and oracle)")
+	f.StringVar(&policies, "policies", "optimal,uniform,oracle", "policies to crawl with, comma-separated (sonda's revisit policies, oracle, optimal-nofeatures)")
+	f.StringVar(&kinds, "page-kinds", "none", "how pages look by their change rate: none, natural, shuffled or random, optionally :FIDELITY (natural:0.8)")
 	f.StringVar(&windows, "windows", "0-3m,5m-10m", "spans of the crawl to report freshness over, FROM-TO,...")
 	f.DurationVar(&step, "step", 10*time.Second, "resolution of the freshness-over-time series and plot")
 	f.DurationVar(&minInterval, "min-interval", time.Second, "revisit.min-interval of every crawl")

@@ -50,6 +50,111 @@ type Config struct {
 	Validators float64
 	// Seed drives the rates, the change times and the text.
 	Seed uint64
+	// Kinds, when set, make pages look like what they are, as on real sites: a page's URL
+	// section and content follow its change rate (a news story changes often, an about
+	// page rarely), with noise. Without it every page looks alike (/live/page-N.html).
+	Kinds *Kinds
+}
+
+// Kinds say how a page's look follows its change rate. The kinds, from the most often
+// changing to the least, are KindNames: a page of kind news lives under /news/, and news
+// and blog pages show the date they were last updated in their text. Which kind goes with
+// which mixture component is Mapping's; each page then keeps that kind with probability
+// Fidelity and otherwise gets one at random, and (independently, with the same
+// probability) shows a date when the kind it would have by its rate shows one: two noisy
+// signals, as a URL and a page's content are.
+type Kinds struct {
+	// Mapping is "natural" (the fastest components are news, then blog, docs, about),
+	// "shuffled" (a permutation of that chosen by the Seed, never the natural one: for
+	// measuring a prior on a feature→rate mapping it was not tuned on) or "random" (kinds
+	// unrelated to rates, whatever Fidelity says).
+	Mapping string
+	// Fidelity is the share of pages whose kind follows their rate (0 defaults to 0.8;
+	// seed 004's tree put 93 % of the daily pages in the daily class).
+	Fidelity float64
+}
+
+// KindNames are the page kinds, from the most often changing to the least.
+var KindNames = []string{"news", "blog", "docs", "about"}
+
+// ParseKinds reads the --page-kinds flag: none, natural, shuffled or random, optionally
+// followed by :FIDELITY (natural:0.8).
+func ParseKinds(s string) (*Kinds, error) {
+	name, fid, hasFid := strings.Cut(strings.TrimSpace(s), ":")
+	k := &Kinds{Mapping: name}
+	switch name {
+	case "none", "":
+		if hasFid {
+			return nil, fmt.Errorf("changeweb: page kinds %q: none takes no fidelity", s)
+		}
+		return nil, nil
+	case "natural", "shuffled", "random":
+	default:
+		return nil, fmt.Errorf("changeweb: page kinds %q: want none, natural, shuffled or random, optionally with :FIDELITY (natural:0.8)", s)
+	}
+	if hasFid {
+		f, err := strconv.ParseFloat(fid, 64)
+		if err != nil || !(f > 0 && f <= 1) {
+			return nil, fmt.Errorf("changeweb: page kinds %q: the fidelity must be a number in (0, 1]", s)
+		}
+		k.Fidelity = f
+	}
+	return k, nil
+}
+
+// KindOf is the kind the mapping gives mixture component c's pages before noise ("" for
+// the random mapping, which gives none).
+func (k *Kinds) KindOf(mix []Component, c int, seed uint64) string {
+	if k.Mapping == "random" {
+		return ""
+	}
+	return KindNames[k.kindOf(mix, c, seed)]
+}
+
+// Kept is the share of pages that keep their component's kind: Fidelity with its default,
+// 0 for the random mapping.
+func (k *Kinds) Kept() float64 {
+	switch {
+	case k.Mapping == "random":
+		return 0
+	case k.Fidelity == 0:
+		return 0.8
+	}
+	return k.Fidelity
+}
+
+// kindOf maps mixture component c to a kind index under the mapping (without noise).
+func (k *Kinds) kindOf(mix []Component, c int, seed uint64) int {
+	// The component's rank by rate, fastest first, never last.
+	rank := 0
+	for j, o := range mix {
+		if j != c && faster(o, mix[c]) {
+			rank++
+		}
+	}
+	kind := rank * len(KindNames) / len(mix)
+	if k.Mapping == "shuffled" {
+		kind = (kind + 1 + int(seed%uint64(len(KindNames)-1))) % len(KindNames)
+	}
+	return kind
+}
+
+func faster(a, b Component) bool {
+	switch {
+	case a.MeanInterval == 0:
+		return false
+	case b.MeanInterval == 0:
+		return true
+	}
+	return a.MeanInterval < b.MeanInterval
+}
+
+// draw picks a page's kind from its component: the mapping's with probability fidelity.
+func (k *Kinds) draw(rng *rand.Rand, mix []Component, c int, seed uint64) int {
+	if rng.Float64() >= k.Kept() {
+		return rng.IntN(len(KindNames))
+	}
+	return k.kindOf(mix, c, seed)
 }
 
 // DefaultMixture is seed 004's class shape, 1 day scaled to 5 seconds.
@@ -70,6 +175,8 @@ type page struct {
 	url        string
 	rate       float64 // changes per second
 	validators bool
+	kind       int           // index in KindNames (with Config.Kinds)
+	dated      bool          // the text shows when the page was last updated
 	rng        *rand.Rand    // draws change times, in order
 	before     time.Duration // the page's last change before Start was this long before it
 	changes    []time.Time   // change times generated so far (up to horizon)
@@ -113,20 +220,30 @@ func (s *Set) Extra(host string, _ *rand.Rand) []testweb.Page {
 		// Pick the component by the page's position in a stratified draw, so small webs
 		// keep the mixture's shape.
 		x := (float64(i) + rng.Float64()) / float64(s.cfg.PagesPerHost) * total
-		comp := s.cfg.Mixture[len(s.cfg.Mixture)-1]
-		for _, c := range s.cfg.Mixture {
+		ci := len(s.cfg.Mixture) - 1
+		for j, c := range s.cfg.Mixture {
 			if x < c.Share {
-				comp = c
+				ci = j
 				break
 			}
 			x -= c.Share
 		}
+		comp := s.cfg.Mixture[ci]
 		path := fmt.Sprintf("/live/page-%d.html", i)
+		title := fmt.Sprintf("Live page %d of %s", i, host)
 		p := &page{
-			url:        "http://" + host + path,
 			validators: rng.Float64() < s.cfg.Validators,
 			rng:        rand.New(rand.NewPCG(s.cfg.Seed^0xc4a7, hostHash+uint64(i))),
 		}
+		if k := s.cfg.Kinds; k != nil {
+			krng := rand.New(rand.NewPCG(s.cfg.Seed^0x6b1d, hostHash+uint64(i)))
+			p.kind = k.draw(krng, s.cfg.Mixture, ci, s.cfg.Seed)
+			p.dated = k.draw(krng, s.cfg.Mixture, ci, s.cfg.Seed) <= 1 // news and blog show dates
+			name := KindNames[p.kind]
+			path = fmt.Sprintf("/%s/%s-%d.html", name, name, i)
+			title = fmt.Sprintf("%s%s %d of %s", strings.ToUpper(name[:1]), name[1:], i, host)
+		}
+		p.url = "http://" + host + path
 		// The page existed before the crawl: its last change came a random while (its
 		// age, exponential with its rate) before Start, as on the web a crawler finds; a
 		// page that never changes is a year old.
@@ -141,7 +258,7 @@ func (s *Set) Extra(host string, _ *rand.Rand) []testweb.Page {
 		s.pages[p.url] = p
 		s.order = append(s.order, p)
 		s.mu.Unlock()
-		out = append(out, testweb.Page{Path: path, Title: fmt.Sprintf("Live page %d of %s", i, host), Handler: s.handler(p)})
+		out = append(out, testweb.Page{Path: path, Title: title, Handler: s.handler(p)})
 	}
 	return out
 }
@@ -210,7 +327,7 @@ func (s *Set) handler(p *page) http.Handler {
 		}
 		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
 		rw.Header().Set("Cache-Control", "no-cache")
-		rw.Write(render(p, v, now))
+		rw.Write(render(p, v, now, lastChange))
 	})
 }
 
@@ -221,7 +338,7 @@ harvest market price school clinic council budget plan survey census map border 
 
 // render writes version v of p: fixed text, one paragraph that is version v's, and the site
 // chrome and fragments that change on every response without the page changing.
-func render(p *page, v int, now time.Time) []byte {
+func render(p *page, v int, now, lastChange time.Time) []byte {
 	rng := rand.New(rand.NewPCG(uint64(len(p.url))*7919+hashString(p.url), uint64(v)))
 	para := func(r *rand.Rand, n int) string {
 		w := make([]string, n)
@@ -235,6 +352,9 @@ func render(p *page, v int, now time.Time) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!doctype html><html><head><title>%s</title></head><body>\n", html.EscapeString(p.url))
 	fmt.Fprintf(&b, "<header><nav>Home · Trending: %s</nav></header>\n", para(site, 3))
+	if p.dated {
+		fmt.Fprintf(&b, "<p class=\"dateline\">Updated %s</p>\n", lastChange.UTC().Format("2 January 2006, 15:04"))
+	}
 	fmt.Fprintf(&b, "<p>%s.</p>\n", para(fixed, 40))
 	fmt.Fprintf(&b, "<p>Latest: %s.</p>\n", para(rng, 30))
 	fmt.Fprintf(&b, "<aside><p>Elsewhere on the site: %s.</p></aside>\n", para(site, 8))

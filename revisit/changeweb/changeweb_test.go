@@ -113,3 +113,76 @@ func TestSameSeedSameHistory(t *testing.T) {
 		t.Errorf("histories differ: %d vs %d changes", len(ca), len(cb))
 	}
 }
+
+// TestKinds: with page kinds, a page's URL section and dateline follow its change rate as
+// the mapping says, with the noise fidelity allows; "shuffled" is never the natural
+// mapping; the pages' rates and change times do not depend on the kinds.
+func TestKinds(t *testing.T) {
+	mix := []Component{{5 * time.Second, 0.25}, {time.Minute, 0.25}, {10 * time.Minute, 0.25}, {0, 0.25}}
+	sectionOf := func(u string) string {
+		path := strings.SplitN(strings.TrimPrefix(u, "http://"), "/", 3)
+		return path[1]
+	}
+	// agreement is the share of pages whose section is the one the mapping gives their rate.
+	agreement := func(k *Kinds, want map[float64]string) (float64, *Set) {
+		set := New(Config{PagesPerHost: 200, Mixture: mix, Seed: 3, Kinds: k})
+		set.Extra("h.test", nil)
+		n := 0
+		for _, u := range set.URLs() {
+			if sectionOf(u) == want[set.Rate(u)] {
+				n++
+			}
+		}
+		return float64(n) / 200, set
+	}
+	natural := map[float64]string{0.2: "news", 1.0 / 60: "blog", 1.0 / 600: "docs", 0: "about"}
+	for _, tc := range []struct {
+		kinds  *Kinds
+		lo, hi float64
+	}{
+		{&Kinds{Mapping: "natural", Fidelity: 1}, 1, 1},
+		{&Kinds{Mapping: "natural"}, 0.75, 0.95},         // 0.8 + 0.2/4
+		{&Kinds{Mapping: "random"}, 0.12, 0.40},          // 1/4
+		{&Kinds{Mapping: "shuffled", Fidelity: 1}, 0, 0}, // a derangement of natural
+	} {
+		got, set := agreement(tc.kinds, natural)
+		if got < tc.lo || got > tc.hi {
+			t.Errorf("%+v: %.2f of the pages in their natural section, want [%.2f, %.2f]", *tc.kinds, got, tc.lo, tc.hi)
+		}
+		plain := New(Config{PagesPerHost: 200, Mixture: mix, Seed: 3})
+		plain.Extra("h.test", nil)
+		for i, u := range set.URLs() {
+			if set.Rate(u) != plain.Rate(plain.URLs()[i]) {
+				t.Fatalf("%+v: page %d's rate depends on the kinds", *tc.kinds, i)
+			}
+		}
+	}
+	// News pages show their last update; about pages (at full fidelity) do not.
+	set := New(Config{PagesPerHost: 8, Mixture: mix, Seed: 3, Kinds: &Kinds{Mapping: "natural", Fidelity: 1}})
+	pages := set.Extra("h.test", nil)
+	set.Start(time.Now())
+	for _, pg := range pages {
+		rec := httptest.NewRecorder()
+		pg.Handler.ServeHTTP(rec, httptest.NewRequest("GET", "http://h.test"+pg.Path, nil))
+		dated := strings.Contains(rec.Body.String(), `class="dateline">Updated `)
+		if kind := sectionOf("http://h.test" + pg.Path); dated != (kind == "news" || kind == "blog") {
+			t.Errorf("%s: dateline %v", pg.Path, dated)
+		}
+	}
+}
+
+func TestParseKinds(t *testing.T) {
+	for in, want := range map[string]*Kinds{
+		"none": nil, "": nil, "natural": {Mapping: "natural"}, "shuffled:0.5": {Mapping: "shuffled", Fidelity: 0.5},
+	} {
+		got, err := ParseKinds(in)
+		if err != nil || (got == nil) != (want == nil) || got != nil && *got != *want {
+			t.Errorf("ParseKinds(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"natural:2", "natural:x", "tree", "none:0.5"} {
+		if _, err := ParseKinds(bad); err == nil {
+			t.Errorf("ParseKinds(%q) gave no error", bad)
+		}
+	}
+}

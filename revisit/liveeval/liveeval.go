@@ -31,6 +31,11 @@ import (
 // Oracle is the policy name of the oracle.
 const Oracle = "oracle"
 
+// NoFeatures is the policy name of the default policy without its feature prior (every
+// new page starts from the crawl's prior, whatever it looks like): the ablation that
+// shows what the prior from page features adds.
+const NoFeatures = "optimal-nofeatures"
+
 // Window is a span of the crawl, from its start.
 type Window struct{ From, To time.Duration }
 
@@ -38,15 +43,17 @@ func (w Window) String() string { return fmt.Sprintf("%v–%v", w.From, w.To) }
 
 // Config is one evaluation.
 type Config struct {
-	Mixture  []changeweb.Component // the pages' change rates
-	Hosts    int                   // hosts of the test web
-	Pages    int                   // changing pages in all (spread over the hosts)
-	Budget   float64               // requests per second, shared by discovery and revisits
-	Duration time.Duration         // of each crawl
+	Mixture []changeweb.Component // the pages' change rates
+	// Kinds make the pages' URLs and text follow their rates (nil: all pages look alike).
+	Kinds    *changeweb.Kinds
+	Hosts    int           // hosts of the test web
+	Pages    int           // changing pages in all (spread over the hosts)
+	Budget   float64       // requests per second, shared by discovery and revisits
+	Duration time.Duration // of each crawl
 	// Politeness is the delay between two requests to one host (0: none); the crawl's
 	// per-host cap on revisits follows from it as in a user's crawl.
 	Politeness time.Duration
-	// Policies to run: revisit.PolicyNames and "oracle".
+	// Policies to run: revisit.PolicyNames, "oracle" and "optimal-nofeatures".
 	Policies []string
 	// Revisit is the revisit section every crawl starts from (the defaults when zero:
 	// config.Default().Revisit); Policy is set per run.
@@ -55,7 +62,7 @@ type Config struct {
 	Step    time.Duration // of the freshness-over-time series (default Duration/60)
 	Seed    uint64
 	// Log receives progress lines (nil: none).
-	Log func(format string, args ...any)
+	Log func(format string, args ...any) `json:"-"`
 }
 
 // Run is one policy's crawl.
@@ -158,7 +165,7 @@ func (cfg Config) check() error {
 		}
 	}
 	for _, p := range cfg.Policies {
-		if p == Oracle || p == "none" {
+		if p == Oracle || p == NoFeatures || p == "none" {
 			continue
 		}
 		if _, err := revisit.New(p, revisit.Options{Budget: 1}); err != nil {
@@ -180,7 +187,7 @@ type liveRun struct {
 
 func newLiveRun(ec Config, policy string) (*liveRun, error) {
 	per := ec.Pages / ec.Hosts
-	set := changeweb.New(changeweb.Config{PagesPerHost: per, Mixture: ec.Mixture, Seed: ec.Seed})
+	set := changeweb.New(changeweb.Config{PagesPerHost: per, Mixture: ec.Mixture, Seed: ec.Seed, Kinds: ec.Kinds})
 	web := testweb.New(testweb.Config{Seed: int64(ec.Seed) + 1, Hosts: ec.Hosts, PagesPerHost: 1, Disable: testweb.AllFeatures, Extra: set.Extra})
 	if _, err := web.Start(); err != nil {
 		return nil, err
@@ -204,8 +211,11 @@ func newLiveRun(ec Config, policy string) (*liveRun, error) {
 		cfg.Revisit = *ec.Revisit
 	}
 	cfg.Revisit.Policy = policy
-	if policy == Oracle {
+	switch policy {
+	case Oracle:
 		cfg.Revisit.Policy = "uniform" // validated as a named policy; the oracle replaces it
+	case NoFeatures:
+		cfg.Revisit.Policy = revisit.DefaultPolicy
 	}
 	return &liveRun{policy: policy, set: set, web: web, cfg: cfg, data: data}, nil
 }
@@ -218,9 +228,15 @@ func (r *liveRun) close() {
 func (r *liveRun) crawl(ctx context.Context) {
 	var p *revisit.CrawlPolicy
 	var err error
-	if r.policy == Oracle {
+	switch r.policy {
+	case Oracle:
 		p, err = revisit.FromConfigWith(r.cfg, Oracle, r.oracle)
-	} else {
+	case NoFeatures:
+		p, err = revisit.FromConfigWith(r.cfg, NoFeatures, func(o revisit.Options) (revisit.Policy, error) {
+			o.Optimal.NoFeaturePrior = true
+			return revisit.NewForCrawl(revisit.DefaultPolicy, o)
+		})
+	default:
 		p, err = revisit.FromConfig(r.cfg)
 	}
 	if err != nil {
@@ -292,9 +308,25 @@ func simulate(ec Config) ([]Run, error) {
 	}
 	per := ec.Pages / ec.Hosts
 	tr := sim.Generate(per*ec.Hosts, horizon, mix, 0, ec.Seed)
+	if k := ec.Kinds; k != nil {
+		// The URL sections only (the simulator's pages have no text): the kind each
+		// component's pages get, kept with the fidelity the test web's pages have.
+		sections := make([]string, len(ec.Mixture))
+		for c := range ec.Mixture {
+			if sections[c] = k.KindOf(ec.Mixture, c, ec.Seed); sections[c] == "" { // random
+				sections[c] = changeweb.KindNames[c%len(changeweb.KindNames)]
+			}
+		}
+		tr.Kinds(mix, sections, k.Kept(), ec.Seed)
+	}
 	var names []string
+	noFeatures := false
 	for _, p := range ec.Policies {
-		if p != "none" {
+		switch p {
+		case "none":
+		case NoFeatures:
+			noFeatures = true
+		default:
 			names = append(names, p)
 		}
 	}
@@ -308,6 +340,15 @@ func simulate(ec Config) ([]Run, error) {
 	res, err := sim.Run(sim.Config{Budget: ec.Budget, Policies: names, Samples: samples, Seed: ec.Seed, Options: opts}, tr)
 	if err != nil {
 		return nil, fmt.Errorf("liveeval: simulation: %w", err)
+	}
+	if noFeatures {
+		opts.Optimal.NoFeaturePrior = true
+		nf, err := sim.Run(sim.Config{Budget: ec.Budget, Policies: []string{revisit.DefaultPolicy}, Samples: samples, Seed: ec.Seed, Options: opts}, tr)
+		if err != nil {
+			return nil, fmt.Errorf("liveeval: simulation: %w", err)
+		}
+		nf[0].Policy = NoFeatures
+		res = append(res, nf[0])
 	}
 	out := make([]Run, len(res))
 	for i, r := range res {
