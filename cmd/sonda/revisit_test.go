@@ -227,3 +227,32 @@ func TestBudgetNote(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalRevisitCLI runs `sonda eval revisit --json` for a few seconds with page kinds and
+// the no-features ablation: the JSON decodes and has every policy's live and simulated run;
+// a bad --page-kinds names the flag and the values it takes.
+func TestEvalRevisitCLI(t *testing.T) {
+	_, stderr, code := run(t, nil, "eval", "revisit", "--page-kinds", "tree")
+	if code == 0 || !strings.Contains(stderr, "--page-kinds") || !strings.Contains(stderr, "shuffled") {
+		t.Errorf("--page-kinds tree: exit %d, %s", code, stderr)
+	}
+	if testing.Short() {
+		return
+	}
+	out, stderr, code := run(t, nil, "eval", "revisit", "--json", "--duration", "4s", "--windows", "0-2s,2s-4s", "--step", "1s",
+		"--hosts", "2", "--pages", "10", "--budget", "10/s", "--page-kinds", "natural:0.9", "--policies", "optimal,optimal-nofeatures,oracle")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Config struct{ Kinds struct{ Mapping string } }
+		Runs   []struct{ Policy string }
+		Sim    []struct{ Policy string }
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("--json output does not decode: %v\n%s", err, out)
+	}
+	if res.Config.Kinds.Mapping != "natural" || len(res.Runs) != 3 || len(res.Sim) != 3 || res.Runs[1].Policy != "optimal-nofeatures" {
+		t.Errorf("result %+v", res)
+	}
+}

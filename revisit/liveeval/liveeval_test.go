@@ -8,9 +8,11 @@ import (
 	"github.com/sonda-search/sonda/revisit/changeweb"
 )
 
-// TestEvaluate runs a short live evaluation end to end: three real crawls of changing test
-// webs at once (default policy, uniform, the oracle), scored from the webs' logs over the
-// windows and the series, at the budget, beside the simulator's figure for the same rates.
+// TestEvaluate runs a short live evaluation end to end: four real crawls of changing test
+// webs at once (default policy, the same without its feature prior, uniform, the oracle)
+// on pages whose URL sections follow their rates through a shuffled mapping, scored from
+// the webs' logs over the windows and the series, at the budget, beside the simulator's
+// figure for the same rates.
 func TestEvaluate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real crawls for 12 seconds; skipped with -short")
@@ -20,16 +22,16 @@ func TestEvaluate(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := Config{
-		Mixture: mix, Hosts: 2, Pages: 20, Budget: 10, Duration: 12 * time.Second,
-		Policies: []string{"optimal", "uniform", Oracle},
+		Mixture: mix, Kinds: &changeweb.Kinds{Mapping: "shuffled"}, Hosts: 2, Pages: 20, Budget: 10, Duration: 12 * time.Second,
+		Policies: []string{"optimal", NoFeatures, "uniform", Oracle},
 		Windows:  []Window{{0, 6 * time.Second}, {6 * time.Second, 12 * time.Second}}, Step: 2 * time.Second, Seed: 3,
 	}
 	res, err := Evaluate(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Runs) != 3 || len(res.Sim) != 3 {
-		t.Fatalf("%d live runs and %d simulated, want 3 each", len(res.Runs), len(res.Sim))
+	if len(res.Runs) != 4 || len(res.Sim) != 4 {
+		t.Fatalf("%d live runs and %d simulated, want 4 each", len(res.Runs), len(res.Sim))
 	}
 	for _, r := range append(res.Runs, res.Sim...) {
 		if len(r.Windows) != 2 || len(r.Series) != 6 {
