@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/sonda-search/sonda/config"
@@ -127,14 +128,19 @@ func Open(cfg config.Config, o Options) (*Instance, error) {
 	in.isink = in.newIndexSink(true)
 	// The link graph first, so a page's anchors are in it when the index writes the page.
 	in.gsink = linkgraph.NewSink(in.Graph, in.isink.Touch)
+	unfinished := rebuildUnfinished(cfg.Data)
 	switch st := in.Index.Stats(); {
-	case o.ReadOnly && (st.Created || in.queue.Len() > 0):
+	case o.ReadOnly && (st.Created || unfinished || in.queue.Len() > 0):
 		// Catching up writes the link graph into the crawl database, which is read-only.
 		in.log.Warn("the search index is new or behind the store and may miss the pages fetched last; the next sonda crawl or serve catches it up")
-	case st.Created:
+	case st.Created || unfinished:
 		// A new index (first use, search.index turned on, or one whose creation a crash
-		// interrupted): replay whatever the crawl already recorded. Nothing, on first use.
+		// interrupted), or one a rebuild did not finish: replay whatever the crawl already
+		// recorded. Nothing, on first use.
 		if err := in.catchUp(context.Background(), true); err != nil {
+			return nil, err
+		}
+		if err := os.Remove(rebuildMark(cfg.Data)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
 	case in.queue.Len() > 0:

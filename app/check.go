@@ -157,7 +157,20 @@ func checkWARCFile(path string) (map[int64]string, int, string) {
 // then the search index is rebuilt from the store and the WARC files so it agrees with
 // what is left. It returns no lines when nothing needed repair.
 func Repair(ctx context.Context, cfg config.Config, o RebuildOptions) ([]string, error) {
-	var report []string
+	stateDir := crawl.StateDir(cfg.Data)
+	// A salvage that a crash stopped while swapping databases is finished first (there may
+	// be no database in stateDir until then).
+	report, err := store.FinishSalvage(stateDir)
+	if err != nil {
+		return report, err
+	}
+	// Until the end, the index counts as unfinished: a crash anywhere in between (after
+	// the logs were replayed, say) must not leave an index that the next repair thinks
+	// agrees with the store.
+	rebuild := len(report) > 0 || rebuildUnfinished(cfg.Data)
+	if err := markRebuild(cfg.Data); err != nil {
+		return report, err
+	}
 	warcDir := crawl.WARCDir(cfg.Data)
 	lines, err := warc.Recover(warcDir)
 	report = append(report, lines...)
@@ -183,7 +196,6 @@ func Repair(ctx context.Context, cfg config.Config, o RebuildOptions) ([]string,
 			report = append(report, line, "the captures in those bytes are lost; their page records stay (sonda check data lists them)")
 		}
 	}
-	stateDir := crawl.StateDir(cfg.Data)
 	lines, err = store.RepairWAL(stateDir, store.Options{Logger: o.Logger})
 	report = append(report, lines...)
 	if err != nil {
@@ -195,7 +207,7 @@ func Repair(ctx context.Context, cfg config.Config, o RebuildOptions) ([]string,
 	if err != nil {
 		return report, err
 	}
-	if walRepaired || len(lines) > 0 {
+	if walRepaired || len(lines) > 0 || rebuild {
 		if err := ctx.Err(); err != nil {
 			return report, err
 		}
@@ -205,6 +217,7 @@ func Repair(ctx context.Context, cfg config.Config, o RebuildOptions) ([]string,
 		}
 		report = append(report, fmt.Sprintf("index: rebuilt from %d page records (%d without a readable capture)", st.Pages, st.Missing))
 		report = append(report, "the frontier keeps what survived: URLs whose records were lost are fetched again when a crawl finds their links")
+		return report, nil
 	}
-	return report, nil
+	return report, os.Remove(rebuildMark(cfg.Data))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/sonda-search/sonda/config"
@@ -12,6 +13,7 @@ import (
 	"github.com/sonda-search/sonda/geo/catalog"
 	"github.com/sonda-search/sonda/geo/geosearch"
 	"github.com/sonda-search/sonda/index"
+	"github.com/sonda-search/sonda/internal/crashpoint"
 	"github.com/sonda-search/sonda/linkgraph"
 )
 
@@ -49,9 +51,13 @@ func Rebuild(ctx context.Context, cfg config.Config, o RebuildOptions) (RebuildS
 		return RebuildStats{}, err
 	}
 	defer in.Close()
+	if err := markRebuild(cfg.Data); err != nil {
+		return RebuildStats{}, err
+	}
 	if err := os.RemoveAll(index.DataDir(cfg.Data)); err != nil {
 		return RebuildStats{}, fmt.Errorf("remove the old index: %w", err)
 	}
+	crashpoint.Here("app.rebuild.removed")
 	if err := in.openSearch(); err != nil {
 		return RebuildStats{}, err
 	}
@@ -83,5 +89,25 @@ func Rebuild(ctx context.Context, cfg config.Config, o RebuildOptions) (RebuildS
 	}
 	st.Documents = int64(in.Index.Stats().Documents)
 	st.Took = time.Since(start)
-	return st, in.Close()
+	if err := in.Close(); err != nil {
+		return st, err
+	}
+	return st, os.Remove(rebuildMark(cfg.Data))
+}
+
+// rebuildMark is the file that says the search index of data is being rebuilt, or must
+// be: a rebuild (or a repair, which ends in one) that a crash stopped leaves an index
+// that misses pages, and the mark has the next repair, crawl or serve finish it.
+func rebuildMark(data string) string { return filepath.Join(data, "index-rebuild-unfinished") }
+
+func markRebuild(data string) error {
+	if err := os.WriteFile(rebuildMark(data), []byte("the search index is being rebuilt; a crash left this: sonda repair, crawl or serve rebuilds it\n"), 0o600); err != nil {
+		return fmt.Errorf("marking the index rebuild: %w", err)
+	}
+	return nil
+}
+
+func rebuildUnfinished(data string) bool {
+	_, err := os.Stat(rebuildMark(data))
+	return err == nil
 }

@@ -381,7 +381,7 @@ var knownNonConfigEnv = map[string]bool{
 	"SONDA_FRONTIER_URLS": true, "SONDA_BENCH": true, "SONDA_BENCH_DATASETS": true, "SONDA_BENCH_DIR": true,
 	"SONDA_BENCH_DOCS": true, "SONDA_BENCH_INDEX": true, "SONDA_LIVE_LONG": true, "SONDA_WARC_KILL_CHILD": true,
 	"SONDA_FOCUS_MAX_PAGES": true, "SONDA_FOCUS_PLOT": true, "SONDA_FOCUS_TOPIC": true, "SONDA_FOCUS_WEB_SEED": true,
-	"SONDA_FOCUS_SELF_TRAIN": true, "SONDA_FOCUS_PRIOR": true,
+	"SONDA_FOCUS_SELF_TRAIN": true, "SONDA_FOCUS_PRIOR": true, "SONDA_CRASH_AT": true, "SONDA_CRASH_TRACE": true,
 }
 
 // isNonConfigEnv reports whether name is a SONDA_ variable that is not a setting: one of

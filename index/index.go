@@ -24,6 +24,7 @@ import (
 	bindex "github.com/blevesearch/bleve_index_api"
 	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/sonda-search/sonda/internal/crashpoint"
 	"github.com/sonda-search/sonda/linkgraph"
 	"github.com/sonda-search/sonda/query"
 )
@@ -418,6 +419,7 @@ func (ix *Index) Sync(ctx context.Context) error {
 func (ix *Index) persist(ctx context.Context, b *bleve.Batch) error {
 	done := make(chan error, 1)
 	b.SetPersistedCallback(func(err error) { done <- err })
+	crashpoint.Here("index.persist")
 	if err := ix.bi.Batch(b); err != nil {
 		return fmt.Errorf("index: %w", err)
 	}

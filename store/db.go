@@ -61,6 +61,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/sonda-search/sonda/internal/crashpoint"
 )
 
 // Options tune the database. The zero value is usable.
@@ -117,6 +119,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	if opts.SyncInterval == 0 {
 		opts.SyncInterval = time.Second
 	}
+	if SalvageInterrupted(dir) {
+		return nil, fmt.Errorf("store: %s: a sonda repair was stopped while it put a salvaged copy of the database in place; run sonda repair again to finish it", dir)
+	}
 	if opts.ReadOnly {
 		if _, err := os.Stat(dir); err != nil {
 			return nil, fmt.Errorf("store: no crawl database in %s: %w", dir, err)
@@ -149,6 +154,8 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	if opts.fs != nil {
 		po.FS = opts.fs
+	} else if crashpoint.Enabled() {
+		po.FS = crashFS{vfs.Default}
 	}
 	if opts.ReadOnly {
 		po.ReadOnly = true

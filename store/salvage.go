@@ -3,13 +3,17 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/sonda-search/sonda/internal/crashpoint"
 )
 
 // Salvage rebuilds the database in dir from what reads cleanly, for a database with a
@@ -21,6 +25,9 @@ import (
 // file too but cannot be read past the corrupt one. It returns nil, and changes nothing,
 // when every key reads. Run RepairWAL first: Open refuses a damaged log.
 func Salvage(ctx context.Context, dir string, opts Options) ([]string, error) {
+	if resumed, err := FinishSalvage(dir); err != nil || resumed != nil {
+		return resumed, err
+	}
 	src, err := Open(dir, Options{ReadOnly: true, Logger: opts.Logger, CacheSize: opts.CacheSize})
 	if err != nil {
 		return nil, err
@@ -54,21 +61,83 @@ func Salvage(ctx context.Context, dir string, opts Options) ([]string, error) {
 	if err := os.MkdirAll(DamagedDir(dir), 0o700); err != nil {
 		return nil, fmt.Errorf("store: salvage: %w", err)
 	}
+	report := []string{fmt.Sprintf("store: salvaged %d keys into a new database; the damaged one is in %s", copied, aside)}
+	for _, c := range skip {
+		report = append(report, fmt.Sprintf("store: %s is corrupt (%v): the keys from %q to %q not read before the damage are lost (%s)",
+			c.Path, c.Details, c.Bounds.Start, c.Bounds.End.Key, prefixOwners(c.Bounds.Start, c.Bounds.End.Key)))
+	}
+	// The mark says the copy is whole, where the damaged database goes and what was lost:
+	// from here on, a crash between the two renames (no database in dir at all) is
+	// finished by FinishSalvage, never taken for a new crawl.
+	mark := aside + "\n" + strings.Join(report, "\n") + "\n"
+	if err := os.WriteFile(salvagedMark(dir), []byte(mark), 0o600); err != nil {
+		return nil, fmt.Errorf("store: salvage: %w", err)
+	}
+	if err := syncDir(filepath.Dir(dir)); err != nil {
+		return nil, err
+	}
+	crashpoint.Here("store.salvage.copied")
 	if err := os.Rename(dir, aside); err != nil {
 		return nil, fmt.Errorf("store: salvage: %w", err)
 	}
+	crashpoint.Here("store.salvage.swap")
 	if err := os.Rename(tmp, dir); err != nil {
 		return nil, fmt.Errorf("store: salvage: moved the damaged database to %s but could not put the salvaged one (%s) in its place: %w", aside, tmp, err)
 	}
 	if err := syncDir(filepath.Dir(dir)); err != nil {
 		return nil, err
 	}
-	report := []string{fmt.Sprintf("store: salvaged %d keys into a new database; the damaged one is in %s", copied, aside)}
-	for _, c := range skip {
-		report = append(report, fmt.Sprintf("store: %s is corrupt (%v): the keys from %q to %q not read before the damage are lost (%s)",
-			c.Path, c.Details, c.Bounds.Start, c.Bounds.End.Key, prefixOwners(c.Bounds.Start, c.Bounds.End.Key)))
+	if err := os.Remove(salvagedMark(dir)); err != nil {
+		return nil, fmt.Errorf("store: salvage: %w", err)
 	}
 	return report, nil
+}
+
+// salvagedMark is the file beside the database dir that says a salvaged copy of it
+// (dir.salvage) is whole and about to take its place.
+func salvagedMark(dir string) string { return dir + ".salvaged" }
+
+// SalvageInterrupted reports whether a salvage of the database in dir was interrupted
+// while swapping the databases: only FinishSalvage (sonda repair) may touch it then.
+func SalvageInterrupted(dir string) bool {
+	_, err := os.Stat(salvagedMark(dir))
+	return err == nil
+}
+
+// FinishSalvage completes a salvage of the database in dir that a crash interrupted, and
+// returns the interrupted salvage's report (nil when there was none to finish). With the mark there (the copy is whole), a database
+// still in dir is the damaged one and goes aside, and the copy takes its place; without
+// it, a leftover partial copy is removed (the next Salvage makes a new one).
+func FinishSalvage(dir string) ([]string, error) {
+	tmp := dir + ".salvage"
+	mark, err := os.ReadFile(salvagedMark(dir))
+	if errors.Is(err, os.ErrNotExist) {
+		if err := os.RemoveAll(tmp); err != nil {
+			return nil, fmt.Errorf("store: salvage: %w", err)
+		}
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: salvage: %w", err)
+	}
+	aside, report, _ := strings.Cut(strings.TrimSpace(string(mark)), "\n")
+	if _, err := os.Stat(tmp); err == nil {
+		if _, err := os.Stat(dir); err == nil {
+			if err := os.Rename(dir, aside); err != nil {
+				return nil, fmt.Errorf("store: finishing an interrupted salvage: %w", err)
+			}
+		}
+		if err := os.Rename(tmp, dir); err != nil {
+			return nil, fmt.Errorf("store: finishing an interrupted salvage: %w", err)
+		}
+		if err := syncDir(filepath.Dir(dir)); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.Remove(salvagedMark(dir)); err != nil {
+		return nil, fmt.Errorf("store: salvage: %w", err)
+	}
+	return append([]string{"store: finished a salvage a crash interrupted; it had found:"}, strings.Split(report, "\n")...), nil
 }
 
 // scanAll reads every key of src in order, stepping over the key range of each file found

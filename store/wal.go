@@ -13,6 +13,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/record"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/sonda-search/sonda/internal/crashpoint"
 )
 
 // walBlock is the block size of Pebble's log format: a reader can start afresh at any
@@ -199,6 +201,7 @@ func RepairWAL(dir string, opts Options) ([]string, error) {
 				return nil, fmt.Errorf("store: repair: %w", err)
 			}
 			moved = append(moved, to)
+			crashpoint.Here("store.repair.moved")
 		}
 		if err := syncDir(dir); err != nil {
 			return nil, err
@@ -233,6 +236,7 @@ func RepairWAL(dir string, opts Options) ([]string, error) {
 			if err := b.SetRepr(repr); err != nil {
 				return err
 			}
+			crashpoint.Here("store.repair.batch")
 			return b.Commit(pebble.NoSync) // Close syncs them all
 		})
 		if err != nil {
@@ -248,6 +252,7 @@ func RepairWAL(dir string, opts Options) ([]string, error) {
 	if err := db.Close(); err != nil {
 		return report, err
 	}
+	crashpoint.Here("store.repair.replayed")
 	for i, p := range todo {
 		if err := os.WriteFile(p+".replayed", []byte(report[i]+"\n"), 0o600); err != nil {
 			return report, fmt.Errorf("store: repair: %w", err)

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/sonda-search/sonda/internal/crashpoint"
 )
 
 // DamagedSuffix starts the name of the file, beside a WARC file, that holds
@@ -117,6 +119,7 @@ func recoverFile(dir, name string) (string, error) {
 	if err := f.Sync(); err != nil {
 		return "", fmt.Errorf("warc: recover %s: %w", path, err)
 	}
+	crashpoint.Here("warc.recover.finish")
 	if err := renameNew(path, filepath.Join(dir, final)); err != nil {
 		return "", err
 	}
@@ -164,6 +167,10 @@ func moveDamage(f *os.File, dir, final string, damaged []damage) ([]string, erro
 	for i, d := range damaged {
 		if fills[i] == nil {
 			continue
+		}
+		if crashpoint.Armed("warc.recover.fill") {
+			f.WriteAt(fills[i][:len(fills[i])/2], d.start)
+			crashpoint.Kill()
 		}
 		if _, err := f.WriteAt(fills[i], d.start); err != nil {
 			return nil, fmt.Errorf("overwrite damaged bytes at %d: %w", d.start, err)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/sonda-search/sonda/internal/crashpoint"
 )
 
 // DefaultMaxFileSize is the rotation size used when WriterOptions.MaxFileSize
@@ -370,9 +372,14 @@ func (w *Writer) commit(id string, build func(e *encoder, infoID string) (off, n
 // A failed write is cut off again so the file stays a sequence of whole
 // records; if that fails too the writer is broken for good.
 func (w *Writer) writeLocked(b []byte) error {
+	if crashpoint.Armed("warc.write") { // a kill tears the record
+		w.f.Write(b[:len(b)/2])
+		crashpoint.Kill()
+	}
 	_, err := w.f.Write(b)
 	if err == nil {
 		w.size += int64(len(b))
+		crashpoint.Here("warc.written")
 		return nil
 	}
 	err = fmt.Errorf("warc: write %s: %w", w.name, err)
@@ -409,6 +416,7 @@ func (w *Writer) openLocked() error {
 	e := getEncoder(!w.opts.Uncompressed)
 	defer putEncoder(e)
 	e.record(h, block.Bytes())
+	crashpoint.Here("warc.create")
 	if _, err := f.Write(e.buf.Bytes()); err != nil {
 		f.Close()
 		os.Remove(path)
@@ -451,6 +459,7 @@ func (w *Writer) finishLocked() error {
 		return fmt.Errorf("warc: close %s: %w", open, err)
 	}
 	w.f = nil
+	crashpoint.Here("warc.finish")
 	if err := os.Rename(open, filepath.Join(w.opts.Dir, w.name)); err != nil {
 		return fmt.Errorf("warc: finish %s: %w", open, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sonda-search/sonda/app"
 	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/store"
 )
 
 func init() { register(newRepairCmd) }
@@ -91,7 +92,8 @@ usable again.
 			if err != nil {
 				return err
 			}
-			if err := requireCrawl(cfg.Data); err != nil {
+			// A repair stopped while swapping in a salvaged database may have left none.
+			if err := requireCrawl(cfg.Data); err != nil && !store.SalvageInterrupted(crawl.StateDir(cfg.Data)) {
 				return err
 			}
 			report, err := app.Repair(cmd.Context(), cfg, app.RebuildOptions{Logger: newLogger(cfg)})
