@@ -96,7 +96,16 @@ func docFromCrawl(d *crawl.Document) (Doc, Action) {
 		return doc, Remove
 	}
 	doc.Title = rec.Title
-	doc.Body = text.CutBytes(d.Text, maxIndexedText)
+	body := d.Text
+	if d.Page != nil {
+		// The page's own text, without its site's navigation, side boxes and page-wide
+		// header and footer (parse.Block.Chrome): words every page of a site repeats
+		// say nothing about any one page, yet matched queries ("aeronautical" in an
+		// archive's footer) and lengthened every body, and they would fill the
+		// feedback model (feedback.go) with the site's name.
+		body = d.Page.MainText()
+	}
+	doc.Body = text.CutBytes(body, maxIndexedText)
 	doc.Host = d.URL.Hostname()
 	if doc.Host == "" {
 		doc.Host = hostOf(id)
