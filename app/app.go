@@ -207,7 +207,7 @@ func IndexOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
 	return index.Options{
 		Ranking: index.Ranking{
 			Title: r.Title, Body: r.Body, Headings: r.Headings, Description: r.Description, Anchors: r.Anchors,
-			Extra: r.Extra, URL: r.URL, K1: r.K1, B: r.B, Proximity: r.Proximity, Link: r.Link, Relevance: r.Relevance,
+			Extra: r.Extra, URL: r.URL, K1: r.K1, B: r.B, Proximity: r.Proximity, Feedback: r.Feedback, Link: r.Link, Relevance: r.Relevance,
 			LinkSignal: r.LinkSignal, Window: r.Window,
 		},
 		Implicit: op, CacheEntries: cfg.Search.Cache, MaxResults: cfg.Search.MaxResults, Logger: log,

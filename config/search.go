@@ -57,6 +57,7 @@ type Ranking struct {
 	K1          float64 `yaml:"k1"`
 	B           float64 `yaml:"b"`
 	Proximity   float64 `yaml:"proximity"`
+	Feedback    float64 `yaml:"feedback"`
 	Link        float64 `yaml:"link"`
 	Relevance   float64 `yaml:"relevance"`
 	LinkSignal  string  `yaml:"link-signal"`
@@ -102,7 +103,7 @@ func (c *Config) validateSearch(errs *[]string) {
 		name string
 		v    float64
 	}{{"title", r.Title}, {"body", r.Body}, {"headings", r.Headings}, {"description", r.Description}, {"anchors", r.Anchors},
-		{"extra", r.Extra}, {"url", r.URL}, {"b", r.B}, {"proximity", r.Proximity}, {"link", r.Link}, {"relevance", r.Relevance}} {
+		{"extra", r.Extra}, {"url", r.URL}, {"b", r.B}, {"proximity", r.Proximity}, {"feedback", r.Feedback}, {"link", r.Link}, {"relevance", r.Relevance}} {
 		if w.v < 0 {
 			add("search.ranking.%s: must not be negative (0 turns it off)", w.name)
 		}
@@ -112,6 +113,9 @@ func (c *Config) validateSearch(errs *[]string) {
 	}
 	if r.B > 1 {
 		add("search.ranking.b: must be at most 1")
+	}
+	if r.Feedback >= 1 {
+		add("search.ranking.feedback: must be below 1 (it is the feedback's share of the query; 0 turns it off)")
 	}
 	if r.Link+r.Relevance > 1 {
 		add("search.ranking.link + search.ranking.relevance: must not exceed 1")

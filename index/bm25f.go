@@ -31,6 +31,7 @@ import (
 type bm25fWord struct {
 	terms   map[string]string // analyzer language → analyzed term
 	urlTerm string            // neutral analysis, for inurl ("" : not looked for there)
+	weight  float64           // the word's share of the query (0: 1, a typed word)
 }
 
 // bm25fStats are the collection statistics a query scores with.
@@ -111,7 +112,10 @@ func (q *bm25fQuery) Searcher(ctx context.Context, i bindex.IndexReader, _ mappi
 				cw.readers = append(cw.readers, fr)
 			}
 		}
-		cw.index = wi
+		cw.index, cw.weight = wi, w.weight
+		if cw.weight == 0 {
+			cw.weight = 1
+		}
 		if len(cw.readers) == 0 {
 			if q.all {
 				s.empty = true // a required word occurs nowhere: nothing matches
@@ -176,7 +180,8 @@ type wordCursor struct {
 	readers []*fieldReader
 	idf     map[string]float64 // per language
 	urlIDF  float64
-	index   int // the word's position in the query
+	weight  float64 // multiplies the word's score (bm25fWord.weight)
+	index   int     // the word's position in the query
 	cur     bindex.IndexInternalID
 	lang    string // language of the fields that matched the current document (score sets it)
 	at      bindex.IndexInternalID
@@ -256,7 +261,7 @@ func (w *wordCursor) score(k1, b float64) float64 {
 	if !urlOnly {
 		idf, w.lang = w.idf[lang], lang
 	}
-	return idf * tf * (k1 + 1) / (tf + k1)
+	return w.weight * idf * tf * (k1 + 1) / (tf + k1)
 }
 
 // positions returns the positions of the word in one field of the current document, in

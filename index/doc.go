@@ -7,7 +7,8 @@
 // # Documents
 //
 // A Doc has a Kind ("page" now; "article" and "dataset" from the extraction packages) and
-// common fields (title, body, headings, description, anchors of in-links, URL, host,
+// common fields (title, body — for a crawled page, its own text without the site's
+// navigation, side boxes and page-wide header and footer —, headings, description, anchors of in-links, URL, host,
 // language, content type, dates, topic relevance). Kind-specific values go in Doc.Fields, a
 // typed map that is indexed without this package knowing the kind: strings and string lists
 // become exact-match keywords named f_<name> and searchable text, times become date fields,
@@ -31,7 +32,8 @@
 // (bm25f.go) as one Bleve query per group of words, since Bleve 2.6's "bm25" departs from
 // BM25 in ways that cost a tenth of the retrieval quality (see bm25f.go). Phrases, filters
 // and the boolean structure are Bleve queries; disjunctions sum their clauses (sum.go)
-// without Bleve's coordination factor. A search runs the query's searcher on one index
+// without Bleve's coordination factor. Pseudo-relevance feedback (feedback.go, RM3)
+// rescores a query's matches with the words its best ten share. A search runs the query's searcher on one index
 // snapshot and keeps the best results itself (collect.go), reading relevance and facets
 // from doc values; the best Window results are then blended with the link prior and the
 // topic relevance (see Ranking), and only the page shown is loaded, with its snippet.

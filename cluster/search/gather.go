@@ -25,7 +25,9 @@ type GathererOptions struct {
 	// is left out of the answer, which names it.
 	Timeout time.Duration
 	// Ranking is how results are ranked (the zero Ranking: index.DefaultRanking). Every
-	// node ranks with it, whatever its own configuration.
+	// node ranks with it, whatever its own configuration. Its Feedback is not applied:
+	// pseudo-relevance feedback needs the collection's best matches before the query is
+	// scored, one more phase than the three a gather has (index.Ranking.Feedback).
 	Ranking index.Ranking
 	// Operator is what juxtaposed words mean: "and" (default) or "or".
 	Operator string

@@ -80,7 +80,11 @@ func shardOf(d index.Doc, shards int) int {
 
 func openIndex(t testing.TB, dir string, docs []index.Doc) *index.Index {
 	t.Helper()
-	ix, err := index.Open(dir, index.Options{CacheEntries: -1})
+	// A split collection ranks without pseudo-relevance feedback (see GathererOptions):
+	// the one index it is compared with does the same.
+	r := index.DefaultRanking()
+	r.Feedback = 0
+	ix, err := index.Open(dir, index.Options{CacheEntries: -1, Ranking: r})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,10 @@ func TestClusterCrawlThenSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	one, err := index.Open(filepath.Join(t.TempDir(), "one"), index.Options{})
+	// The cluster ranks without pseudo-relevance feedback (search.GathererOptions).
+	oneRanking := index.DefaultRanking()
+	oneRanking.Feedback = 0
+	one, err := index.Open(filepath.Join(t.TempDir(), "one"), index.Options{Ranking: oneRanking})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,11 +110,13 @@ func TestEvalRetrievalCommand(t *testing.T) {
 		t.Errorf("sonda %+v does not beat the baseline %+v", direct, base)
 	}
 	// Issue 13: the question as a user asks it, through crawl, serve and the API, beats
-	// plain BM25 over the same texts clearly on the queries no ranking choice was tuned on
-	// (the even half: 1.10 times its nDCG@10 measured; 1.01 times when a question's results
-	// were cut to the few pages holding every word), and the link rank, blended in although
-	// this site's links say nothing about relevance, costs nothing there beyond noise.
-	if e2e.Pages < 1400 || e2e.Test.NDCG10 < 1.05*base.Test.NDCG10 || e2e.Test.MAP < base.Test.MAP {
+	// plain BM25 over the same texts by the issue's 1.10 times its nDCG@10 on the queries
+	// no ranking choice was tuned on (the even half: 1.14 times measured; 1.13 with the
+	// site's navigation and footer indexed as each page's text, 1.10 also without
+	// pseudo-relevance feedback, 1.01 when a question's results were cut to the few pages
+	// holding every word), and the link rank, blended in although this site's links say nothing about
+	// relevance, costs nothing there beyond noise.
+	if e2e.Pages < 1400 || e2e.Test.NDCG10 < 1.10*base.Test.NDCG10 || e2e.Test.MAP < base.Test.MAP {
 		t.Errorf("end to end (%d pages) %+v not clearly above plain BM25 %+v on the held-out queries", e2e.Pages, e2e.Test, base.Test)
 	}
 	if e2e.Test.NDCG10 < noLinks.Test.NDCG10-0.005 {

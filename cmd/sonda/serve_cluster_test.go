@@ -69,7 +69,10 @@ func TestServeCluster(t *testing.T) {
 		t.Cleanup(s.Close)
 		nodes = append(nodes, s)
 	}
-	one, err := index.Open(filepath.Join(dir, "one"), index.Options{})
+	// The cluster ranks without pseudo-relevance feedback (search.GathererOptions).
+	oneRanking := index.DefaultRanking()
+	oneRanking.Feedback = 0
+	one, err := index.Open(filepath.Join(dir, "one"), index.Options{Ranking: oneRanking})
 	if err != nil {
 		t.Fatal(err)
 	}
