@@ -641,3 +641,51 @@ func TestTitleOutranksURLWord(t *testing.T) {
 		}
 	}
 }
+
+// TestFeedbackRescoresMatchesOnly: pseudo-relevance feedback lifts a page that answers a
+// query in the words the best matches share, above pages that only mention the query's
+// word in passing, and never changes which pages match.
+func TestFeedbackRescoresMatchesOnly(t *testing.T) {
+	ix := openTest(t, Options{})
+	var docs []Doc
+	add := func(id, title, body string) {
+		docs = append(docs, Doc{ID: id, URL: "http://a.test/" + id, Host: "a.test", Lang: "en", Title: title, Body: body, Relevance: -1})
+	}
+	for i := range 12 {
+		add(fmt.Sprint("cone", i), fmt.Sprintf("Cone study %d", i), fmt.Sprintf("Pressure distribution on a slender cone at supersonic speed, case %d, measured in a wind tunnel.", i))
+	}
+	for i := range 8 {
+		add(fmt.Sprint("dessert", i), fmt.Sprintf("Dessert %d", i), "An ice cream cone with vanilla.")
+	}
+	add("answer", "Slender bodies", "Pressure distribution over slender bodies at supersonic speed measured in a wind tunnel; a cone is one such body, and so are ogives, cylinders and flared skirts of many shapes.")
+	for i := range 10 {
+		add(fmt.Sprint("other", i), fmt.Sprintf("Harbour %d", i), "Boats in the harbour at dawn.")
+	}
+	load(t, ix, docs...)
+	rank := func(feedback float64) (map[string]int, *Result) {
+		r := DefaultRanking()
+		r.Feedback = feedback
+		res, err := ix.Search(ctx, Request{Query: "cone", PerPage: 100, Ranking: &r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := map[string]int{}
+		for i, h := range res.Hits {
+			at[h.ID] = i + 1
+		}
+		return at, res
+	}
+	without, r0 := rank(0)
+	with, r1 := rank(DefaultRanking().Feedback)
+	if r0.Total != 21 || r1.Total != r0.Total || !sameSet(ids(r0), ids(r1)) {
+		t.Fatalf("feedback changed what matches: %d %v without, %d %v with", r0.Total, ids(r0), r1.Total, ids(r1))
+	}
+	if without["answer"] < without["dessert0"] {
+		t.Fatalf("the test is not testing: without feedback the answer (%d) is already above the desserts (%d)", without["answer"], without["dessert0"])
+	}
+	for i := range 8 {
+		if d := with[fmt.Sprint("dessert", i)]; with["answer"] > d {
+			t.Errorf("with feedback the answer ranks %d, below dessert%d at %d (without: %d)", with["answer"], i, d, without["answer"])
+		}
+	}
+}
