@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +22,7 @@ func init() { evalCommands = append(evalCommands, newEvalRetrievalCmd) }
 func newEvalRetrievalCmd() *cobra.Command {
 	var dir string
 	var tune, asJSON, e2e bool
-	var serveEnv []string
+	var serveEnv, sites []string
 	cmd := &cobra.Command{
 		Use:   "retrieval [--cranfield DIR] [--tune] [--end-to-end [--env KEY=VALUE]...] [--json]",
 		Short: "Rank the Cranfield collection and compare sonda's search with plain BM25",
@@ -46,8 +47,15 @@ served with sonda serve, and every question is sent to GET /api/search as typed 
 configured operator). It reports those scores, once as configured and once with the link
 rank off (ranking.link 0), and the p50 and p99 time of each question's first result page.
 
+--site chooses the site template: archive (the default: navigation, side box and footer
+marked as such with <nav>, <aside> and <footer>) or portal (a CMS page of plain <div>s:
+menu, breadcrumbs, a "popular topics" box of the field's subjects and a "readers also
+viewed" box with three other abstracts' titles on every page, the title in <title> after
+which the site's name follows, and in <h2>). --site archive,portal runs both.
+
   sonda eval retrieval
   sonda eval retrieval --end-to-end
+  sonda eval retrieval --end-to-end --site archive,portal
   sonda eval retrieval --end-to-end --env SONDA_SEARCH_OPERATOR=or`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -91,17 +99,30 @@ rank off (ranking.link 0), and the p50 and p99 time of each question's first res
 				return err
 			}
 			var runs []*endToEnd
+			for _, site := range sites {
+				if !slices.Contains(ireval.Templates, site) {
+					return usageError{fmt.Errorf("--site %q: the templates are %s", site, strings.Join(ireval.Templates, ", "))}
+				}
+			}
 			if e2e {
 				with := ""
 				if len(serveEnv) > 0 {
 					with = ", " + strings.Join(serveEnv, " ")
 				}
-				variants := []e2eVariant{
-					{"sonda end to end (crawled site, GET /api/search" + with + ")", nil},
-					{"sonda end to end, link rank off (ranking.link 0" + with + ")", []string{"SONDA_SEARCH_RANKING_LINK=0"}},
-				}
-				if runs, err = runEndToEnd(ctx, c, serveEnv, variants, cmd.ErrOrStderr()); err != nil {
-					return err
+				for _, site := range sites {
+					name := "crawled site"
+					if site != ireval.TemplateArchive {
+						name = site + " site"
+					}
+					variants := []e2eVariant{
+						{"sonda end to end (" + name + ", GET /api/search" + with + ")", nil},
+						{"sonda end to end, " + name + ", link rank off (ranking.link 0" + with + ")", []string{"SONDA_SEARCH_RANKING_LINK=0"}},
+					}
+					r, err := runEndToEnd(ctx, c, site, serveEnv, variants, cmd.ErrOrStderr())
+					if err != nil {
+						return err
+					}
+					runs = append(runs, r...)
 				}
 				for _, e := range runs {
 					row, err := ireval.Score(ctx, c, e.name, e.ranking)
@@ -147,6 +168,7 @@ rank off (ranking.link 0), and the p50 and p99 time of each question's first res
 	cmd.Flags().BoolVar(&tune, "tune", false, "choose title weight, k1, b and proximity on the odd queries first")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the scores as JSON")
 	cmd.Flags().BoolVar(&e2e, "end-to-end", false, "also serve the collection as a website, crawl it with sonda crawl, serve it with sonda serve and ask every question over GET /api/search")
+	cmd.Flags().StringSliceVar(&sites, "site", []string{ireval.TemplateArchive}, "with --end-to-end: the site `TEMPLATE`s to render the collection in: archive, portal (comma-separated)")
 	cmd.Flags().StringArrayVar(&serveEnv, "env", nil, "with --end-to-end: a `KEY=VALUE` setting for the crawl and serve processes, e.g. SONDA_SEARCH_OPERATOR=or (repeatable)")
 	return cmd
 }

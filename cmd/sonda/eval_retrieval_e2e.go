@@ -35,9 +35,9 @@ type e2eVariant struct {
 	env  []string
 }
 
-// runEndToEnd crawls the site once into a temporary data folder and serves it once per
+// runEndToEnd crawls the site (in template, see ireval.Site) once into a temporary data folder and serves it once per
 // variant. env is added to every process's environment.
-func runEndToEnd(ctx context.Context, c *ireval.Collection, env []string, variants []e2eVariant, log io.Writer) ([]*endToEnd, error) {
+func runEndToEnd(ctx context.Context, c *ireval.Collection, template string, env []string, variants []e2eVariant, log io.Writer) ([]*endToEnd, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("end-to-end: find the sonda binary: %w", err)
@@ -46,7 +46,9 @@ func runEndToEnd(ctx context.Context, c *ireval.Collection, env []string, varian
 	if err != nil {
 		return nil, fmt.Errorf("end-to-end: serve the Cranfield site: %w", err)
 	}
-	site := &http.Server{Handler: ireval.NewSite(c), ReadHeaderTimeout: 10 * time.Second}
+	handler := ireval.NewSite(c)
+	handler.Template = template
+	site := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go site.Serve(ln)
 	defer site.Close()
 	tmp, err := os.MkdirTemp("", "sonda-cranfield-e2e-")

@@ -197,6 +197,29 @@ func TestSite(t *testing.T) {
 			t.Errorf("%s: status %d, want 404", p, code)
 		}
 	}
+	// The portal template: the same pages in plain <div>s, with other abstracts' titles.
+	portal := NewSite(c)
+	portal.Template = TemplatePortal
+	psrv := httptest.NewServer(portal)
+	defer psrv.Close()
+	res, err := http.Get(psrv.URL + DocPath("7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	page := string(b)
+	for _, want := range []string{"<title>title &lt;7&gt; - AeroPortal research library</title>", "<h2>title &lt;7&gt;</h2>", "text of abstract 7",
+		`<a href="/doc/14">title &lt;14&gt;</a>`, "Popular topics", `href="/list/1"`} {
+		if res.StatusCode != 200 || !strings.Contains(page, want) {
+			t.Errorf("portal doc page (%d) lacks %q:\n%s", res.StatusCode, want, page)
+		}
+	}
+	for _, landmark := range []string{"<nav", "<aside", "<footer", "<header", "<main", "<article"} {
+		if strings.Contains(page, landmark) {
+			t.Errorf("portal doc page has %s: it must be plain <div>s", landmark)
+		}
+	}
 	if id, ok := DocOf("http://cranfield.test/doc/42"); !ok || id != "42" {
 		t.Errorf("DocOf = %q, %v", id, ok)
 	}

@@ -16,10 +16,28 @@ import (
 // neighbours by number. The links carry no relevance information: which abstract links
 // to which is decided by ID order alone, so a ranking that gains from them here is
 // reading noise.
+//
+// Its Template chooses how the pages are made: TemplateArchive (the default) marks the
+// site's parts with HTML landmarks (<nav>, <aside>, <footer>) as a careful site does;
+// TemplatePortal is a CMS page of plain <div>s, which a crawler cannot tell from the
+// abstract by its markup: a menu, breadcrumbs, a "popular topics" box naming subjects of
+// the field on every page, a "readers also viewed" box with the titles of three other
+// abstracts (chosen by ID arithmetic, so they say nothing about relevance either) and a
+// legal footer; the title is in <title> with the site's name after it and in an <h2>.
 type Site struct {
-	c     *Collection
-	index map[string]int // doc ID → position in c.Docs
+	c        *Collection
+	index    map[string]int // doc ID → position in c.Docs
+	Template string
 }
+
+// The site templates (Site.Template).
+const (
+	TemplateArchive = "archive"
+	TemplatePortal  = "portal"
+)
+
+// Templates are the site templates, the default first.
+var Templates = []string{TemplateArchive, TemplatePortal}
 
 // SitePerList is how many abstracts one listing page links to.
 const SitePerList = 50
@@ -88,6 +106,10 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
+		if s.Template == TemplatePortal {
+			s.portalDoc(w, i)
+			return
+		}
 		d := s.c.Docs[i]
 		var b strings.Builder
 		fmt.Fprintf(&b, `<p class="byline">%s · %s</p>`, html.EscapeString(d.Authors), html.EscapeString(d.Source))
@@ -109,10 +131,43 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // page writes one page in the site template.
 func (s *Site) page(w http.ResponseWriter, title, h1, main string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if s.Template == TemplatePortal {
+		s.portalPage(w, title, h1, "", main)
+		return
+	}
 	fmt.Fprintf(w, `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>%s</title></head><body>
 <header><nav><a href="/">Home</a> <a href="/about">About the archive</a> <a href="/list/1">Browse all abstracts</a> <a href="/">Search</a></nav></header>
 <main><article><h1>%s</h1>%s</article></main>
 <aside><h2>About</h2><p>Research summaries from the aeronautics literature, free to read.</p></aside>
 <footer><p>Aeronautical Abstracts Archive. Texts from the Cranfield collection. Contact the editors for corrections.</p></footer>
 </body></html>`, html.EscapeString(title), html.EscapeString(h1), main)
+}
+
+// portalDoc writes abstract i in the portal template.
+func (s *Site) portalDoc(w http.ResponseWriter, i int) {
+	d := s.c.Docs[i]
+	n := len(s.c.Docs)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<div class="meta">By %s. Published in %s.</div><div class="text">%s</div>`,
+		html.EscapeString(d.Authors), html.EscapeString(d.Source), html.EscapeString(d.Text))
+	b.WriteString(`<div class="related"><h3>Readers also viewed</h3><ul>`)
+	for _, step := range []int{7, 100, 331} {
+		o := s.c.Docs[(i+step)%n]
+		fmt.Fprintf(&b, `<li><a href="%s">%s</a></li>`, DocPath(o.ID), html.EscapeString(o.Title))
+	}
+	b.WriteString(`</ul></div>`)
+	crumbs := fmt.Sprintf(`<a href="/">Home</a> › <a href="/list/%d">Library</a> › Abstract %s`, i/SitePerList+1, html.EscapeString(d.ID))
+	s.portalPage(w, d.Title, d.Title, crumbs, b.String())
+}
+
+// portalPage writes one page in the portal template: no landmarks, only <div>s.
+func (s *Site) portalPage(w http.ResponseWriter, title, h2, crumbs, main string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(w, `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>%s - AeroPortal research library</title></head><body>
+<div id="top"><div class="menu"><a href="/">Home</a> | <a href="/list/1">Browse the library</a> | <a href="/about">About AeroPortal</a> | Sign in | Register</div></div>
+<div id="crumbs">%s</div>
+<div id="content"><h2>%s</h2>%s</div>
+<div id="sidebar"><h3>Popular topics</h3><p>Boundary layers · Heat transfer · Shock waves · Supersonic flow · Wing design · Buckling of shells</p></div>
+<div id="footer">Copyright AeroPortal. All rights reserved. Terms of use. Privacy policy. Texts from the Cranfield collection.</div>
+</body></html>`, html.EscapeString(title), crumbs, html.EscapeString(h2), main)
 }
