@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -84,9 +85,10 @@ type Node struct {
 	ttl     time.Duration
 	nparts  int
 
-	crawler *crawl.Crawler
-	fr      *frontier.Frontier
-	db      *pebble.DB
+	crawler  *crawl.Crawler
+	fr       *frontier.Frontier
+	db       *pebble.DB
+	attached chan struct{} // closed by Attach
 
 	outMu     sync.Mutex // serializes outbox writers
 	out       *outbox
@@ -118,6 +120,7 @@ type Node struct {
 	published atomic.Int64
 	failOvers atomic.Int64
 	moving    atomic.Int64 // partitions being rebuilt or handed over
+	holds     atomic.Int64 // Hold calls not released
 	leaving   atomic.Bool  // Run is ending: claim nothing, stop heartbeats
 	rate      rateMeter
 	metrics   *metrics
@@ -190,7 +193,7 @@ func Join(ctx context.Context, nc *nats.Conn, o Options) (*Node, error) {
 	}
 	n := &Node{opts: o, names: names{o.Cluster}, log: o.Logger.With("node", o.NodeID), nc: nc, js: js,
 		owned: map[int]*part{}, leases: map[[16]byte]*part{}, follows: map[int]*follower{}, memberView: map[string]memberSeen{}, partView: map[int]partEntry{},
-		wakeRelay: make(chan struct{}, 1), doneCh: make(chan struct{}), relayed: make(chan struct{})}
+		wakeRelay: make(chan struct{}, 1), doneCh: make(chan struct{}), relayed: make(chan struct{}), attached: make(chan struct{})}
 	if err := n.setup(ctx); err != nil {
 		return nil, err
 	}
@@ -330,6 +333,7 @@ func (n *Node) Attach(c *crawl.Crawler) error {
 	if _, _, err := n.fr.Purge(func(string) bool { return true }); err != nil {
 		return fmt.Errorf("cluster: forget the queues of an earlier run: %w", err)
 	}
+	close(n.attached)
 	return nil
 }
 
@@ -779,11 +783,19 @@ func (n *Node) info() MemberInfo {
 	n.mu.Unlock()
 	sort.Ints(ready)
 	outbox := n.outCount.Load()
-	busy := n.moving.Load() > 0
+	busy := n.moving.Load() > 0 || n.holds.Load() > 0
 	return MemberInfo{Node: n.opts.NodeID, Incarnation: inc, Started: time.Now(), Partitions: ready,
 		Queued: st.Queued, InFlight: st.InFlight, Outbox: outbox, Pages: pages, Errors: errs, PagesPerSec: n.rate.perSecond(time.Now()),
 		Admitted: n.admitted.Load(), Published: n.published.Load(), FailOvers: n.failOvers.Load(), Busy: busy,
 		Idle: n.started.Load() && st.Queued == 0 && st.InFlight == 0 && outbox == 0 && !busy}
+}
+
+// Hold keeps the node busy (not idle, so the cluster does not end) until release is
+// called: for work that is about to queue pages, such as purging a quarantined worker's.
+func (n *Node) Hold() (release func()) {
+	n.holds.Add(1)
+	var once sync.Once
+	return func() { once.Do(func() { n.holds.Add(-1) }) }
 }
 
 // watchMembers keeps the view of members up to date.
@@ -1263,12 +1275,17 @@ func (n *Node) consumeOnce(ctx context.Context, p int, pt *part) error {
 // acknowledges the messages: a crash anywhere redelivers them, and admission is idempotent.
 func (n *Node) admit(ctx context.Context, p int, pt *part, batch []jetstream.Msg) error {
 	items := make([]frontier.Item, 0, len(batch))
+	var again []frontier.Item // to fetch again although seen (Node.Refetch)
 	for _, m := range batch {
 		w, err := decodeItem(m.Data())
 		if err == nil {
 			var it frontier.Item
 			if it, err = w.item(); err == nil && n.partitionOf(it.Host) == p {
-				items = append(items, it)
+				if w.Refetch {
+					again = append(again, it)
+				} else {
+					items = append(items, it)
+				}
 				continue
 			}
 		}
@@ -1281,9 +1298,9 @@ func (n *Node) admit(ctx context.Context, p int, pt *part, batch []jetstream.Msg
 	if err != nil {
 		return err
 	}
-	futures := make([]jetstream.PubAckFuture, 0, len(fresh))
+	futures := make([]jetstream.PubAckFuture, 0, len(fresh)+len(again))
 	epoch := jetstream.WithExpectLastSequenceForSubject(pt.epoch, n.names.epoch(p))
-	for _, it := range fresh {
+	for _, it := range slices.Concat(fresh, again) {
 		f, err := n.js.PublishAsync(n.names.urlState(p, it.Key), encodeItem(toWire(it)), epoch)
 		if err != nil {
 			return jsError("record admitted URL", err)
@@ -1304,7 +1321,10 @@ func (n *Node) admit(ctx context.Context, p int, pt *part, batch []jetstream.Msg
 	if _, err := n.fr.AddRecorded(fresh); err != nil {
 		return err
 	}
-	n.admitted.Add(int64(len(fresh)))
+	if err := n.fr.Restore(again, nil, nil); err != nil {
+		return err
+	}
+	n.admitted.Add(int64(len(fresh) + len(again)))
 	for _, m := range batch {
 		_ = m.Ack()
 	}

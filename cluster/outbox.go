@@ -20,6 +20,7 @@ import (
 //	              partition (4 bytes) and the owner's epoch there (8 bytes)], subject, 0, payload
 //	c n           the last sequence number used
 //	c f <p:4>     a partition whose routed links the node records in its link graph (links.go)
+//	c w, c u      which volunteer worker delivered a page (package cluster/volunteer, ledger.go)
 //
 // Records are written in the batch that completes a page, so a page and what it found are
 // committed together, and deleted once JetStream acknowledged them.
@@ -200,6 +201,8 @@ type wireItem struct {
 	Due        time.Time `json:"due,omitzero"`
 	Discovered time.Time `json:"disc,omitzero"`
 	Done       bool      `json:"done,omitempty"` // states only: fetched, nothing scheduled
+	// Refetch marks a routed URL its owner must queue again although it was done (Node.Refetch).
+	Refetch bool `json:"re,omitempty"`
 }
 
 func toWire(it frontier.Item) wireItem {

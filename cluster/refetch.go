@@ -5,64 +5,43 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/sonda-search/sonda/frontier"
 )
 
-// Refetch queues URLs that were done to be fetched again: the pages a quarantined
-// volunteer worker delivered (package cluster/volunteer). Each URL's state in the state
-// stream becomes queued again first, so that a node taking the partition over later
-// fetches it too; then it enters this node's frontier. Only URLs of partitions this node
-// serves are queued (a page is accepted by the node that owns its host); the others are
-// counted in skipped, since the node now serving them may already have fetched them again.
-func (n *Node) Refetch(ctx context.Context, items []frontier.Item) (skipped int, err error) {
-	mine := make([]frontier.Item, 0, len(items))
-	futures := make([]jetstream.PubAckFuture, 0, len(items))
-	epochs := map[int]uint64{} // the tenure each URL's state was written under
+// Refetch asks the owners of the URLs' partitions to fetch them again although they were
+// done: the pages a quarantined volunteer worker delivered (package cluster/volunteer).
+// They travel as routed links marked Refetch, through the outbox (committed with an fsync
+// before Refetch returns, so a crash loses none) and the links stream, to whichever node
+// serves each partition now or later: that node records each URL as queued in the state
+// stream (so a node taking the partition over later fetches it too), then queues it again
+// in its frontier, although its seen set has it (see admit). Refetch called before Attach
+// waits for it (a node that purges a worker's pages as it starts).
+func (n *Node) Refetch(ctx context.Context, items []frontier.Item) error {
+	select {
+	case <-n.attached:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	n.outMu.Lock()
+	defer n.outMu.Unlock()
+	b := n.db.NewBatch()
+	defer b.Close()
 	for _, it := range items {
-		p := n.partitionOf(it.Host)
-		n.mu.Lock()
-		pt := n.owned[p]
-		n.mu.Unlock()
-		if pt == nil || !n.serving(pt) {
-			skipped++
-			continue
-		}
-		it.Due, it.Attempts, it.Via = time.Time{}, 0, nil
-		// Written under the tenure's epoch, as every state: refused if the partition
-		// moved meanwhile (its new owner decides).
-		n.mu.Lock()
-		epoch := pt.epoch
-		n.mu.Unlock()
-		epochs[p] = epoch
-		f, err := n.js.PublishAsync(n.names.urlState(p, it.Key), encodeItem(toWire(it)),
-			jetstream.WithExpectLastSequenceForSubject(epoch, n.names.epoch(p)))
-		if err != nil {
-			return skipped, jsError("record a URL to fetch again", err)
-		}
-		futures = append(futures, f)
-		mine = append(mine, it)
-	}
-	var refused error
-	for i, f := range futures {
-		err := waitAcks(ctx, []jetstream.PubAckFuture{f})
-		if fencedOut(err) {
-			p := n.partitionOf(mine[i].Host)
-			n.fenced(fence{part: p, epoch: epochs[p]})
-			refused = err
-			continue
-		}
-		if err != nil {
-			return skipped, jsError("record a URL to fetch again", err)
+		w := toWire(it)
+		w.Due, w.Attempts, w.Via, w.Refetch = time.Time{}, 0, nil, true
+		if err := n.out.put(b, kindLink, n.names.links(n.partitionOf(it.Host)), encodeItem(w), fence{}); err != nil {
+			return err
 		}
 	}
-	if refused != nil {
-		return skipped, fmt.Errorf("cluster: queue pages to fetch again: %w (%w)", errNotServing, refused)
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("cluster: outbox: %w", err)
 	}
-	if err := n.fr.Restore(mine, nil, nil); err != nil {
-		return skipped, fmt.Errorf("cluster: queue pages to fetch again: %w", err)
-	}
+	n.outCount.Add(int64(len(items)))
 	n.kick()
-	return skipped, nil
+	return nil
 }

@@ -34,6 +34,9 @@ type WorkerRecord struct {
 	Added  time.Time `json:"added"`
 	Since  time.Time `json:"since"` // when State was set
 	Reason string    `json:"reason,omitempty"`
+	// Quarantined is when a node quarantined it; kept when it is revoked later, so that
+	// a node that was down meanwhile still purges its pages.
+	Quarantined time.Time `json:"quarantined,omitzero"`
 }
 
 // WorkerStats are what one node saw of one worker.
@@ -170,6 +173,9 @@ func SetWorkerState(ctx context.Context, js jetstream.JetStream, cluster, name, 
 			return nil
 		}
 		rec.State, rec.Reason, rec.Since = state, reason, time.Now().UTC()
+		if state == WorkerQuarantined {
+			rec.Quarantined = rec.Since
+		}
 		b, _ := json.Marshal(rec)
 		if _, err := kv.Update(ctx, "w."+name, b, e.Revision()); err == nil {
 			return nil

@@ -23,7 +23,8 @@
 //	a  news vertical: article records, by URL key (package news)
 //	f  feeds and sitemaps the crawl knows, by URL key (package feeds)
 //	o  news topics and their articles with read state (package news)
-//	c  cluster mode: the outbox of links and URL states waiting for JetStream (package cluster)
+//	c  cluster mode: the outbox of links and URL states waiting for JetStream (package cluster;
+//	   cw and cu: which volunteer worker delivered a page, package cluster/volunteer)
 //	i  search index queue: pages committed, not yet persisted in the index (package index)
 //
 // # Durability

@@ -44,7 +44,8 @@ func TestBenchVolunteer(t *testing.T) {
 	dispatcher := func(seed uint64) *Dispatcher {
 		runs++
 		d, err := Start(ctx, r.node, r.js, Options{Cluster: "c", Node: fmt.Sprintf("n%d", runs), Fetcher: own, Seed: seed,
-			TaskTimeout: 2 * time.Second, Purge: func(context.Context, []frontier.Item) error { return nil }})
+			TaskTimeout: 2 * time.Second, Purge: func(context.Context, []frontier.Item) error { return nil },
+			DB: openDB(t, t.TempDir()).Pebble()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -46,8 +47,13 @@ type Options struct {
 	// itself (default 3).
 	Attempts int
 	// Purge removes from the index the pages a quarantined worker delivered and queues
-	// them to be fetched again. Required.
+	// them to be fetched again. Required. Called with at most purgeBatch pages at a time;
+	// an error keeps them for the next try (pages already done may come again).
 	Purge func(ctx context.Context, items []frontier.Item) error
+	// DB is the node's database: which worker delivered each page the node took unchecked
+	// is recorded there (ledger.go), so a quarantine purges them even after a restart.
+	// Required.
+	DB *pebble.DB
 	// Seed fixes the sampling randomness (tests); 0: random.
 	Seed   uint64
 	Logger *slog.Logger
@@ -70,7 +76,9 @@ type Dispatcher struct {
 	workers map[string]*workerState
 	pending map[string]*pendingTask
 	known   map[string][]known // canaries by host
+	ledger  *ledger
 	purging sync.WaitGroup
+	rctx    context.Context // ends at Close
 }
 
 // workerState is what this node knows of a worker.
@@ -92,9 +100,9 @@ type workerState struct {
 	stats     cluster.WorkerStats
 	others    map[string]cluster.WorkerStats // other nodes' counters (registry)
 	dirty     bool
-	// accepted are the pages this node took from it unchecked: what a quarantine purges.
-	accepted []frontier.Item
-	purged   bool
+	// purging is set once this dispatcher started purging its pages (the ledger holds
+	// them); dropped once it dropped them (revoked).
+	purging, dropped bool
 }
 
 type pendingTask struct {
@@ -112,8 +120,8 @@ const helloTTL = 3 * time.Second
 // Start subscribes to the workers' heartbeats and this node's results, and follows the
 // registry.
 func Start(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, o Options) (*Dispatcher, error) {
-	if o.Purge == nil || o.Fetcher == nil {
-		return nil, errors.New("volunteer: a dispatcher needs the node's fetcher and a purge")
+	if o.Purge == nil || o.Fetcher == nil || o.DB == nil {
+		return nil, errors.New("volunteer: a dispatcher needs the node's fetcher, database and a purge")
 	}
 	if o.Cluster == "" {
 		o.Cluster = cluster.DefaultCluster
@@ -137,7 +145,8 @@ func Start(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, o Options
 	if err != nil {
 		return nil, err
 	}
-	d := &Dispatcher{o: o, nc: nc, js: js, kv: kv, log: o.Logger, workers: map[string]*workerState{}, pending: map[string]*pendingTask{}, known: map[string][]known{}}
+	d := &Dispatcher{o: o, nc: nc, js: js, kv: kv, log: o.Logger, workers: map[string]*workerState{}, pending: map[string]*pendingTask{},
+		known: map[string][]known{}, ledger: &ledger{db: o.DB}}
 	d.secret = make([]byte, 32)
 	rand.Read(d.secret)
 	seed := o.Seed
@@ -156,7 +165,7 @@ func Start(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, o Options
 	}
 	d.subs = []*nats.Subscription{hello, results}
 	rctx, cancel := context.WithCancel(context.Background())
-	d.cancel = cancel
+	d.rctx, d.cancel = rctx, cancel
 	w, err := kv.WatchAll(ctx)
 	if err != nil {
 		d.Close()
@@ -294,26 +303,76 @@ func (d *Dispatcher) onRegistry(ctx context.Context, e jetstream.KeyValueEntry) 
 	d.mu.Lock()
 	w := d.state(name)
 	w.state = rec.State
-	var items []frontier.Item
-	if rec.State != cluster.WorkerActive && !w.purged && rec.State == cluster.WorkerQuarantined {
-		items, w.accepted, w.purged = w.accepted, nil, true
-	}
+	purge := !w.purging && (rec.State == cluster.WorkerQuarantined || !rec.Quarantined.IsZero())
+	drop := !purge && !w.purging && !w.dropped && rec.State == cluster.WorkerRevoked
+	w.purging = w.purging || purge
+	w.dropped = w.dropped || drop
 	d.mu.Unlock()
-	if len(items) > 0 {
-		d.purge(ctx, name, items)
+	switch {
+	case purge:
+		d.purge(name)
+	case drop:
+		// Revoked, never caught lying: what it delivered stays; its records go (the
+		// ledger keeps only what a quarantine could still purge).
+		d.dropAll(name)
 	}
 }
 
-func (d *Dispatcher) purge(ctx context.Context, name string, items []frontier.Item) {
+// purgeBatch bounds the pages of one call to Options.Purge.
+const purgeBatch = 512
+
+// purge removes from the index and queues again every page this node holds from the
+// quarantined worker name, as the ledger says (so also those taken before a restart),
+// dropping their records as it goes. A failure is retried while the dispatcher runs; the
+// rest stays in the ledger for the next start.
+func (d *Dispatcher) purge(name string) {
 	d.purging.Add(1)
 	go func() {
 		defer d.purging.Done()
-		if err := d.o.Purge(ctx, items); err != nil {
-			d.log.Error("volunteer: purging a quarantined worker's pages failed", "worker", name, "pages", len(items), "error", err)
+		total, wait := 0, time.Second
+		for d.rctx.Err() == nil {
+			items, err := d.ledger.pages(name, purgeBatch)
+			if err == nil && len(items) == 0 {
+				break
+			}
+			if err == nil {
+				err = d.o.Purge(d.rctx, items)
+			}
+			if err == nil {
+				err = d.ledger.drop(name, items)
+			}
+			if err != nil {
+				if d.rctx.Err() == nil {
+					d.log.Error("volunteer: purging a quarantined worker's pages failed; retrying", "worker", name, "error", err, "retry", wait)
+				}
+				if !sleep(d.rctx, wait) {
+					return
+				}
+				wait = min(2*wait, time.Minute)
+				continue
+			}
+			total += len(items)
+		}
+		if total > 0 {
+			d.log.Warn("volunteer: purged a quarantined worker's pages; they are fetched again", "worker", name, "pages", total)
+		}
+	}()
+}
+
+// dropAll forgets the records of worker name.
+func (d *Dispatcher) dropAll(name string) {
+	for {
+		items, err := d.ledger.pages(name, purgeBatch)
+		if err == nil && len(items) > 0 {
+			err = d.ledger.drop(name, items)
+		}
+		if err != nil {
+			d.log.Warn("volunteer: cannot forget a revoked worker's pages", "worker", name, "error", err)
+		}
+		if err != nil || len(items) == 0 {
 			return
 		}
-		d.log.Warn("volunteer: purged a quarantined worker's pages; they are fetched again", "worker", name, "pages", len(items))
-	}()
+	}
 }
 
 // pick chooses a present, active worker with room that was not tried for this page: the
@@ -375,7 +434,20 @@ func (d *Dispatcher) FetchPage(ctx context.Context, it frontier.Item, req fetch.
 	if waited && !sleep(ctx, rest) {
 		return canceled(req.URL, ctx)
 	}
-	return d.own(ctx, it.Host, req)
+	return d.mine(ctx, it, req, 0)
+}
+
+// mine fetches the page by the node itself (after the host's rest), whose copy replaces
+// any worker's: the ledger forgets who delivered the page before.
+func (d *Dispatcher) mine(ctx context.Context, it frontier.Item, req fetch.Request, rest time.Duration) *fetch.Result {
+	res := d.trusted(ctx, it.Host, req, rest)
+	if res.Err != nil && fetch.KindOf(res.Err) == fetch.KindCanceled {
+		return res // not committed: the copy the node holds is unchanged
+	}
+	if err := d.ledger.forget(it.Key); err != nil {
+		d.log.Warn("volunteer: cannot update a page's provenance", "url", it.URL, "error", err)
+	}
+	return res
 }
 
 // own fetches a page by the node itself and remembers it as a canary for its host.
@@ -526,10 +598,10 @@ func (d *Dispatcher) judge(ctx context.Context, w *workerState, it frontier.Item
 		w.stats.Lies++
 		d.mu.Unlock()
 		d.quarantine(ctx, w, "a result contradicted its own body ("+req.URL+")")
-		return d.trusted(ctx, it.Host, req, rest)
+		return d.mine(ctx, it, req, rest)
 	}
 	if checkable(res) && d.mayCheck(w) {
-		t := d.trusted(ctx, it.Host, req, rest)
+		t := d.mine(ctx, it, req, rest)
 		if ctx.Err() != nil || t.Err != nil && fetch.KindOf(t.Err) == fetch.KindCanceled {
 			return t
 		}
@@ -537,15 +609,21 @@ func (d *Dispatcher) judge(ctx context.Context, w *workerState, it frontier.Item
 		d.verdict(ctx, w, ok, false, req.URL, why)
 		return t
 	}
+	// Recorded under d.mu with the state read: a quarantine (which sets the state under
+	// d.mu before its purge reads the ledger) either sees this record or comes first.
 	d.mu.Lock()
-	if w.state == cluster.WorkerActive {
-		w.accepted = append(w.accepted, it)
-	} else if w.state == cluster.WorkerQuarantined {
-		// Quarantined while this task ran: not kept (the purge has run or runs without it).
+	if w.state != cluster.WorkerActive {
+		// Quarantined (or revoked) while this task ran: not kept.
 		d.mu.Unlock()
-		return d.trusted(ctx, it.Host, req, rest)
+		return d.mine(ctx, it, req, rest)
 	}
+	err := d.ledger.accept(w.name, it)
 	d.mu.Unlock()
+	if err != nil {
+		// Unrecorded, the page could not be purged later: the node's own copy instead.
+		d.log.Warn("volunteer: cannot record a page's provenance; fetching it myself", "url", it.URL, "error", err)
+		return d.mine(ctx, it, req, rest)
+	}
 	return res
 }
 
@@ -674,13 +752,11 @@ func (d *Dispatcher) quarantine(ctx context.Context, w *workerState, reason stri
 	d.mu.Lock()
 	already := w.state == cluster.WorkerQuarantined
 	w.state = cluster.WorkerQuarantined // no more tasks from here at once
-	var items []frontier.Item
-	if !w.purged {
-		items, w.accepted, w.purged = w.accepted, nil, true
-	}
+	purge := !w.purging
+	w.purging = true
 	d.mu.Unlock()
-	if len(items) > 0 {
-		d.purge(context.WithoutCancel(ctx), w.name, items)
+	if purge {
+		d.purge(w.name)
 	}
 	if already {
 		return

@@ -22,6 +22,7 @@ import (
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/frontier"
+	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/testweb"
 	"github.com/sonda-search/sonda/urlnorm"
 )
@@ -107,6 +108,17 @@ func newRig(t *testing.T, wc testweb.Config) *rig {
 	return &rig{t: t, srv: s, auth: a, node: nc, js: js, web: web, fopts: fo}
 }
 
+// openDB opens a node's database in dir, closed at the end of the test.
+func openDB(t *testing.T, dir string) *store.DB {
+	t.Helper()
+	db, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // worker admits a worker and runs it in this process on its own connection.
 func (r *rig) worker(ctx context.Context, name string, mutate func(*Task, *Result)) *Worker {
 	r.t.Helper()
@@ -181,7 +193,7 @@ func TestDispatcherValidates(t *testing.T) {
 	var purgeMu sync.Mutex
 	purged := map[string]bool{}
 	d, err := Start(ctx, r.node, r.js, Options{Cluster: "c", Node: "n1", Fetcher: own, UserAgent: "sonda-test",
-		TaskTimeout: 1500 * time.Millisecond, Seed: 1, Canary: 0.2,
+		TaskTimeout: 1500 * time.Millisecond, Seed: 1, Canary: 0.2, DB: openDB(t, t.TempDir()).Pebble(),
 		Purge: func(_ context.Context, items []frontier.Item) error {
 			purgeMu.Lock()
 			defer purgeMu.Unlock()

@@ -307,6 +307,7 @@ func startDispatcher(ctx context.Context, cfg config.Config, nc *nats.Conn, id s
 		return nil, nil, err
 	}
 	purge := func(ctx context.Context, items []frontier.Item) error {
+		defer node.Hold()() // the cluster is not done while pages are to be queued again
 		if in.Index != nil {
 			ids := make([]string, len(items))
 			for i, it := range items {
@@ -316,15 +317,11 @@ func startDispatcher(ctx context.Context, cfg config.Config, nc *nats.Conn, id s
 				return err
 			}
 		}
-		skipped, err := node.Refetch(ctx, items)
-		if skipped > 0 {
-			log.Warn("volunteer: pages of a quarantined worker on hosts this node no longer owns were not queued again here", "pages", skipped)
-		}
-		return err
+		return node.Refetch(ctx, items)
 	}
 	d, err := volunteer.Start(ctx, nc, js, volunteer.Options{Cluster: cfg.Cluster.Name, Node: id, Fetcher: own,
 		UserAgent: cfg.Fetch.UserAgent, MaxBody: fo.MaxBodyBytes, TaskTimeout: cfg.Cluster.WorkerTimeout,
-		MinCheck: cfg.Cluster.WorkerCheck, Canary: canary(cfg.Cluster.WorkerCanary), Purge: purge, Logger: log})
+		MinCheck: cfg.Cluster.WorkerCheck, Canary: canary(cfg.Cluster.WorkerCanary), Purge: purge, DB: in.DB.Pebble(), Logger: log})
 	if err != nil {
 		own.Close()
 		return nil, nil, fmt.Errorf("node: volunteer workers: %w", err)

@@ -1,0 +1,208 @@
+package volunteer
+
+import (
+	"bytes"
+	"context"
+	"maps"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/sonda-search/sonda/cluster"
+	"github.com/sonda-search/sonda/fetch"
+	"github.com/sonda-search/sonda/frontier"
+	"github.com/sonda-search/sonda/testweb"
+	"github.com/sonda-search/sonda/urlnorm"
+)
+
+// subtle returns a Mutate that adds one word to every page it fetches: a lie a check
+// cannot tell from a page that changed, so the node that takes its pages never convicts
+// it; another node may, later.
+func subtle(t *Task, r *Result) {
+	if r.Status != 200 {
+		return
+	}
+	res := r.decoded(t.URL, 0)
+	if bytes.Contains(res.UTF8, []byte("<p>")) {
+		Rewrite(r, t.URL, bytes.Replace(res.UTF8, []byte("<p>"), []byte("<p>"+tamperWord+" "), 1))
+	}
+}
+
+// TestProvenanceSurvivesRestart: a node takes a liar's pages unchecked, restarts (its
+// dispatcher closed, its database closed and opened again, a new dispatcher), and only
+// then is the liar quarantined (by another node): the restarted node purges exactly the
+// pages whose copy it holds from the liar, and its ledger is then empty.
+func TestProvenanceSurvivesRestart(t *testing.T) {
+	r := newRig(t, testweb.Config{Seed: 5, Hosts: 4, PagesPerHost: 15,
+		Disable: testweb.Slow | testweb.Traps | testweb.Errors | testweb.Redirects | testweb.NonHTML | testweb.Compression | testweb.Charsets})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	wctx, stopWorker := context.WithCancel(ctx)
+	w := r.worker(ctx, "subtle", subtle)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); w.Run(wctx) }()
+	defer func() { stopWorker(); wg.Wait() }()
+	own, err := fetch.New(r.fopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	dir := filepath.Join(t.TempDir(), "node")
+	var mu sync.Mutex
+	purged := map[string]int{}
+	start := func(db *pebble.DB) *Dispatcher {
+		d, err := Start(ctx, r.node, r.js, Options{Cluster: "c", Node: "n1", Fetcher: own, UserAgent: "sonda-test",
+			TaskTimeout: 2 * time.Second, Seed: 7, Canary: -1, DB: db,
+			Purge: func(_ context.Context, items []frontier.Item) error {
+				mu.Lock()
+				defer mu.Unlock()
+				for _, it := range items {
+					purged[it.URL]++
+				}
+				return nil
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+
+	db := openDB(t, dir)
+	d := start(db.Pebble())
+	waitFor(t, ctx, "the worker's hello", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		ws := d.workers["subtle"]
+		return ws != nil && !ws.lastSeen.IsZero() && ws.state == cluster.WorkerActive
+	})
+	// The node fetches every page through the worker: its checks pass (one word more is
+	// a page that changed); what it did not check keeps the worker's word.
+	norm := urlnorm.New(urlnorm.DefaultOptions())
+	tampered := map[string]bool{}
+	checked := 0
+	for _, u := range r.web.Reachable() {
+		nu, err := norm.Parse(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := d.FetchPage(ctx, frontier.Item{URL: u, Key: nu.Key(), Host: nu.HostKey()}, fetch.Request{URL: u}, 0)
+		if res.Err != nil || res.Status != 200 {
+			t.Fatalf("%s: %d %v", u, res.Status, res.Err)
+		}
+		if bytes.Contains(res.UTF8, []byte(tamperWord)) {
+			tampered[u] = true
+		} else {
+			checked++
+		}
+	}
+	if st := d.Stats()["subtle"]; st.Failed > 0 || len(tampered) == 0 {
+		t.Fatalf("the worker failed %d checks, %d of its pages taken unchecked: the test needs a liar the node keeps", st.Failed, len(tampered))
+	}
+	d.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Restarted: a new dispatcher over the same database.
+	db = openDB(t, dir)
+	d = start(db.Pebble())
+	defer d.Close()
+	if n := ledgerPages(t, d, "subtle"); n != len(tampered) {
+		t.Errorf("after the restart the ledger holds %d of the worker's pages, want %d", n, len(tampered))
+	}
+	if err := cluster.SetWorkerState(ctx, r.js, "c", "subtle", cluster.WorkerQuarantined, "caught by another node"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the purge of the quarantined worker's pages", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(purged) >= len(tampered)
+	})
+	d.purging.Wait()
+	mu.Lock()
+	got := slices.Sorted(maps.Keys(purged))
+	mu.Unlock()
+	if want := slices.Sorted(maps.Keys(tampered)); !slices.Equal(got, want) {
+		t.Errorf("purged %d pages %v,\nwant the %d the node took unchecked %v", len(got), got, len(want), want)
+	}
+	if n := ledgerPages(t, d, "subtle"); n != 0 {
+		t.Errorf("the ledger still holds %d pages of the purged worker", n)
+	}
+	t.Logf("%d pages: %d checked (the node's copy kept), %d taken unchecked, all purged after the restart", len(r.web.Reachable()), checked, len(tampered))
+}
+
+func ledgerPages(t *testing.T, d *Dispatcher, worker string) int {
+	t.Helper()
+	items, err := d.ledger.pages(worker, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(items)
+}
+
+// waitFor polls cond until it holds, failing the test when ctx ends first.
+func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		if !sleep(ctx, 20*time.Millisecond) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestLedger: a page has one record, the last worker's whose copy the node took; the
+// node's own copy removes it; dropping a worker's pages leaves the others'.
+func TestLedger(t *testing.T) {
+	l := &ledger{db: openDB(t, t.TempDir()).Pebble()}
+	item := func(u string) frontier.Item {
+		it := frontier.Item{URL: "http://www.a.test/" + u, Host: "www.a.test", Depth: 2}
+		copy(it.Key[:], u)
+		return it
+	}
+	names := func(w string) []string {
+		items, err := l.pages(w, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, it := range items {
+			out = append(out, it.URL[len("http://www.a.test/"):])
+		}
+		return out
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(l.accept("w1", item("a")))
+	must(l.accept("w1", item("b")))
+	must(l.accept("w1", item("c")))
+	must(l.accept("w2", item("b"))) // w2's copy replaced w1's
+	must(l.forget(item("c").Key))   // the node fetched c itself
+	must(l.forget(item("z").Key))   // never recorded: nothing to do
+	for w, want := range map[string][]string{"w1": {"a"}, "w2": {"b"}, "w": nil} {
+		if got := names(w); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", w, got, want)
+		}
+	}
+	if items, _ := l.pages("w1", 1); items[0].Depth != 2 || items[0].Key != item("a").Key {
+		t.Errorf("record read back as %+v", items[0])
+	}
+	must(l.drop("w1", []frontier.Item{item("a"), item("b")})) // b is w2's: kept
+	if got := names("w1"); got != nil {
+		t.Errorf("w1 after drop: %v", got)
+	}
+	if h, _ := l.holder(item("b").Key); h != "w2" {
+		t.Errorf("b held by %q after w1's drop, want w2", h)
+	}
+	if h, _ := l.holder(item("a").Key); h != "" {
+		t.Errorf("a held by %q after its drop", h)
+	}
+}
