@@ -34,6 +34,7 @@ import (
 // different rates, one that vanishes in the middle of a task), the test web as oracle.
 
 // volunteerHelperEnv makes the test binary play a worker instead of running tests:
+// "subtle" adds one word to every page it fetches (checks pass: a page that changed);
 // "liar,RATE,HONEST" answers its first HONEST tasks truthfully, then rewrites RATE of its
 // pages (consistently: body and digest agree, so only a node's check can tell), "vanish,N,FILE" exits without answering its N-th task
 // after writing the task's URL to FILE. VOLUNTEER_NATS, VOLUNTEER_CREDS and
@@ -83,6 +84,14 @@ func volunteerHelper() int {
 			body := bytes.Replace(res.UTF8, []byte("<p>"), []byte("<p>"+tamperWord+" buy cheap pills "), 3)
 			body = bytes.Replace(body, []byte("</body>"), []byte(`<a href="http://spam.example/win">win</a></body>`), 1)
 			volunteer.Rewrite(r, t.URL, body)
+		}
+	case "subtle":
+		// One word more on every page: a check cannot tell it from a page that changed.
+		mutate = func(t *volunteer.Task, r *volunteer.Result) {
+			res := fetch.Decode(r.Header, r.Wire, 0)
+			if r.Status == 200 && strings.Contains(res.MediaType, "html") && bytes.Contains(res.UTF8, []byte("<p>")) {
+				volunteer.Rewrite(r, t.URL, bytes.Replace(res.UTF8, []byte("<p>"), []byte("<p>"+tamperWord+" "), 1))
+			}
 		}
 	case "vanish":
 		n, _ := strconv.Atoi(role[1])
@@ -312,4 +321,111 @@ func TestNodeRefusedCredentials(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "refused the credentials") || !strings.Contains(errOut, "--creds") {
 		t.Errorf("node without credentials: exit %d, %s", code, errOut)
 	}
+}
+
+// TestVolunteerPurgeAfterRestart: a node takes a worker's pages unchecked (the worker adds
+// a word to every page, which no check can tell from a page that changed), the crawl ends
+// and the node exits; the worker is quarantined while the node is down; the node, started
+// again on its data directory, purges every page it holds from that worker (it recorded
+// where each came from in its database) and fetches them again: no tampered page is left
+// in its index, and the index holds as many pages as before.
+func TestVolunteerPurgeAfterRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a NATS server, a node and a worker process")
+	}
+	dir := t.TempDir()
+	authDir := filepath.Join(dir, "auth")
+	// No duplicates: a tampered copy of a duplicate is unique (indexed), its true copy not.
+	// No redirects: each page fetched again is one URL requested again.
+	r := newClusterRigOn(t, false, testweb.Config{Seed: 11, Hosts: 8, PagesPerHost: 12,
+		Disable:     testweb.Slow | testweb.Traps | testweb.Duplicates | testweb.Redirects,
+		KeepHeaders: true, Retries: config.Default().Politeness.MaxRetries}, "--auth", authDir)
+	nodeCreds := filepath.Join(authDir, cluster.NodeCredsFile)
+	creds := filepath.Join(dir, "subtle.creds")
+	if out, errOut, code := run(t, nil, "cluster", "workers", "add", "subtle", "--nats", r.nats, "--auth", authDir, "--out", creds); code != 0 {
+		t.Fatalf("workers add: %d %s %s", code, out, errOut)
+	}
+	worker := exec.Command(os.Args[0], "-test.run=^$")
+	worker.Env = append(os.Environ(), volunteerHelperEnv+"=subtle", "VOLUNTEER_NATS="+r.nats, "VOLUNTEER_CREDS="+creds,
+		"VOLUNTEER_RESOLVE="+r.web.Resolve())
+	wlog, err := os.Create(filepath.Join(dir, "subtle.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker.Stdout, worker.Stderr = wlog, wlog
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { worker.Process.Kill(); worker.Wait() })
+	// The node starts once the worker announced itself (the crawl lasts seconds: a worker
+	// late to it would get few pages).
+	nc, err := nats.Connect(r.nats, nats.UserCredentials(nodeCreds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	hello, err := nc.SubscribeSync("sonda." + cluster.DefaultCluster + ".worker.subtle.out.hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hello.NextMsg(30 * time.Second); err != nil {
+		t.Fatalf("the worker did not announce itself: %v\n%s", err, tail(wlog.Name(), 20))
+	}
+	hello.Unsubscribe()
+	conf := filepath.Join(dir, "node.yaml")
+	os.WriteFile(conf, []byte("cluster:\n  worker-timeout: 2s\n"), 0o644)
+	// As many pages at once as the worker takes: most go to it, not to the node itself.
+	extra := []string{"--creds", nodeCreds, "--workers", "-c", conf, "--concurrency", "2"}
+	data := filepath.Join(r.dir, "node-a")
+	count := func(q string) int {
+		t.Helper()
+		out, errOut, code := run(t, nil, "search", "--data", data, "--json", q)
+		if code != 0 {
+			t.Fatalf("search: %s", errOut)
+		}
+		var res struct{ Total int }
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("search --json: %v\n%s", err, out)
+		}
+		return res.Total
+	}
+
+	a := r.start("a", true, extra...)
+	r.wait(time.Now().Add(clusterWait), a)
+	r.oracle()
+	tampered, river := count(tamperWord), count("river")
+	if out, errOut, code := run(t, nil, "cluster", "workers", "quarantine", "subtle", "--nats", r.nats, "--creds", nodeCreds, "--reason", "caught elsewhere"); code != 0 {
+		t.Fatalf("workers quarantine: %d %s %s", code, out, errOut)
+	}
+	restarted := time.Now()
+	a2 := r.start("a", false, extra...)
+	r.wait(time.Now().Add(clusterWait), a2)
+
+	log, _ := os.ReadFile(a2.log.Name())
+	purged := 0
+	for _, m := range purgedRe.FindAllSubmatch(log, -1) {
+		k, _ := strconv.Atoi(string(m[1]))
+		purged += k
+	}
+	again := map[string]bool{}
+	for _, q := range r.web.Requests() {
+		if q.Start.After(restarted) && !strings.HasSuffix(q.URL, "/robots.txt") {
+			again[q.URL] = true
+		}
+	}
+	// Every purged page is fetched again, and nothing else.
+	if purged < tampered || len(again) != purged {
+		t.Errorf("the restarted node purged %d pages and fetched %d again; %d tampered pages were in its index", purged, len(again), tampered)
+	}
+	if n := count(tamperWord); n != 0 {
+		t.Errorf("%d tampered pages still in the index after the restart and the quarantine", n)
+	}
+	if n := count("river"); n != river {
+		t.Errorf("%d pages with \"river\" in the index after the purge, %d before: purged pages were not fetched again", n, river)
+	}
+	r.checkPolite()
+	if out, _, code := run(t, nil, "cluster", "workers", "list", "--nats", r.nats, "--creds", nodeCreds); code == 0 {
+		t.Logf("workers:\n%s", out)
+	}
+	t.Logf("%d pages with the worker's word in the index (%d with \"river\"); after the restart %d purged and fetched again", tampered, river, purged)
 }

@@ -27,8 +27,8 @@ func newWorkersCmd() *cobra.Command {
 		Long: `workers manages the volunteer workers of a cluster whose NATS server runs with
 ` + "`sonda nats --auth AUTHDIR`" + `. A worker (` + "`sonda worker`" + `) only fetches and parses the
 URLs the nodes give it; its credential lets it read its own task subject and write its
-own result subject, nothing else. add and revoke need AUTHDIR (the keys); list needs
-the trusted credentials only.`,
+own result subject, nothing else. add and revoke need AUTHDIR (the keys); quarantine
+and list need the trusted credentials only.`,
 		Args: cobra.NoArgs,
 	}
 	var authDir, out string
@@ -154,6 +154,43 @@ other workers when their deadline passes.`,
 	authFlag(revoke.Flags())
 	addClusterFlags(revoke.Flags())
 
+	var reason string
+	quarantine := &cobra.Command{
+		Use:   "quarantine NAME --nats URL (--auth AUTHDIR | --creds FILE) [--reason TEXT]",
+		Short: "Distrust a worker: no more tasks, its pages purged and fetched again",
+		Long: `quarantine does by hand what a node does when its checks catch a worker lying: the
+worker gets no more tasks, and every node removes from its index the pages whose copy it
+took from the worker unchecked and fetches them again (a node that is down does so when
+it starts: it records where each page came from in its database). The credential stays
+valid; revoke it as well to close the worker's connection. A revoked worker cannot be
+quarantined: quarantine first, then revoke.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, nc, js, err := connect(cmd, "quarantine")
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), 15*time.Second)
+			defer cancel()
+			rec, err := cluster.GetWorker(ctx, js, cfg.Cluster.Name, args[0])
+			if err != nil {
+				return err
+			}
+			if rec.State == cluster.WorkerRevoked {
+				return fmt.Errorf("workers quarantine: worker %s is revoked already; the nodes forgot which pages came from it", args[0])
+			}
+			if err := cluster.SetWorkerState(ctx, js, cfg.Cluster.Name, args[0], cluster.WorkerQuarantined, reason); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "worker %s quarantined: the nodes purge its pages and fetch them again\n", args[0])
+			return nil
+		},
+	}
+	authFlag(quarantine.Flags())
+	addClusterFlags(quarantine.Flags())
+	quarantine.Flags().StringVar(&reason, "reason", "quarantined by an operator", "why, shown by `list`")
+
 	list := &cobra.Command{
 		Use:   "list --nats URL (--auth AUTHDIR | --creds FILE) [--json]",
 		Short: "Show each worker's state, tasks, throughput and reputation",
@@ -188,7 +225,7 @@ its results are checked.`,
 	authFlag(list.Flags())
 	addClusterFlags(list.Flags())
 	list.Flags().BoolVar(&asJSON, "json", false, "print the workers as JSON")
-	cmd.AddCommand(add, revoke, list)
+	cmd.AddCommand(add, revoke, quarantine, list)
 	return cmd
 }
 
