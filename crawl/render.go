@@ -45,7 +45,7 @@ func WithRenderer(r PageRenderer) Option { return func(c *Crawler) { c.rs.extern
 func RenderOptions(cfg config.Config) render.Options {
 	r := cfg.Render
 	return render.Options{ExecPath: r.Chromium, Tabs: r.Tabs, NavigationTimeout: r.NavigationTimeout, Idle: r.Idle,
-		Deadline: r.Deadline, Scrolls: r.Scrolls, LoadMedia: r.LoadMedia, MemoryLimit: int64(r.MemoryLimit)}
+		Deadline: r.Deadline, Scrolls: r.Scrolls, LoadMedia: r.LoadMedia, MemoryLimit: int64(r.MemoryLimit), Nice: r.Nice}
 }
 
 // learnAfter is how many renders of a host auto mode makes before it judges whether

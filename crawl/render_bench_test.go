@@ -4,7 +4,9 @@ package crawl
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -110,6 +112,8 @@ func staticRate(w *testweb.ScriptWeb) float64 {
 // turn, not for CPU. "cpu" takes politeness away (min-delay 0, 8 workers), so the static
 // half runs as fast as the machine allows and competes with the browser for the CPU.
 //
+// SONDA_BENCH_RENDER_NICE sets render.nice (default 10).
+//
 //	go test -run XXX -bench RenderStaticHalf -benchtime 1x ./crawl
 func BenchmarkRenderStaticHalf(b *testing.B) {
 	if _, err := render.FindChromium(); err != nil {
@@ -131,6 +135,9 @@ func BenchmarkRenderStaticHalf(b *testing.B) {
 					cfg := scriptWebConfig(b, w, mode)
 					cfg.Render.Idle = 500 * time.Millisecond
 					cfg.Log.Level = "error"
+					if n := os.Getenv("SONDA_BENCH_RENDER_NICE"); n != "" {
+						cfg.Render.Nice, _ = strconv.Atoi(n) // to compare with the browser at sonda's priority (0)
+					}
 					if regime == "polite" {
 						def := config.Default()
 						cfg.Politeness.MinDelay, cfg.Politeness.DelayFactor = def.Politeness.MinDelay, def.Politeness.DelayFactor

@@ -14,8 +14,18 @@ import (
 // hundred MiB too many), or the resident size where the kernel gives no PSS. It is 0
 // where /proc is missing, which turns the memory bound off.
 func treeRSS(pid int) int64 {
+	page := int64(os.Getpagesize())
+	var total int64
+	for _, p := range processTree(pid) {
+		total += processMemory(p, page)
+	}
+	return total
+}
+
+// processTree is pid and all its descendants, from /proc (nil where it is missing).
+func processTree(pid int) []int {
 	if pid <= 0 {
-		return 0
+		return nil
 	}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	children := map[int][]int{}
@@ -24,13 +34,7 @@ func treeRSS(pid int) int64 {
 		if err != nil {
 			continue
 		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses, so parse
-		// after the last ')'.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		fields := bytes.Fields(b[i+1:])
+		fields := statFields(b)
 		if len(fields) < 2 {
 			continue
 		}
@@ -40,14 +44,23 @@ func treeRSS(pid int) int64 {
 			children[ppid] = append(children[ppid], p)
 		}
 	}
-	page := int64(os.Getpagesize())
-	var total int64
+	var tree []int
 	for todo := []int{pid}; len(todo) > 0; {
 		p := todo[len(todo)-1]
 		todo = append(todo[:len(todo)-1], children[p]...)
-		total += processMemory(p, page)
+		tree = append(tree, p)
 	}
-	return total
+	return tree
+}
+
+// statFields are the fields of a /proc stat file after the command name: state, ppid, ...
+// The name, in parentheses, may hold spaces and parentheses, so they start after the last ')'.
+func statFields(b []byte) [][]byte {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil
+	}
+	return bytes.Fields(b[i+1:])
 }
 
 // processMemory is one process's PSS from smaps_rollup, else its RSS from statm.

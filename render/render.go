@@ -70,10 +70,15 @@ type Options struct {
 	// bandwidth and politeness and add nothing to text or links.
 	LoadMedia bool
 	// MemoryLimit is the resident memory (bytes) of the browser and its child processes
-	// past which the browser is replaced once its renders finish. Default 1 GiB.
+	// past which the browser is replaced once its renders finish (measured after its first
+	// render, then at most every 30s). Default 1 GiB.
 	MemoryLimit int64
 	// Logger receives blocked requests and browser restarts. Default: discard.
 	Logger *slog.Logger
+	// Nice lowers the browser's CPU priority by this many steps below sonda's (capped at
+	// nice 19), so that on a busy machine the crawl of pages that need no browser is not
+	// slowed by the renders; 0 leaves it equal. Linux only; see lowerPriority.
+	Nice int
 	// Lazy starts the browser at the first Render instead of in New: a crawl that may
 	// never need it (render.mode auto on static sites) then never pays for it, not even
 	// the CPU of its start-up.
@@ -91,8 +96,8 @@ const (
 )
 
 func (o *Options) normalize() error {
-	if o.Tabs < 0 || o.NavigationTimeout < 0 || o.Idle < 0 || o.Deadline < 0 || o.MemoryLimit < 0 {
-		return errors.New("render: negative option (tabs, timeouts and the memory limit must be ≥ 0)")
+	if o.Tabs < 0 || o.NavigationTimeout < 0 || o.Idle < 0 || o.Deadline < 0 || o.MemoryLimit < 0 || o.Nice < 0 {
+		return errors.New("render: negative option (tabs, timeouts, the memory limit and nice must be ≥ 0)")
 	}
 	if o.Tabs == 0 {
 		o.Tabs = DefaultTabs
@@ -348,9 +353,21 @@ func (r *Renderer) replace(inst *instance) {
 	go inst.retire()
 }
 
-// checkMemory measures the browser after a render and retires it past the memory bound:
-// renders in progress finish on it, new ones go to a fresh browser.
+// memoryEvery is how often a browser's memory is measured at most. Reading the PSS of
+// Chromium's processes makes the kernel walk their (large) address spaces: measured after
+// every render it took a fifth of the CPU of a crawl in render.mode auto (0.1 s each),
+// at the crawler's priority.
+const memoryEvery = 30 * time.Second
+
+// checkMemory measures the browser after a render (its first, then at most every
+// memoryEvery) and retires it past the memory bound: renders in progress finish on it,
+// new ones go to a fresh browser.
 func (r *Renderer) checkMemory(inst *instance) {
+	now := time.Now().UnixNano()
+	last := inst.measured.Load()
+	if last != 0 && now-last < int64(memoryEvery) || !inst.measured.CompareAndSwap(last, now) {
+		return
+	}
 	m := treeRSS(inst.pid)
 	r.memory.Store(m)
 	if m > r.opts.MemoryLimit {
@@ -366,7 +383,8 @@ type instance struct {
 	dir    string
 	pid    int
 
-	users sync.WaitGroup // renders using it; retire waits for them
+	users    sync.WaitGroup // renders using it; retire waits for them
+	measured atomic.Int64   // when its memory was last measured (unix ns; 0: never)
 
 	mu   sync.Mutex
 	free []*tab
@@ -379,7 +397,11 @@ func (r *Renderer) start() (*instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render: profile directory: %w", err)
 	}
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+	var opts []chromedp.ExecAllocatorOption
+	if f := lowerPriority(r.opts.Nice, r.opts.Logger); f != nil {
+		opts = append(opts, chromedp.ModifyCmdFunc(f))
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts,
 		chromedp.ExecPath(r.opts.ExecPath), chromedp.UserDataDir(dir),
 		chromedp.Headless, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
 		// The sandbox needs user namespaces or a setuid helper, which containers and CI
@@ -404,7 +426,7 @@ func (r *Renderer) start() (*instance, error) {
 		chromedp.ProxyServer("http://127.0.0.1:9"),
 		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
 		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
-	)
+	)...)
 	ctx, cancel := chromedp.NewContext(alloc)
 	inst := &instance{ctx: ctx, dir: dir}
 	inst.cancel = func() {
