@@ -141,6 +141,15 @@ func TestLoadDragnet(t *testing.T) {
 			t.Errorf("page 131's gold must keep the story and drop the comments after its separator: %d bytes", len(c.Expected))
 		}
 	}
+	whole, err := LoadWithComments(testSet(t, "dragnet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range whole {
+		if c.Name == "131" && !strings.Contains(c.Expected, "Cheech Wizard") {
+			t.Errorf("LoadWithComments must keep page 131's comments: %d bytes", len(c.Expected))
+		}
+	}
 	// A page without its gold text is an error, not a page that scores 0.
 	dir := t.TempDir()
 	for _, sub := range []string{"html", "gold"} {
