@@ -2,10 +2,12 @@ package cluster
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
@@ -215,10 +217,26 @@ func (a *Auth) IssueWorker(cluster, name string) (creds []byte, pub string, err 
 // with the system account's credentials, pushes the re-signed account to the server, which
 // closes the user's connections at once. The account JWT in the auth directory is updated
 // first, so a server started later preloads the revocation too.
+//
+// Revocations are serialised by a lock on the auth directory (several `workers revoke` at
+// once, in one process or several): each re-reads the account JWT under the lock, adds its
+// key and pushes the result before it lets the next one in. Otherwise each would sign an
+// account holding only its own revocation, and the last pushed would undo the others at
+// the server (which keeps the newest account JWT it is sent).
 func (a *Auth) Revoke(nc *nats.Conn, pub string) error {
-	ac, err := jwt.DecodeAccountClaims(a.acctJWT)
+	unlock, err := lockDir(a.Dir)
 	if err != nil {
 		return err
+	}
+	defer unlock()
+	cur, err := os.ReadFile(filepath.Join(a.Dir, authAccountJWT))
+	if err != nil {
+		return fmt.Errorf("cluster auth: %w", err)
+	}
+	a.acctJWT = strings.TrimSpace(string(cur))
+	ac, err := jwt.DecodeAccountClaims(a.acctJWT)
+	if err != nil {
+		return fmt.Errorf("cluster auth: %s: %w", filepath.Join(a.Dir, authAccountJWT), err)
 	}
 	ac.RevokeAt(pub, time.Now().Add(time.Second)) // every JWT of that key issued until now
 	token, err := ac.Encode(a.operator)
@@ -340,6 +358,30 @@ func userCreds(account nkeys.KeyPair, name string, perms *jwt.Permissions) ([]by
 }
 
 func seedOf(kp nkeys.KeyPair) []byte { s, _ := kp.Seed(); return s }
+
+// authLockFile is the lock of the auth directory's read-modify-writes (Revoke).
+const authLockFile = ".lock"
+
+// lockDir takes the exclusive lock of the auth directory dir, waiting for it. The lock is
+// flock(2) on a file of its own: held per open file, so it serialises goroutines of one
+// process as well as processes, and the kernel drops it when a holder dies.
+func lockDir(dir string) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(dir, authLockFile), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cluster auth: lock %s: %w", dir, err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cluster auth: lock %s: %w", dir, err)
+	}
+	return func() { f.Close() }, nil // closing the file releases the lock
+}
 
 // writeSecret writes a key or credential readable by its owner only, atomically.
 func writeSecret(path string, data []byte) error {

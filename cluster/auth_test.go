@@ -3,12 +3,14 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -282,5 +284,95 @@ func TestServerConfFile(t *testing.T) {
 	case <-w1.closed:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the revoked worker's connection stayed open")
+	}
+}
+
+// TestConcurrentRevokes: revocations run at once (each with its own Auth, as separate
+// `sonda cluster workers revoke` processes would have) all hold at the server: none
+// undoes another by pushing an account that lacks it.
+func TestConcurrentRevokes(t *testing.T) {
+	s, a := securedServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	node, err := nats.Connect(s.URL(), nats.UserCredentials(a.NodeCreds()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.Close()
+	js, _ := jetstream.New(node)
+	const n = 8
+	creds := make([]string, n)
+	conns := make([]*watched, n)
+	for i := range n {
+		c, err := AddWorker(ctx, js, a, "c", fmt.Sprintf("w%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		creds[i] = writeCreds(t, c)
+		if conns[i], err = connectWatched(t, s.URL(), creds[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One more worker, never revoked, keeps its access.
+	keep, err := AddWorker(ctx, js, a, "c", "keep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			errs <- func() error {
+				own, err := OpenAuth(a.Dir) // read before any revocation, as a process started now would
+				if err != nil {
+					return err
+				}
+				sys, err := nats.Connect(s.URL(), nats.UserCredentials(filepath.Join(a.Dir, SystemCredsFile)))
+				if err != nil {
+					return err
+				}
+				defer sys.Close()
+				return RevokeWorker(ctx, js, sys, own, "c", fmt.Sprintf("w%d", i))
+			}()
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every revoked credential is refused by the server now, and its connection closed.
+	for i := range n {
+		select {
+		case <-conns[i].closed:
+		case <-time.After(10 * time.Second):
+			t.Errorf("w%d: its connection stayed open", i)
+		}
+		if w, err := connectWatched(t, s.URL(), creds[i]); err == nil {
+			w.nc.Close()
+			t.Errorf("w%d: revoked, and the server let it connect again", i)
+		}
+	}
+	if w, err := connectWatched(t, s.URL(), writeCreds(t, keep)); err != nil {
+		t.Errorf("the worker nobody revoked was refused: %v", err)
+	} else {
+		w.nc.Close()
+	}
+	// The account JWT on disk (what a restarted server preloads) holds every revocation.
+	b, err := os.ReadFile(filepath.Join(a.Dir, authAccountJWT))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac, err := jwt.DecodeAccountClaims(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := ListWorkers(ctx, js, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range list {
+		if revoked := ac.Revocations[w.Key] != 0; revoked != (w.Name != "keep") || (w.State == WorkerRevoked) != revoked {
+			t.Errorf("%s: state %s, revoked in %s: %v", w.Name, w.State, authAccountJWT, revoked)
+		}
 	}
 }
