@@ -78,6 +78,10 @@ func Check(ctx context.Context, cfg config.Config) (CheckReport, error) {
 		r.Repairable = true
 		return r, nil
 	}
+	if errors.Is(err, store.ErrManifestDamaged) {
+		r.Problems = append(r.Problems, err.Error())
+		return r, nil
+	}
 	if err != nil {
 		return r, err
 	}
@@ -195,6 +199,13 @@ func Repair(ctx context.Context, cfg config.Config, o RebuildOptions) ([]string,
 		if line != "" {
 			report = append(report, line, "the captures in those bytes are lost; their page records stay (sonda check data lists them)")
 		}
+	}
+	line, err := store.RepairOptions(stateDir)
+	if err != nil {
+		return report, err
+	}
+	if line != "" {
+		report = append(report, line)
 	}
 	lines, err = store.RepairWAL(stateDir, store.Options{Logger: o.Logger})
 	report = append(report, lines...)

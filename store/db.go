@@ -130,6 +130,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, explainOpenError(dir, err)
 	}
+	if err := checkManifest(dir); err != nil {
+		return nil, err
+	}
 	damage, err := checkWALs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
@@ -186,7 +189,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		if isLockError(err) {
 			return nil, fmt.Errorf("%w (%s): stop it first, or use another --data directory", ErrLocked, dir)
 		}
-		return nil, explainOpenError(dir, err)
+		return nil, explainOpenError(dir, checkOptions(dir, po, err))
 	}
 	// The cache reference is ours until Close: Pebble does not keep the cache alive by
 	// itself, and a released cache silently caches nothing.
