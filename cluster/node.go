@@ -510,7 +510,9 @@ func (n *Node) Route(b *pebble.Batch, done frontier.Item, out frontier.Outcome) 
 	case !out.Revisit.IsZero():
 		st.Due, st.Visits, st.Attempts = out.Revisit, done.Visits+1, 0
 	default:
-		st.Done = true
+		// A rebuild needs only the key of a URL that is done (it joins the seen set), and
+		// most URLs of a crawl end done: their record stays this small for good.
+		st = wireItem{Key: done.Key[:], Done: true}
 	}
 	if err := put(kindState, n.names.urlState(p, done.Key), encodeItem(st), f); err != nil {
 		return err
@@ -1197,15 +1199,15 @@ func (n *Node) rebuild(ctx context.Context, p int) error {
 				n.log.Warn("skipping a malformed URL state", "subject", m.Subject(), "error", err)
 				continue
 			}
+			if w.Done && len(w.Key) == 16 { // the key is all a done URL's record holds
+				seen = append(seen, [16]byte(w.Key))
+				continue
+			}
 			it, err := w.item()
 			if err != nil {
 				continue
 			}
-			if w.Done {
-				seen = append(seen, it.Key)
-			} else {
-				items = append(items, it)
-			}
+			items = append(items, it)
 		}
 		if err := batch.Error(); err != nil {
 			return jsError("read partition state", err)

@@ -783,3 +783,39 @@ func TestLocalLinks(t *testing.T) {
 		t.Error("the former owner admitted a link of a partition it lost")
 	}
 }
+
+// TestDoneStatesRebuild: the record of a URL that is done holds its key only, and a node
+// that rebuilds the partition from the state stream counts it as seen (never fetched
+// again), while a URL still waiting is queued with what its fetch needs.
+func TestDoneStatesRebuild(t *testing.T) {
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	a := testNode(t, nc, "a", filepath.Join(dir, "a"))
+	b := testNode(t, nc, "b", filepath.Join(dir, "b"))
+	t.Cleanup(func() { cancel(); a.tenures.Wait(); b.tenures.Wait() })
+	done, waiting := testItem("www.example.org", "/done"), testItem("www.example.org", "/retry")
+	done.Parent, done.Depth = "http://www.example.org/", 3
+	p := a.partitionOf(done.Host)
+	takeNow(t, ctx, a, p)
+	if !complete(t, a, done, frontier.Outcome{Fetched: true}) ||
+		!complete(t, a, waiting, frontier.Outcome{Fetched: true, Retry: time.Now().Add(time.Hour)}) {
+		t.Fatal("gate refused")
+	}
+	relayAll(t, ctx, a)
+	m, err := a.state.GetLastMsgForSubject(ctx, a.names.urlState(p, done.Key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := decodeItem(m.Data); err != nil || !w.Done || w.URL != "" || w.Parent != "" || len(m.Data) > 48 {
+		t.Errorf("a done URL's record is %d bytes (%s), want its key only", len(m.Data), m.Data)
+	}
+	takeNow(t, ctx, b, p) // b rebuilds p from the record
+	if seen, _ := b.fr.Seen(done.Key); !seen {
+		t.Error("after the rebuild the done URL is not in the seen set: it would be fetched again")
+	}
+	if st := b.fr.Stats(); st.Queued != 1 {
+		t.Errorf("after the rebuild %d URLs are queued, want 1 (the retry)", st.Queued)
+	}
+}

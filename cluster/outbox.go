@@ -189,9 +189,9 @@ func (o *outbox) decode(k, v []byte) (outMsg, error) {
 
 // wireItem is a frontier item on the wire (links and URL states).
 type wireItem struct {
-	URL        string    `json:"u"`
+	URL        string    `json:"u,omitempty"` // empty in the state of a URL that is done
 	Key        []byte    `json:"k"`
-	Host       string    `json:"h"`
+	Host       string    `json:"h,omitempty"`
 	Priority   float64   `json:"p,omitempty"`
 	Depth      int       `json:"d,omitempty"`
 	Parent     string    `json:"from,omitempty"`
