@@ -1685,20 +1685,30 @@ func (n *Node) localLinks(msgs []outMsg) ([]localLink, error) {
 }
 
 // admitLocal adds to the frontier the fresh local links whose state JetStream recorded,
-// for the tenures still served (a partition that moved meanwhile is rebuilt by its next
-// owner from the state stream, which has them).
+// for the tenures this node still holds (a partition that moved meanwhile is rebuilt by
+// its next owner from the state stream, which has them). A tenure whose membership merely
+// went stale (heartbeats failing while NATS restarts) still holds: the links are its own,
+// and nobody else would queue them, since their outbox records are deleted next.
 func (n *Node) admitLocal(local []localLink) error {
-	var by map[*part][]frontier.Item
+	type tenure struct {
+		pt *part
+		p  int
+	}
+	var by map[tenure][]frontier.Item
 	for _, l := range local {
 		if l.pt != nil && l.fresh {
 			if by == nil {
-				by = map[*part][]frontier.Item{}
+				by = map[tenure][]frontier.Item{}
 			}
-			by[l.pt] = append(by[l.pt], l.it)
+			k := tenure{l.pt, l.fence.part}
+			by[k] = append(by[k], l.it)
 		}
 	}
-	for pt, items := range by {
-		if !n.serving(pt) {
+	for t, items := range by {
+		n.mu.Lock()
+		held := !t.pt.lost && n.owned[t.p] == t.pt
+		n.mu.Unlock()
+		if !held {
 			continue
 		}
 		if _, err := n.fr.AddRecorded(items); err != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -36,7 +37,14 @@ func startTestServer(t *testing.T) *nats.Conn {
 // startTestServerIn starts the embedded server with its JetStream data in dir.
 func startTestServerIn(t *testing.T, dir string) (*nats.Conn, string) {
 	t.Helper()
-	s, err := StartServer(ServerOptions{Addr: "127.0.0.1:0", Dir: dir})
+	return startTestServerWith(t, ServerOptions{Dir: dir})
+}
+
+func startTestServerWith(t *testing.T, o ServerOptions) (*nats.Conn, string) {
+	t.Helper()
+	o.Addr = "127.0.0.1:0"
+	dir := o.Dir
+	s, err := StartServer(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -817,5 +825,99 @@ func TestDoneStatesRebuild(t *testing.T) {
 	}
 	if st := b.fr.Stats(); st.Queued != 1 {
 		t.Errorf("after the rebuild %d URLs are queued, want 1 (the retry)", st.Queued)
+	}
+}
+
+// TestStateStreamDiskBounded: over a long crawl that records the same URLs again and again
+// (revisits), the state stream's files stay bounded by what it holds: JetStream's file
+// store compacts a block once superseded messages left it more than half empty (at each
+// sync), so the disk holds at most about twice the live messages plus the block being
+// written (8 MiB for this stream). A benchmark-sized run (about 100k state writes, a
+// minute), so it runs only with SONDA_BENCH=cluster-state:
+//
+//	SONDA_BENCH=cluster-state go test -run TestStateStreamDiskBounded -v ./cluster
+func TestStateStreamDiskBounded(t *testing.T) {
+	if os.Getenv("SONDA_BENCH") != "cluster-state" {
+		t.Skip("a long run: set SONDA_BENCH=cluster-state")
+	}
+	nc, jsDir := startTestServerWith(t, ServerOptions{Dir: filepath.Join(t.TempDir(), "js"), SyncInterval: time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
+	t.Cleanup(func() { cancel(); a.tenures.Wait() })
+	const urls, rounds = 2000, 50
+	items := make([]frontier.Item, urls)
+	for i := range items {
+		items[i] = testItem(fmt.Sprintf("www.site%03d.test", i%100), fmt.Sprintf("/a/rather/long/path/to/page-%d.html", i))
+		items[i].Parent = fmt.Sprintf("http://www.site%03d.test/a/rather/long/path/to/index.html", i%100)
+	}
+	for p := 0; p < a.nparts; p++ {
+		takeNow(t, ctx, a, p)
+	}
+	streamDir := filepath.Join(jsDir, "jetstream", "$G", "streams", a.names.stateStream())
+	var maxDisk int64
+	for r := range rounds {
+		for i, it := range items {
+			if !complete(t, a, it, frontier.Outcome{Fetched: true, Revisit: time.Now().Add(time.Hour)}) {
+				t.Fatal("gate refused")
+			}
+			if i%8 == 7 {
+				relayAll(t, ctx, a)
+			}
+		}
+		relayAll(t, ctx, a)
+		if r >= rounds/2 {
+			maxDisk = max(maxDisk, dirBytes(t, streamDir))
+		}
+	}
+	info, err := a.state.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := info.State.LastSeq
+	live := int64(info.State.Bytes)
+	bound := 2*live + 8<<20 + 2<<20
+	t.Logf("%d state writes, %d live messages of %d bytes; files at most %d bytes over the second half (bound %d)",
+		written, info.State.Msgs, live, maxDisk, bound)
+	if maxDisk > bound {
+		t.Errorf("the state stream's files reached %d bytes for %d live bytes (%d writes): not compacted", maxDisk, live, written)
+	}
+}
+
+// TestLocalLinksStaleMembership: a local link whose state JetStream recorded while this
+// node's membership went stale (heartbeats failing, as while NATS restarts) is still
+// admitted here: the partition is still this node's, and its outbox record is deleted
+// next, so nothing else would ever queue it. Seen in TestClusterNATSRestart: two pages
+// never fetched.
+func TestLocalLinksStaleMembership(t *testing.T) {
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
+	t.Cleanup(func() { cancel(); a.tenures.Wait() })
+	link := testItem("www.example.net", "/found")
+	p := a.partitionOf(link.Host)
+	pt := takeNow(t, ctx, a, p)
+	a.mu.Lock()
+	a.validUntil = time.Now().Add(-time.Second) // the last heartbeat is too old
+	epoch := pt.epoch
+	a.mu.Unlock()
+	if err := a.admitLocal([]localLink{{pt: pt, fence: fence{part: p, epoch: epoch}, it: link, fresh: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if seen, _ := a.fr.Seen(link.Key); !seen {
+		t.Error("a link of a partition the node still holds was dropped while its membership was stale")
+	}
+	// A tenure that ended (another node opened a later epoch) admits nothing.
+	lost := testItem("www.example.net", "/after-loss")
+	a.mu.Lock()
+	pt.lost = true // as lose marks it
+	delete(a.owned, p)
+	a.mu.Unlock()
+	if err := a.admitLocal([]localLink{{pt: pt, fence: fence{part: p, epoch: epoch}, it: lost, fresh: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if seen, _ := a.fr.Seen(lost.Key); seen {
+		t.Error("a link was admitted for a partition the node lost")
 	}
 }

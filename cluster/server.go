@@ -26,6 +26,9 @@ type ServerOptions struct {
 	Auth *Auth
 	// Logf, when set, receives the server's notices and errors (nil: silent).
 	Logf func(format string, args ...any)
+	// SyncInterval is how often JetStream syncs its files and compacts the blocks that
+	// superseded messages left more than half empty (0: the server's default, 2 minutes).
+	SyncInterval time.Duration
 }
 
 // Server is an embedded NATS server with JetStream.
@@ -57,7 +60,7 @@ func StartServer(o ServerOptions) (*Server, error) {
 	}
 	opts := &server.Options{
 		ServerName: o.Name, Host: host, Port: port, JetStream: true, StoreDir: o.Dir,
-		NoSigs: true, NoLog: o.Logf == nil, MaxPayload: 8 << 20,
+		NoSigs: true, NoLog: o.Logf == nil, MaxPayload: 8 << 20, SyncInterval: o.SyncInterval,
 	}
 	if o.Auth != nil {
 		if err := o.Auth.configure(opts, filepath.Join(o.Dir, "accounts")); err != nil {
