@@ -112,6 +112,8 @@ type RenderSummary struct {
 	Subrequests    int64                  `json:"subrequests"`     // requests the gate answered (from the network or the cache)
 	CacheHits      int64                  `json:"cache_hits"`
 	LinksAdded     int64                  `json:"links_added"`
+	Deferred       int64                  `json:"deferred"`          // leases given back unfetched: their host renders and the render queue was full
+	Waited         int64                  `json:"waited"`            // pages whose fetch worker waited for room in the render queue
 	Blocked        map[string]int64       `json:"blocked,omitempty"` // requests the gate refused, by rule
 	P50, P99       time.Duration          `json:"-"`
 	P50Ms          int64                  `json:"p50_ms"`
@@ -171,7 +173,7 @@ func (rs *renderState) host(h string) *HostRender {
 // summary snapshots the rendering figures.
 func (rs *renderState) summary() RenderSummary {
 	s := RenderSummary{Mode: rs.mode, Detected: rs.detected.Load(), SkippedLearned: rs.skippedLearned.Load(),
-		Subrequests: rs.subrequests.Load(), CacheHits: rs.cacheHits.Load()}
+		Subrequests: rs.subrequests.Load(), CacheHits: rs.cacheHits.Load(), Deferred: rs.deferred.Load(), Waited: rs.waited.Load()}
 	if rs.r != nil {
 		st := rs.r.Stats()
 		s.Renders, s.Failures, s.Restarts, s.Crashes, s.MemoryBytes = st.Renders, st.Failures, st.Restarts, st.Crashes, st.Memory

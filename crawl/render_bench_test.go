@@ -152,6 +152,7 @@ func BenchmarkRenderStaticHalf(b *testing.B) {
 					b.ReportMetric(rates[mode], mode+"-static-pages/s")
 					if mode == "auto" {
 						b.ReportMetric(float64(sum.Render.Renders), "auto-renders")
+						b.ReportMetric(float64(sum.Render.Waited), "auto-waited")
 					}
 					gaps := staticGaps(w)
 					b.ReportMetric(float64(gaps[len(gaps)/2].Milliseconds()), mode+"-gap-p50-ms")

@@ -124,6 +124,9 @@ func TestStaticHostsDoNotWaitForRenders(t *testing.T) {
 	if r.sum.Render.Renders < 3 {
 		t.Errorf("%d renders, want ≥ 3", r.sum.Render.Renders)
 	}
+	if r.sum.Render.Waited != 0 {
+		t.Errorf("%d pages waited for room in the render queue, want 0 (4 fit)", r.sum.Render.Waited)
+	}
 }
 
 func TestDeferFetch(t *testing.T) {
