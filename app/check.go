@@ -86,6 +86,11 @@ func Check(ctx context.Context, cfg config.Config) (CheckReport, error) {
 		return r, err
 	}
 	defer db.Close()
+	// After the store: its lock tells a running crawl, which holds the index's, at once.
+	for _, p := range checkIndex(cfg.Data) {
+		r.Problems = append(r.Problems, p)
+		r.Repairable = true
+	}
 	keys, err := store.CountKeys(ctx, db)
 	r.Keys = keys
 	for _, c := range db.CorruptFiles() {
@@ -172,6 +177,10 @@ func Repair(ctx context.Context, cfg config.Config, o RebuildOptions) ([]string,
 	// the logs were replayed, say) must not leave an index that the next repair thinks
 	// agrees with the store.
 	rebuild := len(report) > 0 || rebuildUnfinished(cfg.Data)
+	if damage := checkIndex(cfg.Data); len(damage) > 0 {
+		report = append(report, damage...)
+		rebuild = true
+	}
 	if err := markRebuild(cfg.Data); err != nil {
 		return report, err
 	}

@@ -168,7 +168,7 @@ func Open(dir string, opts Options) (*Index, error) {
 	} else if err := os.RemoveAll(dir + creatingSuffix); err != nil {
 		return nil, fmt.Errorf("index: remove the leftover of an unfinished creation: %w", err)
 	}
-	bi, err := bleve.OpenUsing(dir, config)
+	bi, err := openBleve(dir, config)
 	if err != nil && !created && strings.Contains(err.Error(), "error parsing mapping JSON") {
 		// An index created by a sonda before 2026-11 that was killed before scorch
 		// persisted the mapping (bleve gives no typed error for it): unfinished too.
@@ -180,7 +180,7 @@ func Open(dir string, opts Options) (*Index, error) {
 			return nil, err
 		}
 		created = true
-		bi, err = bleve.OpenUsing(dir, config)
+		bi, err = openBleve(dir, config)
 	}
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
@@ -220,6 +220,18 @@ func Open(dir string, opts Options) (*Index, error) {
 	return ix, nil
 }
 
+// openBleve opens the Bleve index in dir. bolt, which holds scorch's list of segments,
+// panics on some damaged pages ("page expected to be …"); that becomes an error naming
+// the file and the way out instead of a crash of every command that searches.
+func openBleve(dir string, config map[string]any) (bi bleve.Index, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			bi, err = nil, fmt.Errorf("index: %s is damaged (%v); sonda repair rebuilds the index from the crawl's records", filepath.Join(dir, "store", "root.bolt"), r)
+		}
+	}()
+	return bleve.OpenUsing(dir, config)
+}
+
 // newIndex wraps an open Bleve index.
 func newIndex(bi bleve.Index, dir string, opts Options) *Index {
 	return &Index{bi: bi, dir: dir, opts: opts, cache: newResultCache(opts.CacheEntries), turns: make(chan struct{}, opts.MaxSearches)}
@@ -234,7 +246,7 @@ func openReadOnly(dir string, config map[string]any, state int, reason string, o
 		return nil, fmt.Errorf("%w at %s: its creation never finished (%s); sonda crawl, sonda serve or sonda index rebuild makes it anew", ErrNoIndex, dir, reason)
 	}
 	config["read_only"] = true
-	bi, err := bleve.OpenUsing(dir, config)
+	bi, err := openBleve(dir, config)
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("%w (%s): stop it first (a running crawl or sonda serve), or search through sonda serve", ErrLocked, dir)
