@@ -66,6 +66,9 @@ type collectOptions struct {
 	// counts replaces the index's document and term counts with a whole collection's
 	// (nil: the index's own), for a shard of it.
 	counts *globalCounts
+	// rescore, when set, may change the scores and order of the best hits (feedback.go)
+	// before anything else reads them, on the same index snapshot.
+	rescore func(r bindex.IndexReader, best []collectedHit, total uint64) error
 }
 
 // collect runs q and returns its best hits.
@@ -135,6 +138,11 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 	ordered := make([]collectedHit, len(best))
 	for i := len(best) - 1; i >= 0; i-- {
 		ordered[i] = heap.Pop(&best).(collectedHit)
+	}
+	if o.rescore != nil && len(ordered) > 0 {
+		if err := o.rescore(sr, ordered, res.total); err != nil {
+			return nil, err
+		}
 	}
 	if o.facets {
 		res.facetOver = len(ordered)

@@ -3,13 +3,9 @@ package index
 import (
 	"bytes"
 	"context"
-	"math"
-	"reflect"
 	"sort"
 
-	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
-	bq "github.com/blevesearch/bleve/v2/search/query"
 	bindex "github.com/blevesearch/bleve_index_api"
 )
 
@@ -25,11 +21,13 @@ import (
 // 7 % on the held-out half with the textbook settings below, chosen on neither (see
 // docs/benchmarks.md).
 //
-// Two choices differ from the textbook, both to keep what a query matches the same as
-// without feedback: the expansion words only rescore the documents the query matches
-// (a result never gains pages that have none of the words typed, and totals, facets and
-// the implicit AND mean what they did), and the model reads at most feedbackRead bytes of
-// each page, so that its cost does not grow with page size.
+// Three choices differ from the textbook, to keep what a query matches the same as without
+// feedback and its cost bounded: the expansion words only rescore the documents the query
+// matches (a result never gains pages that have none of the words typed, and totals,
+// facets and the implicit AND mean what they did); they rescore only the best Window
+// matches (Ranking.Window, as the link blend does), so a common word's hundred thousand
+// matches cost no more than its best two hundred; and the model reads at most
+// feedbackRead bytes of each page, so that its cost does not grow with page size.
 const (
 	feedbackDocs  = 10       // best matches the model is made of (Anserini's fbDocs)
 	feedbackTerms = 10       // words it adds (fbTerms)
@@ -122,105 +120,81 @@ func isNumber(s string) bool {
 	return true
 }
 
-// feedbackQuery is q with the relevance model mixed in (RM3): a document q matches scores
-// (1 − weight) × its score for q / words + weight × Σ P(w|R) × BM25F(w), where words is
-// the number of words and phrases in q, so that each typed word weighs (1 − weight)/words
-// against the model's words as in RM3's interpolated query.
-func feedbackQuery(q bq.Query, model []feedbackWord, weight float64, words int, r Ranking, stats *bm25fStats) bq.Query {
-	ws := make([]bm25fWord, len(model))
-	for i, m := range model {
-		ws[i] = bm25fWord{terms: map[string]string{m.lang: m.term}, weight: weight * m.p}
-	}
-	expansion := &bm25fQuery{words: ws, fields: textFields, r: r, stats: stats}
-	return &rescoreQuery{q: q, scale: (1 - weight) / float64(max(1, words)), extra: expansion}
-}
-
-// rescoreQuery matches what q matches and scores scale × q's score plus extra's score
-// where extra matches too: extra changes the order of q's matches, never which they are.
-type rescoreQuery struct {
-	q, extra bq.Query
-	scale    float64
-}
-
-// Searcher implements Bleve's query.Query.
-func (q *rescoreQuery) Searcher(ctx context.Context, i bindex.IndexReader, m mapping.IndexMapping, options search.SearcherOptions) (search.Searcher, error) {
-	main, err := q.q.Searcher(ctx, i, m, options)
-	if err != nil {
-		return nil, err
-	}
-	extra, err := q.extra.Searcher(ctx, i, m, options)
-	if err != nil {
-		main.Close()
-		return nil, err
-	}
-	return &rescoreSearcher{Searcher: main, extra: extra, scale: q.scale}, nil
-}
-
-type rescoreSearcher struct {
-	search.Searcher
-	extra search.Searcher
-	scale float64
-	at    *search.DocumentMatch // extra's current match (nil: none yet or done)
-	done  bool                  // extra has no more matches
-}
-
-var reflectStaticSizeRescore = int(reflect.TypeOf(rescoreSearcher{}).Size())
-
-func (s *rescoreSearcher) Size() int {
-	return reflectStaticSizeRescore + s.Searcher.Size() + s.extra.Size()
-}
-
-func (s *rescoreSearcher) DocumentMatchPoolSize() int {
-	return s.Searcher.DocumentMatchPoolSize() + s.extra.DocumentMatchPoolSize() + 1
-}
-
-func (s *rescoreSearcher) Close() error {
-	err := s.Searcher.Close()
-	if e := s.extra.Close(); err == nil {
-		err = e
-	}
-	return err
-}
-
-func (s *rescoreSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
-	dm, err := s.Searcher.Next(ctx)
-	if err != nil || dm == nil {
-		return dm, err
-	}
-	return s.rescore(ctx, dm)
-}
-
-func (s *rescoreSearcher) Advance(ctx *search.SearchContext, id bindex.IndexInternalID) (*search.DocumentMatch, error) {
-	dm, err := s.Searcher.Advance(ctx, id)
-	if err != nil || dm == nil {
-		return dm, err
-	}
-	return s.rescore(ctx, dm)
-}
-
-// rescore scales dm's score and adds extra's score for the same document: extra is
-// advanced to it (documents come in increasing order from both).
-func (s *rescoreSearcher) rescore(ctx *search.SearchContext, dm *search.DocumentMatch) (*search.DocumentMatch, error) {
-	dm.Score *= s.scale
-	if s.done {
-		return dm, nil
-	}
-	if s.at == nil || bytes.Compare(s.at.IndexInternalID, dm.IndexInternalID) < 0 {
-		if s.at != nil {
-			ctx.DocumentMatchPool.Put(s.at)
+// feedback returns the collector's rescore step for a query of words words and phrases
+// (RM3): when the query matches more documents than the model reads, the model of the best
+// feedbackDocs rescores the best r.Window as
+//
+//	(1 − r.Feedback) × score / words + r.Feedback × Σ P(w|R) × BM25F(w)
+//
+// so each typed word weighs (1 − r.Feedback)/words against the model's words, as in RM3's
+// interpolated query. The matches after the window keep their order, their scores scaled
+// alike, below the window's.
+func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25fStats) func(bindex.IndexReader, []collectedHit, uint64) error {
+	return func(ir bindex.IndexReader, best []collectedHit, total uint64) error {
+		// With no more matches than the model reads there is no best few to learn from:
+		// the model would be all the matches, and would only rank them by their likeness
+		// to each other.
+		if total <= feedbackDocs || len(best) == 0 {
+			return nil
 		}
-		at, err := s.extra.Advance(ctx, dm.IndexInternalID)
+		top := make([]scored, 0, feedbackDocs)
+		for _, h := range best[:min(len(best), feedbackDocs)] {
+			id, err := ir.ExternalID(h.iid)
+			if err != nil {
+				return err
+			}
+			top = append(top, scored{id: id, text: h.score})
+		}
+		model, err := ix.relevanceModel(ctx, top)
+		if err != nil || len(model) == 0 {
+			return err
+		}
+		ws := make([]bm25fWord, len(model))
+		for i, m := range model {
+			ws[i] = bm25fWord{terms: map[string]string{m.lang: m.term}, weight: r.Feedback * m.p}
+		}
+		q := &bm25fQuery{words: ws, fields: textFields, r: r, stats: stats}
+		s, err := q.Searcher(ctx, ir, ix.bi.Mapping(), search.SearcherOptions{})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		s.at = at
-		if at == nil {
-			s.done = true
-			return dm, nil
+		defer s.Close()
+		scale := (1 - r.Feedback) / float64(max(1, words))
+		for i := range best {
+			best[i].score *= scale
 		}
+		window := best[:min(len(best), r.Window)]
+		// The expansion's postings are read forward, in document order.
+		order := make([]int, len(window))
+		for i := range order {
+			order[i] = i
+		}
+		sort.Slice(order, func(a, b int) bool { return bytes.Compare(window[order[a]].iid, window[order[b]].iid) < 0 })
+		sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize()+1, 0), IndexReader: ir}
+		var at *search.DocumentMatch // the expansion's last match, at or after the document asked
+		for _, i := range order {
+			h := &window[i]
+			if at == nil || bytes.Compare(at.IndexInternalID, h.iid) < 0 {
+				if at != nil {
+					sctx.DocumentMatchPool.Put(at)
+				}
+				if at, err = s.Advance(sctx, h.iid); err != nil {
+					return err
+				}
+				if at == nil {
+					break // the expansion matches nothing further
+				}
+			}
+			if bytes.Equal(at.IndexInternalID, h.iid) {
+				h.score += at.Score
+			}
+		}
+		sort.SliceStable(window, func(a, b int) bool {
+			if window[a].score != window[b].score {
+				return window[a].score > window[b].score
+			}
+			return bytes.Compare(window[a].iid, window[b].iid) < 0
+		})
+		return nil
 	}
-	if bytes.Equal(s.at.IndexInternalID, dm.IndexInternalID) && !math.IsNaN(s.at.Score) {
-		dm.Score += s.at.Score
-	}
-	return dm, nil
 }

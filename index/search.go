@@ -335,31 +335,14 @@ func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string,
 	}
 	size = min(size, v.depth)
 	sctx := context.WithValue(ctx, search.BM25StatsKey, v.bleve)
-	if r.Feedback > 0 && tr.text > 0 && v.global == nil {
-		// Pseudo-relevance feedback (feedback.go): the best matches make the relevance
-		// model that rescores all of them. A shard of a split collection does not: its
-		// best matches are not the collection's (cluster/search ranks without feedback).
-		first, err := ix.collect(sctx, q, collectOptions{n: feedbackDocs})
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("index: search %q: %w", n.String(), err)
-		}
-		// With no more matches than the model reads there is no best few to learn from:
-		// the model would be all the matches, and would only rank them by their likeness
-		// to each other.
-		var model []feedbackWord
-		if first.total > feedbackDocs {
-			if model, err = ix.relevanceModel(ctx, first.hits); err != nil {
-				return nil, err
-			}
-		}
-		if len(model) > 0 {
-			q = feedbackQuery(q, model, r.Feedback, tr.text, r, v.bs)
-		}
-	}
 	o := collectOptions{n: size, facets: facets, facetDepth: v.depth, counts: v.global, rows: v.global != nil}
+	if r.Feedback > 0 && tr.text > 0 && v.global == nil {
+		// Pseudo-relevance feedback (feedback.go) rescores the best Window matches. A shard
+		// of a split collection does not: its best matches are not the collection's
+		// (cluster/search ranks without feedback).
+		o.n = min(max(o.n, r.Window), v.depth)
+		o.rescore = ix.feedback(ctx, r, tr.text, v.bs)
+	}
 	if useRelevance {
 		o.relevance = r.Window
 	}
