@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/parse"
 	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/text"
 )
@@ -98,12 +99,7 @@ func docFromCrawl(d *crawl.Document) (Doc, Action) {
 	doc.Title = rec.Title
 	body := d.Text
 	if d.Page != nil {
-		// The page's own text, without its site's navigation, side boxes and page-wide
-		// header and footer (parse.Block.Chrome): words every page of a site repeats
-		// say nothing about any one page, yet matched queries ("aeronautical" in an
-		// archive's footer) and lengthened every body, and they would fill the
-		// feedback model (feedback.go) with the site's name.
-		body = d.Page.MainText()
+		body = pageText(d.Page)
 	}
 	doc.Body = text.CutBytes(body, maxIndexedText)
 	doc.Host = d.URL.Hostname()
@@ -137,6 +133,53 @@ func docFromCrawl(d *crawl.Document) (Doc, Action) {
 		doc.Headings = strings.Join(hs, "\n")
 	}
 	return doc, Add
+}
+
+// linkDense is the share of a block's text inside links above which the block is taken
+// for navigation: Kohlschütter, Fankhauser and Nejdl's boilerplate classifier
+// ("Boilerplate detection using shallow text features", WSDM 2010) splits at a link
+// density of a third before any other feature.
+const linkDense = 1.0 / 3
+
+// pageText is the text a page is indexed with: its own text, without its site's
+// navigation, side boxes and page-wide header and footer when they are marked as such
+// (parse.Block.Chrome), and without blocks whose text is mostly link text — menus,
+// breadcrumbs, "related" lists, pagers — which sites build from <div>s as often as from
+// landmarks. Words a site repeats on every page, or that name other pages, say nothing
+// about this one, yet they matched queries ("aeronautical" in an archive's footer, the
+// titles of other abstracts in a "readers also viewed" box), lengthened every body and
+// would fill the feedback model (feedback.go). A page that would keep nothing keeps its
+// whole text (a page that is all links is its links).
+func pageText(p *parse.Page) string {
+	links := p.Links
+	var b strings.Builder
+	dropped := false
+	for _, bl := range p.Blocks {
+		from, to := bl.Start, bl.Start+len(bl.Text)
+		// Link text inside the block (links are ordered by TextStart).
+		for len(links) > 0 && links[0].TextEnd <= from {
+			links = links[1:]
+		}
+		inLinks := 0
+		for _, l := range links {
+			if l.TextStart >= to {
+				break
+			}
+			inLinks += max(0, min(l.TextEnd, to)-max(l.TextStart, from))
+		}
+		if bl.Chrome || float64(inLinks) > linkDense*float64(len(bl.Text)) {
+			dropped = true
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(bl.Text)
+	}
+	if !dropped || b.Len() == 0 {
+		return p.Text()
+	}
+	return b.String()
 }
 
 func hostOf(u string) string {
