@@ -41,8 +41,14 @@ type Shaper interface {
 }
 
 // DocFromCrawl makes the index document of a crawled page and says what to do with it.
-func DocFromCrawl(d *crawl.Document) (Doc, Action) {
-	doc, action := docFromCrawl(d)
+// (A Sink also leaves out of the body the blocks the page's site repeats on its pages:
+// see siteTemplates.)
+func DocFromCrawl(d *crawl.Document) (Doc, Action) { return docFromCrawlWith(d, nil) }
+
+// docFromCrawlWith is DocFromCrawl learning and leaving out the site's template blocks
+// with t (nil: none).
+func docFromCrawlWith(d *crawl.Document, t *siteTemplates) (Doc, Action) {
+	doc, action := docFromCrawl(d, t)
 	if action == Add {
 		for _, r := range d.Results {
 			if s, ok := r.(Shaper); ok {
@@ -85,7 +91,7 @@ func docID(d *crawl.Document) string {
 	return d.Record.URL
 }
 
-func docFromCrawl(d *crawl.Document) (Doc, Action) {
+func docFromCrawl(d *crawl.Document, t *siteTemplates) (Doc, Action) {
 	action := actionOf(d)
 	if action == Keep {
 		return Doc{}, Keep
@@ -97,15 +103,15 @@ func docFromCrawl(d *crawl.Document) (Doc, Action) {
 		return doc, Remove
 	}
 	doc.Title = rec.Title
-	body := d.Text
-	if d.Page != nil {
-		body = pageText(d.Page)
-	}
-	doc.Body = text.CutBytes(body, maxIndexedText)
 	doc.Host = d.URL.Hostname()
 	if doc.Host == "" {
 		doc.Host = hostOf(id)
 	}
+	body := d.Text
+	if d.Page != nil {
+		body = pageText(d.Page, t, doc.Host)
+	}
+	doc.Body = text.CutBytes(body, maxIndexedText)
 	doc.Lang = rec.Lang
 	if doc.Lang == "" {
 		if l, conf := text.DetectLanguage(doc.Title + "\n" + doc.Body); conf >= 0.5 {
@@ -148,11 +154,12 @@ const linkDense = 1.0 / 3
 // landmarks. Words a site repeats on every page, or that name other pages, say nothing
 // about this one, yet they matched queries ("aeronautical" in an archive's footer, the
 // titles of other abstracts in a "readers also viewed" box), lengthened every body and
-// would fill the feedback model (feedback.go). A page that would keep nothing keeps its
-// whole text (a page that is all links is its links).
-func pageText(p *parse.Page) string {
+// would fill the feedback model (feedback.go). With t, blocks the host's earlier pages
+// repeat are left out too (siteTemplates). A page that would keep nothing keeps its whole
+// text (a page that is all links is its links).
+func pageText(p *parse.Page, t *siteTemplates, host string) string {
 	links := p.Links
-	var b strings.Builder
+	kept := make([]string, 0, len(p.Blocks))
 	dropped := false
 	for _, bl := range p.Blocks {
 		from, to := bl.Start, bl.Start+len(bl.Text)
@@ -171,15 +178,24 @@ func pageText(p *parse.Page) string {
 			dropped = true
 			continue
 		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(bl.Text)
+		kept = append(kept, bl.Text)
 	}
-	if !dropped || b.Len() == 0 {
+	if t != nil && len(kept) > 0 {
+		template := t.observe(host, kept)
+		out := kept[:0]
+		for i, b := range kept {
+			if template[i] {
+				dropped = true
+				continue
+			}
+			out = append(out, b)
+		}
+		kept = out
+	}
+	if !dropped || len(kept) == 0 {
 		return p.Text()
 	}
-	return b.String()
+	return strings.Join(kept, "\n")
 }
 
 func hostOf(u string) string {
@@ -273,6 +289,8 @@ type Sink struct {
 	journal  map[*crawl.Document]uint64 // queue entries of documents journaled, not yet consumed
 	touched  map[string]struct{}
 	credit   float64 // anchor refreshes the batches written so far allow (RefreshShare)
+	// templates are the blocks each site repeats, left out of its pages' bodies.
+	templates *siteTemplates
 
 	kick chan struct{}
 	stop chan struct{}
@@ -314,7 +332,7 @@ func NewSink(ix SinkStore, links Links, opts SinkOptions) *Sink {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Sink{ix: ix, links: links, opts: opts, pending: map[string]pendingOp{}, touched: map[string]struct{}{},
-		journal: map[*crawl.Document]uint64{}, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+		journal: map[*crawl.Document]uint64{}, kick: make(chan struct{}, 1), stop: make(chan struct{}), templates: newSiteTemplates()}
 	s.cond = sync.NewCond(&s.mu)
 	s.done.Add(1)
 	go s.loop()
@@ -343,7 +361,7 @@ func (s *Sink) Journal(d *crawl.Document, w store.Writer) error {
 // Consume implements crawl.Sink: it queues d for the writer. It waits while the writer
 // is MaxBacklog documents behind, and with SinkOptions.Sync until d is searchable.
 func (s *Sink) Consume(ctx context.Context, d *crawl.Document) error {
-	doc, action := DocFromCrawl(d)
+	doc, action := docFromCrawlWith(d, s.templates)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seq, journaled := s.journal[d]

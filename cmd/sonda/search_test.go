@@ -84,38 +84,51 @@ func TestCrawlSearchRebuild(t *testing.T) {
 	}
 }
 
+// evalRow is a row of `sonda eval retrieval --json`.
+type evalRow struct {
+	System    string
+	All, Test struct{ MAP, NDCG10 float64 }
+	Pages     int
+}
+
 func TestEvalRetrievalCommand(t *testing.T) {
 	dir := filepath.Join("..", "..", "..", "shared", "testdata", "cranfield")
 	if _, err := os.Stat(filepath.Join(dir, "cran.all.1400")); err != nil {
 		t.Skipf("the Cranfield collection is not at %s: %v", dir, err)
 	}
 	if testing.Short() {
-		t.Skip("-short: crawls and serves the Cranfield collection (about 30 s)")
+		t.Skip("-short: crawls and serves the Cranfield collection in two site templates (about a minute)")
 	}
-	out, stderr, code := run(t, nil, "eval", "retrieval", "--cranfield", dir, "--end-to-end", "--json")
+	out, stderr, code := run(t, nil, "eval", "retrieval", "--cranfield", dir, "--end-to-end", "--site", "archive,portal", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	type scores struct{ MAP, NDCG10 float64 }
-	var rows []struct {
-		System    string
-		All, Test scores
-		Pages     int
+	var rows []evalRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 6 {
+		t.Fatalf("want BM25, sonda, and for each site template end to end with and without links: %v\n%s", err, out)
 	}
-	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 4 {
-		t.Fatalf("want BM25, sonda, end to end, end to end without links: %v\n%s", err, out)
-	}
-	base, direct, e2e, noLinks := rows[0], rows[1], rows[2], rows[3]
+	base, direct := rows[0], rows[1]
 	if direct.All.MAP <= base.All.MAP || direct.All.NDCG10 <= base.All.NDCG10 {
 		t.Errorf("sonda %+v does not beat the baseline %+v", direct, base)
 	}
+	for _, pair := range [][2]int{{2, 3}, {4, 5}} {
+		e2e, noLinks := rows[pair[0]], rows[pair[1]]
+		t.Run(e2e.System, func(t *testing.T) { checkEndToEnd(t, base, e2e, noLinks) })
+	}
+}
+
+// checkEndToEnd holds one site template's end-to-end rows to issue 13's goal.
+func checkEndToEnd(t *testing.T, base, e2e, noLinks evalRow) {
+	t.Helper()
 	// Issue 13: the question as a user asks it, through crawl, serve and the API, beats
 	// plain BM25 over the same texts by the issue's 1.10 times its nDCG@10 on the queries
-	// no ranking choice was tuned on (the even half: 1.14 times measured; 1.13 with the
-	// site's navigation and footer indexed as each page's text, 1.10 also without
-	// pseudo-relevance feedback, 1.01 when a question's results were cut to the few pages
-	// holding every word), and the link rank, blended in although this site's links say nothing about
-	// relevance, costs nothing there beyond noise.
+	// no ranking choice was tuned on, on both site templates (the even half: 1.16 and 1.13
+	// times measured; on the archive template 1.13 with the site's navigation and footer
+	// indexed as each page's text, 1.10 also without pseudo-relevance feedback, 1.01 when a
+	// question's results were cut to the few pages holding every word; on the portal
+	// template 0.99 with its menus, related lists and "popular topics" box indexed), and
+	// the link rank, blended in although these sites' links say nothing about relevance,
+	// costs nothing there beyond noise.
 	if e2e.Pages < 1400 || e2e.Test.NDCG10 < 1.10*base.Test.NDCG10 || e2e.Test.MAP < base.Test.MAP {
 		t.Errorf("end to end (%d pages) %+v not clearly above plain BM25 %+v on the held-out queries", e2e.Pages, e2e.Test, base.Test)
 	}
