@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -62,9 +62,10 @@ func Salvage(ctx context.Context, dir string, opts Options) ([]string, error) {
 		return nil, fmt.Errorf("store: salvage: %w", err)
 	}
 	report := []string{fmt.Sprintf("store: salvaged %d keys into a new database; the damaged one is in %s", copied, aside)}
-	for _, c := range skip {
-		report = append(report, fmt.Sprintf("store: %s is corrupt (%v): the keys from %q to %q not read before the damage are lost (%s)",
-			c.Path, c.Details, c.Bounds.Start, c.Bounds.End.Key, prefixOwners(c.Bounds.Start, c.Bounds.End.Key)))
+	for _, l := range skip {
+		details, _, _ := strings.Cut(l.Details.Error(), "\n") // one line: the mark file holds one a line
+		report = append(report, fmt.Sprintf("store: %s is corrupt (%s): the keys from %q to %q are lost (%s)",
+			l.Files, details, l.From, l.To, prefixOwners(l.From, l.To)))
 	}
 	// The mark says the copy is whole, where the damaged database goes and what was lost:
 	// from here on, a crash between the two renames (no database in dir at all) is
@@ -140,11 +141,25 @@ func FinishSalvage(dir string) ([]string, error) {
 	return append([]string{"store: finished a salvage a crash interrupted; it had found:"}, strings.Split(report, "\n")...), nil
 }
 
-// scanAll reads every key of src in order, stepping over the key range of each file found
-// corrupt, and copies what it reads into dst when dst is not nil. It returns the corrupt
-// files met and how many keys it read. It stops early, with ctx's error, when ctx ends.
-func scanAll(ctx context.Context, src, dst *DB) ([]pebble.DataCorruptionInfo, int, error) {
-	var skip []pebble.DataCorruptionInfo
+// lostRange is a stretch of keys a scan stepped over: a corrupt block of a table, and
+// whatever keys of other tables fall in its span (an iterator cannot read past it).
+type lostRange struct {
+	Files    string // the corrupt files it lies in
+	Details  error
+	From, To []byte // the keys in [From, To) were not read
+}
+
+// scanAll reads every key of src in order, stepping over each corrupt stretch it meets,
+// and copies what it reads into dst when dst is not nil. It returns the stretches
+// stepped over and how many keys it read. It stops early, with ctx's error, when ctx
+// ends.
+//
+// A corrupt block fails every read whose position falls in its span, and no read past
+// it: the scan resumes at the smallest key it finds readable (by bisection between the
+// last key read and the end of the corrupt files), so the loss is the damaged block's
+// span, not the whole table's.
+func scanAll(ctx context.Context, src, dst *DB) ([]lostRange, int, error) {
+	var skip []lostRange
 	n := 0
 	var from []byte
 	for {
@@ -191,24 +206,75 @@ func scanAll(ctx context.Context, src, dst *DB) ([]pebble.DataCorruptionInfo, in
 		if iterErr == nil {
 			return skip, n, nil
 		}
-		// Find the corrupt file the iterator stopped at and resume after its range.
-		var next *pebble.DataCorruptionInfo
-		for _, c := range src.CorruptFiles() {
-			if !slices.ContainsFunc(skip, func(s pebble.DataCorruptionInfo) bool { return s.Path == c.Path }) {
-				next = &c
-				break
-			}
-		}
-		if next == nil || !pebble.IsCorruptionError(iterErr) {
+		corrupt := src.CorruptFiles()
+		if len(corrupt) == 0 || !pebble.IsCorruptionError(iterErr) {
 			return skip, n, iterErr
 		}
-		skip = append(skip, *next)
-		end := append(bytes.Clone(next.Bounds.End.Key), 0)
-		if bytes.Compare(end, from) <= 0 || (last != nil && bytes.Compare(end, last) <= 0) {
-			return skip, n, fmt.Errorf("store: salvage cannot step over %s: %w", next.Path, iterErr)
+		lo := from
+		if last != nil {
+			lo = append(bytes.Clone(last), 0) // the first key after the last one read
 		}
-		from = end
+		var hi []byte // past the end of every corrupt file: where the old scan resumed
+		var files []string
+		for _, c := range corrupt {
+			if end := append(bytes.Clone(c.Bounds.End.Key), 0); bytes.Compare(end, hi) > 0 {
+				hi = end
+			}
+			if bytes.Compare(c.Bounds.Start, lo) <= 0 || lo == nil {
+				files = append(files, c.Path)
+			}
+		}
+		next := hi
+		if !readable(src, lo) {
+			next = firstReadable(src, lo, hi)
+		}
+		if bytes.Compare(next, lo) <= 0 || (from != nil && bytes.Compare(next, from) <= 0) {
+			return skip, n, fmt.Errorf("store: salvage cannot step over the damage at %q: %w", lo, iterErr)
+		}
+		skip = append(skip, lostRange{Files: strings.Join(files, ", "), Details: iterErr, From: lo, To: next})
+		from = next
 	}
+}
+
+// readable reports whether a scan of db from key k reads its first key without error.
+func readable(db *DB, k []byte) bool {
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: k})
+	if err != nil {
+		return false
+	}
+	if it.First() {
+		_, err = it.ValueAndErr()
+	}
+	if err == nil {
+		err = it.Error()
+	}
+	it.Close()
+	return err == nil
+}
+
+// firstReadable finds, by bisection, the smallest key (to a precision of one more byte
+// than lo and hi have) from which a scan of db reads, given that none does from lo and
+// one does from hi.
+func firstReadable(db *DB, lo, hi []byte) []byte {
+	width := max(len(lo), len(hi)) + 1
+	num := func(k []byte) *big.Int {
+		b := make([]byte, width)
+		copy(b, k)
+		return new(big.Int).SetBytes(b)
+	}
+	key := func(x *big.Int) []byte { return x.FillBytes(make([]byte, width)) }
+	l, h := num(lo), num(hi)
+	one := big.NewInt(1)
+	for new(big.Int).Sub(h, l).Cmp(one) > 0 {
+		mid := new(big.Int).Add(l, h)
+		mid.Rsh(mid, 1)
+		if readable(db, key(mid)) {
+			h = mid
+		} else {
+			l = mid
+		}
+	}
+	return key(h)
 }
 
 // prefixOwners names the owners (see the package doc) of the key prefixes from lo to hi.
