@@ -278,6 +278,10 @@ func (db *DB) Pebble() *pebble.DB { return db.pdb }
 // Dir is the directory the database lives in.
 func (db *DB) Dir() string { return db.dir }
 
+// ReadOnly reports whether the database was opened with Options.ReadOnly: every write
+// fails (callers that can say why in their own words ask first).
+func (db *DB) ReadOnly() bool { return db.readOnly }
+
 // Close syncs and closes the database.
 func (db *DB) Close() error {
 	var err error

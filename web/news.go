@@ -26,6 +26,11 @@ type News interface {
 // ErrNoTopic is what News implementations return (possibly wrapped) for an unknown topic.
 var ErrNoTopic = errors.New("no such topic")
 
+// ErrReadOnly is what News implementations return (possibly wrapped) for a change asked of
+// a server that only reads its data (sonda serve --read-only): the API answers 503 with
+// its message, which says where changes can be made.
+var ErrReadOnly = errors.New("this server only reads its data directory (sonda serve --read-only): topics are added and articles marked read through a sonda serve without --read-only")
+
 // Topic is a followed subject, with counts for the topic list.
 type Topic struct {
 	ID      string    `json:"id"`
@@ -167,6 +172,10 @@ func (s *Server) apiAddTopic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	topic, sources, err := n.AddTopic(r.Context(), req)
+	if errors.Is(err, ErrReadOnly) {
+		s.fail(w, r, http.StatusServiceUnavailable, err.Error())
+		return
+	}
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, err.Error())
 		return
@@ -254,6 +263,8 @@ func (s *Server) apiMarkRead(w http.ResponseWriter, r *http.Request) {
 	switch err := n.MarkRead(r.Context(), st.Topic, st.Article, st.Read); {
 	case errors.Is(err, ErrNoTopic):
 		s.fail(w, r, http.StatusNotFound, err.Error())
+	case errors.Is(err, ErrReadOnly):
+		s.fail(w, r, http.StatusServiceUnavailable, err.Error())
 	case err != nil:
 		s.fail(w, r, http.StatusBadRequest, err.Error())
 	default:

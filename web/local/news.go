@@ -62,6 +62,9 @@ func webTopic(t news.Topic) web.Topic {
 }
 
 func (b newsBackend) AddTopic(ctx context.Context, req web.TopicRequest) (web.Topic, []string, error) {
+	if b.db.ReadOnly() {
+		return web.Topic{}, nil, web.ErrReadOnly
+	}
 	t, sources, err := b.mon.AddTopic(ctx, news.TopicRequest{Name: req.Name, Terms: req.Terms, Sites: req.Sites})
 	if err != nil {
 		return web.Topic{}, nil, err
@@ -116,5 +119,8 @@ func (b newsBackend) Article(_ context.Context, id string) (web.Article, bool, e
 }
 
 func (b newsBackend) MarkRead(_ context.Context, topicID, articleID string, read bool) error {
+	if b.db.ReadOnly() {
+		return web.ErrReadOnly
+	}
 	return noTopic(b.mon.MarkRead(topicID, articleID, read))
 }
