@@ -262,6 +262,9 @@ func (p *optimal) probe(pg *optPage) float64 {
 	if p.opt.NoProbe || p.grid == nil || pg.probes >= maxProbes || !p.fitted || pg.hist.Changes() == 0 {
 		return 0
 	}
+	if p.pending > 0 {
+		return 0 // while pages wait for their first fetch, each is surely stale: discovery first
+	}
 	cut := p.cutoff()
 	if math.IsInf(cut, 1) {
 		return 0

@@ -2,6 +2,7 @@ package revisit
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -411,7 +412,13 @@ func TestMaxAge(t *testing.T) {
 
 // BenchmarkOptimalVisit is the cost the optimal policy adds to each fetch, on a crawl of
 // 100,000 pages (re-planning included, amortized).
-func BenchmarkOptimalVisit(b *testing.B) {
+func BenchmarkOptimalVisit(b *testing.B) { benchmarkOptimalVisit(b, false) }
+
+// BenchmarkOptimalVisitFeatures is BenchmarkOptimalVisit with pages in 200 URL sections
+// (400 feature groups): what the feature prior adds to each fetch.
+func BenchmarkOptimalVisitFeatures(b *testing.B) { benchmarkOptimalVisit(b, true) }
+
+func benchmarkOptimalVisit(b *testing.B, features bool) {
 	p, err := New("optimal", Options{Budget: 10})
 	if err != nil {
 		b.Fatal(err)
@@ -419,7 +426,11 @@ func BenchmarkOptimalVisit(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	const pages = 100000
 	for i := 0; i < pages; i++ {
-		p.Visit(key(i), Observation{At: t0, First: true})
+		o := Observation{At: t0, First: true}
+		if features {
+			o.Features = &Features{Section: fmt.Sprintf("s%d", i%200), Dates: float64(i % 4), LastModified: float64(i % 2), MaxAge: -1, URLLevel: 2}
+		}
+		p.Visit(key(i), o)
 	}
 	b.ResetTimer()
 	now := t0
