@@ -95,9 +95,12 @@ Examples:
 			if asJSON {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
-				return enc.Encode(res)
+				if err := enc.Encode(res); err != nil {
+					return err
+				}
+			} else {
+				writeLiveEval(out, res)
 			}
-			writeLiveEval(out, res)
 			if plotFile != "" {
 				var rs []sim.Result
 				for _, r := range res.Runs {
@@ -107,7 +110,9 @@ Examples:
 				if err := sim.PlotAxis(rs, duration.Minutes(), "minute", title, plotFile); err != nil {
 					return err
 				}
-				fmt.Fprintf(out, "\nplot: %s\n", plotFile)
+				if !asJSON {
+					fmt.Fprintf(out, "\nplot: %s\n", plotFile)
+				}
 			}
 			return nil
 		},

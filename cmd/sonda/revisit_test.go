@@ -230,7 +230,7 @@ func TestBudgetNote(t *testing.T) {
 
 // TestEvalRevisitCLI runs `sonda eval revisit --json` for a few seconds with page kinds and
 // the no-features ablation: the JSON decodes and has every policy's live and simulated run;
-// a bad --page-kinds names the flag and the values it takes.
+// --plot draws beside --json; a bad --page-kinds names the flag and the values it takes.
 func TestEvalRevisitCLI(t *testing.T) {
 	_, stderr, code := run(t, nil, "eval", "revisit", "--page-kinds", "tree")
 	if code == 0 || !strings.Contains(stderr, "--page-kinds") || !strings.Contains(stderr, "shuffled") {
@@ -239,8 +239,9 @@ func TestEvalRevisitCLI(t *testing.T) {
 	if testing.Short() {
 		return
 	}
+	plot := filepath.Join(t.TempDir(), "fresh.svg")
 	out, stderr, code := run(t, nil, "eval", "revisit", "--json", "--duration", "4s", "--windows", "0-2s,2s-4s", "--step", "1s",
-		"--hosts", "2", "--pages", "10", "--budget", "10/s", "--page-kinds", "natural:0.9", "--policies", "optimal,optimal-nofeatures,oracle")
+		"--hosts", "2", "--pages", "10", "--budget", "10/s", "--page-kinds", "natural:0.9", "--policies", "optimal,optimal-nofeatures,oracle", "--plot", plot)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -254,5 +255,8 @@ func TestEvalRevisitCLI(t *testing.T) {
 	}
 	if res.Config.Kinds.Mapping != "natural" || len(res.Runs) != 3 || len(res.Sim) != 3 || res.Runs[1].Policy != "optimal-nofeatures" {
 		t.Errorf("result %+v", res)
+	}
+	if fi, err := os.Stat(plot); err != nil || fi.Size() == 0 {
+		t.Errorf("--plot with --json drew no plot: %v", err)
 	}
 }
