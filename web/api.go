@@ -26,9 +26,13 @@ type searchParams struct {
 	page    int
 	perPage int
 	kind    string
+	// noFacets: the API client asked facets=false. Facets count the best MaxResults
+	// results on every request, often most of a search's time on a large index (see
+	// docs/benchmarks.md); a client that does not show them need not wait for them.
+	noFacets bool
 }
 
-// parseSearch reads q, page, per_page and kind; the error is a message for the user.
+// parseSearch reads q, page, per_page, kind and facets; the error is a message for the user.
 func (s *Server) parseSearch(v url.Values, needQuery bool) (searchParams, error) {
 	p := searchParams{q: strings.TrimSpace(v.Get("q")), page: 1, perPage: s.o.PerPage, kind: strings.TrimSpace(v.Get("kind"))}
 	if needQuery && p.q == "" {
@@ -43,6 +47,13 @@ func (s *Server) parseSearch(v url.Values, needQuery bool) (searchParams, error)
 	}
 	if p.perPage, err = intParam(v, "per_page", s.o.PerPage, 1, 100); err != nil {
 		return p, err
+	}
+	switch f := strings.ToLower(strings.TrimSpace(v.Get("facets"))); f {
+	case "", "true", "1":
+	case "false", "0":
+		p.noFacets = true
+	default:
+		return p, fmt.Errorf("facets must be true or false, not %q", f)
 	}
 	if (p.page-1)*p.perPage >= s.o.MaxResults {
 		return p, fmt.Errorf("only the first %d results are served (page %d with %d per page starts beyond them); refine the query instead", s.o.MaxResults, p.page, p.perPage)
@@ -67,7 +78,7 @@ func intParam(v url.Values, name string, def, lo, hi int) (int, error) {
 func (s *Server) search(r *http.Request, p searchParams) (*SearchResult, error) {
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
-	return s.o.Searcher.Search(ctx, SearchRequest{Query: p.q, Page: p.page, PerPage: p.perPage, Kind: p.kind, Facets: true})
+	return s.o.Searcher.Search(ctx, SearchRequest{Query: p.q, Page: p.page, PerPage: p.perPage, Kind: p.kind, Facets: !p.noFacets})
 }
 
 // backendError maps a backend failure to a status and a message for the user, logging

@@ -109,6 +109,14 @@ func TestSearchAPIContract(t *testing.T) {
 	if f.index.lastReq.PerPage != 10 || !f.index.lastReq.Facets {
 		t.Errorf("backend asked for %+v", f.index.lastReq)
 	}
+	// facets=false: the backend is not asked to count them; the answer still has the key.
+	res, body = f.do(t, "GET", "/api/search?q=solar&facets=false", "", "")
+	if raw := decode[map[string]any](t, body); res.StatusCode != 200 || f.index.lastReq.Facets || raw["facets"] == nil {
+		t.Errorf("facets=false: status %d, backend asked for %+v, answer %s", res.StatusCode, f.index.lastReq, body)
+	}
+	if res, body = f.do(t, "GET", "/api/search?q=solar&facets=maybe", "", ""); res.StatusCode != 400 || !strings.Contains(body, "facets must be true or false") {
+		t.Errorf("facets=maybe: status %d: %s", res.StatusCode, body)
+	}
 }
 
 func TestSearchAPISanitizesSnippets(t *testing.T) {

@@ -333,6 +333,7 @@ var facetOrder = map[string]int{"site": 0, "host": 0, "kind": 1, "type": 2, "lan
 
 func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 	p, err := s.parseSearch(r.URL.Query(), false)
+	p.noFacets = false // the results page shows them
 	pg := page{Title: p.q, Query: p.q, Kind: p.kind, Nav: "search"}
 	if err != nil {
 		pg.Title = "Bad request"
