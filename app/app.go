@@ -218,6 +218,21 @@ func IndexOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
 // Config is the configuration the instance was opened with.
 func (in *Instance) Config() config.Config { return in.cfg }
 
+// DeleteDocs removes documents from the search index (none without one). What the crawl
+// queued for the index is written first, so a page queued before the call does not come
+// back after it.
+func (in *Instance) DeleteDocs(ctx context.Context, ids ...string) error {
+	if in.Index == nil {
+		return nil
+	}
+	if in.isink != nil {
+		if err := in.isink.Flush(ctx); err != nil {
+			return err
+		}
+	}
+	return in.Index.Delete(ctx, ids...)
+}
+
 // LinkSink is the sink that keeps the link graph and tells the search index whose anchor
 // texts changed; nil without a search index. A cluster node records in it the links other
 // nodes' pages have to its hosts.

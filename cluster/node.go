@@ -1643,6 +1643,9 @@ func (n *Node) localLinks(msgs []outMsg) ([]localLink, error) {
 		if err != nil {
 			continue // the links stream's consumer drops it with a warning
 		}
+		if w.Refetch {
+			continue // seen here: the consumer's admission queues it again (rare: sent)
+		}
 		it, err := w.item()
 		if err != nil {
 			continue

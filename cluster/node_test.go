@@ -921,3 +921,37 @@ func TestLocalLinksStaleMembership(t *testing.T) {
 		t.Error("a link was admitted for a partition the node lost")
 	}
 }
+
+// TestRefetch: a URL the owner has seen is queued again when Node.Refetch asks, through
+// the outbox and the links stream.
+func TestRefetch(t *testing.T) {
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
+	it := testItem("www.example.org", "/page")
+	takeNow(t, ctx, a, a.partitionOf(it.Host))
+	queued := func(want int64) {
+		t.Helper()
+		for a.fr.Stats().Queued != want {
+			if ctx.Err() != nil {
+				t.Fatalf("queued %d, want %d", a.fr.Stats().Queued, want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if err := a.Add([]frontier.Item{it}); err != nil {
+		t.Fatal(err)
+	}
+	relayAll(t, ctx, a)
+	queued(1)
+	if err := a.Add([]frontier.Item{it}); err != nil { // seen: not queued twice
+		t.Fatal(err)
+	}
+	relayAll(t, ctx, a)
+	if err := a.Refetch(ctx, []frontier.Item{it}); err != nil {
+		t.Fatal(err)
+	}
+	relayAll(t, ctx, a)
+	queued(2)
+}

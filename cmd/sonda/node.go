@@ -308,14 +308,14 @@ func startDispatcher(ctx context.Context, cfg config.Config, nc *nats.Conn, id s
 	}
 	purge := func(ctx context.Context, items []frontier.Item) error {
 		defer node.Hold()() // the cluster is not done while pages are to be queued again
-		if in.Index != nil {
-			ids := make([]string, len(items))
-			for i, it := range items {
-				ids[i] = it.URL
-			}
-			if err := in.Index.Delete(ctx, ids...); err != nil {
-				return err
-			}
+		ids := make([]string, len(items))
+		for i, it := range items {
+			ids[i] = it.URL
+		}
+		// A page still on its way to the index when this runs is written after the
+		// deletion, then replaced when it is fetched again.
+		if err := in.DeleteDocs(ctx, ids...); err != nil {
+			return err
 		}
 		return node.Refetch(ctx, items)
 	}
