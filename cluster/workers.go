@@ -47,6 +47,7 @@ type WorkerStats struct {
 	Passed    int64     `json:"passed"`   // checks it passed
 	Failed    int64     `json:"failed"`   // checks it failed (a lie, or a page that changed)
 	Lies      int64     `json:"lies"`     // results contradicting their own body (certain lies)
+	Late      int64     `json:"late"`     // complete results that came well after their deadline
 	Canaries  int64     `json:"canaries"` // checks that were canaries (pages the node knew)
 	Bytes     int64     `json:"bytes"`    // body bytes delivered
 	Busy      float64   `json:"busy_s"`   // seconds from task to result, summed
@@ -69,6 +70,7 @@ type WorkerView struct {
 func (s *WorkerStats) add(o WorkerStats) {
 	s.Tasks, s.Reissued, s.Checked = s.Tasks+o.Tasks, s.Reissued+o.Reissued, s.Checked+o.Checked
 	s.Passed, s.Failed, s.Lies = s.Passed+o.Passed, s.Failed+o.Failed, s.Lies+o.Lies
+	s.Late += o.Late
 	s.Bytes, s.Busy, s.Canaries = s.Bytes+o.Bytes, s.Busy+o.Busy, s.Canaries+o.Canaries
 	if !o.FirstTask.IsZero() && (s.FirstTask.IsZero() || o.FirstTask.Before(s.FirstTask)) {
 		s.FirstTask = o.FirstTask

@@ -76,6 +76,7 @@ type Dispatcher struct {
 	workers map[string]*workerState
 	pending map[string]*pendingTask
 	known   map[string][]known // canaries by host
+	expired map[string]expiredTask
 	ledger  *ledger
 	purging sync.WaitGroup
 	rctx    context.Context // ends at Close
@@ -103,6 +104,13 @@ type workerState struct {
 	// purging is set once this dispatcher started purging its pages (the ledger holds
 	// them); dropped once it dropped them (revoked).
 	purging, dropped bool
+}
+
+// expiredTask is a task whose deadline passed without a result: a result for it that
+// comes later tells that the worker worked past its deadline.
+type expiredTask struct {
+	worker, token string
+	deadline      time.Time
 }
 
 type pendingTask struct {
@@ -146,7 +154,7 @@ func Start(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, o Options
 		return nil, err
 	}
 	d := &Dispatcher{o: o, nc: nc, js: js, kv: kv, log: o.Logger, workers: map[string]*workerState{}, pending: map[string]*pendingTask{},
-		known: map[string][]known{}, ledger: &ledger{db: o.DB}}
+		known: map[string][]known{}, ledger: &ledger{db: o.DB}, expired: map[string]expiredTask{}}
 	d.secret = make([]byte, 32)
 	rand.Read(d.secret)
 	seed := o.Seed
@@ -263,8 +271,16 @@ func (d *Dispatcher) onResult(m *nats.Msg) {
 	d.mu.Lock()
 	p := d.pending[r.ID]
 	if p == nil || p.worker != name || p.token != r.Token {
+		e, expired := d.expired[r.ID]
+		late := expired && e.worker == name && e.token == r.Token
+		if late {
+			delete(d.expired, r.ID)
+		}
 		d.mu.Unlock()
-		return // late, repeated, or not this worker's task: harmless
+		if late {
+			d.late(name, e, &r)
+		}
+		return // late, repeated, or not this worker's task: dropped
 	}
 	delete(d.pending, r.ID)
 	d.mu.Unlock()
@@ -537,6 +553,15 @@ func (d *Dispatcher) send(ctx context.Context, w *workerState, req fetch.Request
 	rand.Read(id)
 	t := Task{ID: hex.EncodeToString(id), Node: d.o.Node, URL: req.URL, Deadline: deadline, ETag: req.ETag,
 		LastModified: req.LastModified, UserAgent: d.o.UserAgent, MaxBody: d.o.MaxBody}
+	if time.Until(deadline) < min(minTaskTime, d.o.TaskTimeout/2) {
+		// Too little of this node's right to the host is left for a fetch: the worker
+		// is not told about the page (it could only fetch it late); the node fetches it.
+		d.mu.Lock()
+		w.inFlight--
+		w.free++
+		d.mu.Unlock()
+		return nil, false
+	}
 	t.Token = sign(d.secret, w.name, &t)
 	p := &pendingTask{worker: w.name, token: t.Token, url: req.URL, sent: time.Now(), result: make(chan *Result, 1)}
 	d.mu.Lock()
@@ -574,6 +599,9 @@ func (d *Dispatcher) send(ctx context.Context, w *workerState, req fetch.Request
 		return r, true
 	case <-timer.C:
 		d.log.Info("volunteer: a worker missed its deadline; the page goes to another", "worker", w.name, "url", req.URL)
+		d.mu.Lock()
+		d.expire(t.ID, expiredTask{worker: w.name, token: t.Token, deadline: deadline})
+		d.mu.Unlock()
 		return nil, true
 	case <-ctx.Done():
 		return nil, true
@@ -625,6 +653,55 @@ func (d *Dispatcher) judge(ctx context.Context, w *workerState, it frontier.Item
 		return d.mine(ctx, it, req, rest)
 	}
 	return res
+}
+
+// lateGrace is how long after its deadline a complete result may come (the time to send
+// it, on a loaded machine) before it counts as late; lateLimit is how many late results convict a worker, if
+// they are more than a tenth of its results.
+const (
+	lateGrace = 2 * time.Second
+	lateLimit = 3
+)
+
+// minTaskTime is the least time before its deadline a task is sent with (or half the task
+// timeout, if less).
+const minTaskTime = time.Second
+
+// expire remembers a task whose deadline passed, for a task timeout after its deadline
+// (d.mu held). The map is bounded by the tasks a node sends in that time.
+func (d *Dispatcher) expire(id string, e expiredTask) {
+	now := time.Now()
+	for k, x := range d.expired {
+		if now.Sub(x.deadline) > d.o.TaskTimeout+lateGrace {
+			delete(d.expired, k)
+		}
+	}
+	d.expired[id] = e
+}
+
+// late handles a result that came after its task's deadline. A failed fetch (cut at the
+// deadline: an honest worker's request ends there) or one that came within lateGrace is
+// harmless; a complete page much later means the worker fetched after the deadline, when
+// the node's right to ask the host may have ended and another node may be asking it. The
+// node cannot stop such a request, but a worker that does it regularly is quarantined.
+func (d *Dispatcher) late(name string, e expiredTask, r *Result) {
+	if r.ErrKind != "" || time.Since(e.deadline) <= lateGrace {
+		return
+	}
+	d.mu.Lock()
+	w := d.state(name)
+	w.stats.Late++
+	w.dirty = true
+	all := w.evidence()
+	d.mu.Unlock()
+	d.log.Warn("volunteer: a worker's complete result came after its deadline", "worker", name, "after", time.Since(e.deadline).Round(time.Millisecond))
+	if all.Late >= lateLimit && 10*all.Late > all.Tasks {
+		d.purging.Add(1) // Close waits for it
+		go func() {
+			defer d.purging.Done()
+			d.quarantine(d.rctx, w, fmt.Sprintf("%d complete results came more than %s after their deadline: it fetches when the node may no longer ask the host", all.Late, lateGrace))
+		}()
+	}
 }
 
 // verdict counts a check of w (a trusted fetch, or a canary) and quarantines w when the
@@ -692,6 +769,8 @@ func (w *workerState) evidence() cluster.WorkerStats {
 		all.Passed += st.Passed
 		all.Failed += st.Failed
 		all.Lies += st.Lies
+		all.Late += st.Late
+		all.Tasks += st.Tasks
 	}
 	return all
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -204,5 +205,87 @@ func TestLedger(t *testing.T) {
 	}
 	if h, _ := l.holder(item("a").Key); h != "" {
 		t.Errorf("a held by %q after its drop", h)
+	}
+}
+
+// TestLateWorkerQuarantined: a worker that sends complete pages well after their deadline
+// (so it fetched when the node's right to ask the host may have ended) is quarantined
+// after lateLimit of them; an honest worker beside it is not.
+func TestLateWorkerQuarantined(t *testing.T) {
+	r := newRig(t, testweb.Config{Seed: 9, Hosts: 4, PagesPerHost: 10,
+		Disable: testweb.Slow | testweb.Traps | testweb.Errors | testweb.Redirects | testweb.NonHTML | testweb.Compression | testweb.Charsets})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	wctx, stopWorkers := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { stopWorkers(); wg.Wait() }()
+	for name, mutate := range map[string]func(*Task, *Result){
+		"honest": nil,
+		// Holds every page until well past its deadline, then sends it complete.
+		"sloth": func(t *Task, _ *Result) { sleep(wctx, time.Until(t.Deadline.Add(lateGrace+500*time.Millisecond))) },
+	} {
+		w := r.worker(ctx, name, mutate)
+		wg.Add(1)
+		go func() { defer wg.Done(); w.Run(wctx) }()
+	}
+	own, err := fetch.New(r.fopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	d, err := Start(ctx, r.node, r.js, Options{Cluster: "c", Node: "n1", Fetcher: own, UserAgent: "sonda-test",
+		TaskTimeout: time.Second, Seed: 3, Canary: -1, DB: openDB(t, t.TempDir()).Pebble(),
+		Purge: func(context.Context, []frontier.Item) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	waitFor(t, ctx, "both workers' hellos", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return len(d.workers) == 2 && !d.workers["honest"].lastSeen.IsZero() && !d.workers["sloth"].lastSeen.IsZero()
+	})
+	// The crawl goes on (every page again, round after round) until the sloth is out.
+	norm := urlnorm.New(urlnorm.DefaultOptions())
+	quarantined := func() bool {
+		rec, err := cluster.GetWorker(ctx, r.js, "c", "sloth")
+		return err == nil && rec.State == cluster.WorkerQuarantined
+	}
+	for !quarantined() {
+		var hosts sync.WaitGroup
+		for _, u := range r.web.Reachable() {
+			hosts.Add(1)
+			go func() {
+				defer hosts.Done()
+				nu, _ := norm.Parse(u)
+				d.FetchPage(ctx, frontier.Item{URL: u, Key: nu.Key(), Host: nu.HostKey()}, fetch.Request{URL: u}, 0)
+			}()
+		}
+		hosts.Wait()
+		if ctx.Err() != nil {
+			t.Fatalf("the late worker was not quarantined: %+v", d.Stats()["sloth"])
+		}
+	}
+	rec, _ := cluster.GetWorker(ctx, r.js, "c", "sloth")
+	st := d.Stats()
+	if st["sloth"].Late < lateLimit || st["honest"].Late != 0 || !strings.Contains(rec.Reason, "after their deadline") {
+		t.Errorf("sloth: %+v (%s); honest: %+v", st["sloth"], rec.Reason, st["honest"])
+	}
+	if rec, _ := cluster.GetWorker(ctx, r.js, "c", "honest"); rec.State != cluster.WorkerActive {
+		t.Errorf("the honest worker is %s: %s", rec.State, rec.Reason)
+	}
+	t.Logf("sloth: %d late results, %d reissued; honest: %d tasks", st["sloth"].Late, st["sloth"].Reissued, st["honest"].Tasks)
+
+	// A page whose host this node may ask for less than minTaskTime more is not told to a
+	// worker: the node fetches it itself.
+	before := d.Stats()["honest"]
+	short, cancelShort := context.WithTimeout(ctx, minTaskTime/2)
+	defer cancelShort()
+	u := r.web.Reachable()[0]
+	nu, _ := norm.Parse(u)
+	res := d.FetchPage(short, frontier.Item{URL: u, Key: nu.Key(), Host: nu.HostKey()}, fetch.Request{URL: u}, 0)
+	after := d.Stats()["honest"]
+	if res.Err != nil || res.Status != 200 || after.Tasks != before.Tasks || after.Reissued != before.Reissued {
+		t.Errorf("a page with %v left: status %d, error %v; the worker's tasks %d then %d", minTaskTime/2, res.Status, res.Err, before.Tasks, after.Tasks)
 	}
 }

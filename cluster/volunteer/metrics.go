@@ -14,6 +14,7 @@ var (
 	descReiss  = prometheus.NewDesc("sonda_volunteer_reissued_total", "Tasks a worker let pass their deadline; they went to another worker or to this node.", labels, nil)
 	descChecks = prometheus.NewDesc("sonda_volunteer_checks_total", "Worker results checked against this node's own fetch, by outcome.", []string{"worker", "outcome"}, nil)
 	descLies   = prometheus.NewDesc("sonda_volunteer_lies_total", "Worker results contradicting their own body.", labels, nil)
+	descLate   = prometheus.NewDesc("sonda_volunteer_late_total", "Complete worker results that came well after their deadline.", labels, nil)
 	descBytes  = prometheus.NewDesc("sonda_volunteer_bytes_total", "Body bytes a worker delivered.", labels, nil)
 	descBusy   = prometheus.NewDesc("sonda_volunteer_task_seconds_total", "Seconds from task to result, summed.", labels, nil)
 	descFlight = prometheus.NewDesc("sonda_volunteer_in_flight", "This node's tasks a worker holds now.", labels, nil)
@@ -23,7 +24,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (d *Dispatcher) Describe(ch chan<- *prometheus.Desc) {
-	for _, x := range []*prometheus.Desc{descTasks, descReiss, descChecks, descLies, descBytes, descBusy, descFlight, descQuar, descRep} {
+	for _, x := range []*prometheus.Desc{descTasks, descReiss, descChecks, descLies, descLate, descBytes, descBusy, descFlight, descQuar, descRep} {
 		ch <- x
 	}
 }
@@ -48,6 +49,7 @@ func (d *Dispatcher) Collect(ch chan<- prometheus.Metric) {
 		c(descChecks, float64(st.Passed), "passed")
 		c(descChecks, float64(st.Failed), "failed")
 		c(descLies, float64(st.Lies))
+		c(descLate, float64(st.Late))
 		c(descBytes, float64(st.Bytes))
 		c(descBusy, st.Busy)
 		g(descFlight, float64(w.inFlight))

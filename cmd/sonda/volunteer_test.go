@@ -276,7 +276,7 @@ func TestVolunteerWorkers(t *testing.T) {
 				t.Fatalf("search --json: %v\n%s", err, out)
 			}
 			if (res.Total > 0) != want {
-				t.Errorf("node %s: %d pages match %q", id, res.Total, q)
+				t.Errorf("node %s: %d pages match %q\n%s", id, res.Total, q, out)
 			}
 			if q == "river" {
 				indexed += res.Total

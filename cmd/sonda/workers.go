@@ -194,10 +194,11 @@ quarantined: quarantine first, then revoke.`,
 	list := &cobra.Command{
 		Use:   "list --nats URL (--auth AUTHDIR | --creds FILE) [--json]",
 		Short: "Show each worker's state, tasks, throughput and reputation",
-		Long: `list shows every worker: its state (active, quarantined: caught lying, its pages
-refetched; revoked), tasks it completed, tasks reissued after it missed a deadline,
-pages/s since its first task, checks against trusted fetches and canaries (passed /
-failed), certain lies (a result contradicting its own body) and its reputation, the
+		Long: `list shows every worker: its state (active, quarantined: caught lying or fetching
+past its deadlines, its pages refetched; revoked), tasks it completed, tasks reissued
+after it missed a deadline, complete results that came well after their deadline (late:
+it fetched when the node may no longer ask the host), pages/s since its first task,
+checks against trusted fetches and canaries (passed / failed), certain lies (a result contradicting its own body) and its reputation, the
 posterior mean share of checks it passes (Beta(1+passed, 1+failed)), which sets how often
 its results are checked.`,
 		Args: cobra.NoArgs,
@@ -235,9 +236,9 @@ func printWorkers(w io.Writer, ws []cluster.WorkerView) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "worker\tstate\ttasks\treissued\tpages/s\tchecked\tfailed\tlies\treputation\treason")
+	fmt.Fprintln(tw, "worker\tstate\ttasks\treissued\tlate\tpages/s\tchecked\tfailed\tlies\treputation\treason")
 	for _, v := range ws {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.2f\t%d\t%d\t%d\t%.3f\t%s\n", v.Name, v.State, v.Tasks, v.Reissued, v.PagesPerSec,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.2f\t%d\t%d\t%d\t%.3f\t%s\n", v.Name, v.State, v.Tasks, v.Reissued, v.Late, v.PagesPerSec,
 			v.Checked, v.Failed, v.Lies, v.Reputation, v.Reason)
 	}
 	tw.Flush()
