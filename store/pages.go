@@ -39,8 +39,9 @@ type Page struct {
 	RedirectChain   []string `json:"redirect_chain,omitempty"`    // hops that led here, oldest first
 	Error           string   `json:"error,omitempty"`             // stable error kind, e.g. "timeout-first-byte"
 	ErrorDetail     string   `json:"error_detail,omitempty"`
-	Truncated       string   `json:"truncated,omitempty"` // "length" or "time": the body was cut
-	Skipped         string   `json:"skipped,omitempty"`   // "content-type": the body was not downloaded
+	Truncated       string   `json:"truncated,omitempty"`      // "length" or "time": the body was cut
+	Skipped         string   `json:"skipped,omitempty"`        // "content-type": the body was not downloaded
+	TextTruncated   bool     `json:"text_truncated,omitempty"` // the text was longer than the analyzers read (1 MiB): they saw its start
 	Charset         string   `json:"charset,omitempty"`
 	Lang            string   `json:"lang,omitempty"`
 	Size            int64    `json:"size"`      // decoded body bytes kept
