@@ -79,7 +79,10 @@ type Dispatcher struct {
 	expired map[string]expiredTask
 	ledger  *ledger
 	purging sync.WaitGroup
-	rctx    context.Context // ends at Close
+	// flushNow asks for the counters to be written at once: a failed check is evidence
+	// the other nodes judge the worker on too, and a second's delay is tasks a liar gets.
+	flushNow chan struct{}
+	rctx     context.Context // ends at Close
 }
 
 // workerState is what this node knows of a worker.
@@ -154,7 +157,8 @@ func Start(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, o Options
 		return nil, err
 	}
 	d := &Dispatcher{o: o, nc: nc, js: js, kv: kv, log: o.Logger, workers: map[string]*workerState{}, pending: map[string]*pendingTask{},
-		known: map[string][]known{}, ledger: &ledger{db: o.DB}, expired: map[string]expiredTask{}}
+		known: map[string][]known{}, ledger: &ledger{db: o.DB}, expired: map[string]expiredTask{},
+		flushNow: make(chan struct{}, 1)}
 	d.secret = make([]byte, 32)
 	rand.Read(d.secret)
 	seed := o.Seed
@@ -214,6 +218,8 @@ func Start(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, o Options
 				d.flushStats(context.Background())
 				return
 			case <-t.C:
+				d.flushStats(rctx)
+			case <-d.flushNow:
 				d.flushStats(rctx)
 			}
 		}
@@ -303,6 +309,11 @@ func (d *Dispatcher) onRegistry(ctx context.Context, e jetstream.KeyValueEntry) 
 		w := d.state(name)
 		if w.others == nil {
 			w.others = map[string]cluster.WorkerStats{}
+		}
+		if st.Failed > w.others[node].Failed {
+			// A check failed on another node: this one checks the worker's next results
+			// too (on probation cluster-wide, not only where the lie was seen).
+			w.probation = Probation
 		}
 		w.others[node] = st
 		d.mu.Unlock()
@@ -725,6 +736,10 @@ func (d *Dispatcher) verdict(ctx context.Context, w *workerState, ok, canary boo
 	if ok {
 		return
 	}
+	select {
+	case d.flushNow <- struct{}{}:
+	default: // a flush is due already
+	}
 	d.log.Warn("volunteer: a worker's page differs from the node's own copy", "worker", w.name, "url", url, "canary", canary, "why", why)
 	if Convicted(checked-failed, failed) {
 		d.quarantine(ctx, w, fmt.Sprintf("%d of %d checked pages differed from the node's own copy (last: %s: %s)", failed, checked, url, why))
@@ -775,7 +790,8 @@ func (w *workerState) evidence() cluster.WorkerStats {
 	return all
 }
 
-// Probation is how many results of a worker that failed a check are all checked.
+// Probation is how many results of a worker that failed a check are all checked, by every
+// node (the others learn of the failure from the registry).
 const Probation = 8
 
 // CheckRate is the share of a worker's results a node checks, from the checks it passed

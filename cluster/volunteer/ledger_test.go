@@ -3,6 +3,7 @@ package volunteer
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/sonda-search/sonda/cluster"
 	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/frontier"
+	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/testweb"
 	"github.com/sonda-search/sonda/urlnorm"
 )
@@ -287,5 +289,24 @@ func TestLateWorkerQuarantined(t *testing.T) {
 	after := d.Stats()["honest"]
 	if res.Err != nil || res.Status != 200 || after.Tasks != before.Tasks || after.Reissued != before.Reissued {
 		t.Errorf("a page with %v left: status %d, error %v; the worker's tasks %d then %d", minTaskTime/2, res.Status, res.Err, before.Tasks, after.Tasks)
+	}
+}
+
+// BenchmarkLedgerAccept: the cost the provenance adds to each page a node takes unchecked
+// from a worker (a read and a batch of two keys in the node's Pebble store on disk).
+func BenchmarkLedgerAccept(b *testing.B) {
+	db, err := store.Open(b.TempDir(), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	l := &ledger{db: db.Pebble()}
+	it := frontier.Item{URL: "http://www.a.test/some/page-0000000.html", Host: "www.a.test", Depth: 3}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		binary.BigEndian.PutUint64(it.Key[:], uint64(i))
+		if err := l.accept("worker", it); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
