@@ -82,6 +82,11 @@ func Check(ctx context.Context, cfg config.Config) (CheckReport, error) {
 		r.Problems = append(r.Problems, err.Error())
 		return r, nil
 	}
+	if errors.Is(err, store.ErrOptionsDamaged) {
+		r.Problems = append(r.Problems, err.Error())
+		r.Repairable = true
+		return r, nil
+	}
 	if err != nil {
 		return r, err
 	}

@@ -126,6 +126,10 @@ func lengthDamaged(rest []byte, sum uint32) bool {
 	return false
 }
 
+// ErrOptionsDamaged is wrapped by the error Open returns when Pebble cannot read the
+// database's newest OPTIONS file (RepairOptions moves it aside).
+var ErrOptionsDamaged = errors.New("store: the database's OPTIONS file is unreadable")
+
 // latestOptions is the newest OPTIONS file of dir ("" when there is none). Pebble writes
 // one at every read-write open and checks the newest against its settings at the next.
 func latestOptions(dir string) string {
@@ -152,8 +156,8 @@ func checkOptions(dir string, po *pebble.Options, err error) error {
 		return err
 	}
 	if cerr := po.CheckCompatibility(dir, string(b)); cerr != nil {
-		return fmt.Errorf("store: %s is damaged or not a Pebble OPTIONS file (%v). It only records the settings the database was made with: "+
-			"sonda repair moves it aside, and the next open writes a new one", path, cerr)
+		return fmt.Errorf("%w: %s is damaged or not a Pebble OPTIONS file (%v). It only records the settings the database was made with: "+
+			"sonda repair moves it aside, and the next open writes a new one", ErrOptionsDamaged, path, cerr)
 	}
 	return err
 }

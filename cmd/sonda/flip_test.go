@@ -84,11 +84,10 @@ func TestByteFlipsInEveryKindOfFile(t *testing.T) {
 			cfg := config.Default()
 			cfg.Data = data
 			r, err := app.Check(context.Background(), cfg)
-			found := strings.Join(r.Problems, "\n")
 			if err != nil {
-				found = err.Error()
+				t.Fatalf("check data ended with an error instead of reporting the damage: %v", err)
 			}
-			if c.visible && !strings.Contains(found, name) {
+			if found := strings.Join(r.Problems, "\n"); c.visible && !strings.Contains(found, name) {
 				t.Errorf("check data did not name %s: %q", name, found)
 			}
 			out, stderr, code := run(t, nil, "repair", "--data", data)
