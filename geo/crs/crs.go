@@ -4,9 +4,11 @@
 // transforms coordinates to WGS84 longitude/latitude so every dataset's bounding box can be
 // searched on one map.
 //
-// Projection formulas come from github.com/wroge/wgs84 (transverse Mercator, Lambert
-// conformal conic, Albers, Lambert azimuthal, Web Mercator); Mercator and equirectangular
-// are added here. Datum shifts follow what PROJ does without grid files, so that results
+// Albers and Lambert azimuthal equal-area come from github.com/wroge/wgs84; the other
+// methods are written here from IOGP Guidance Note 7-2 and Snyder (1987): transverse
+// Mercator (Krüger's series), Lambert conformal conic, Mercator, Web Mercator,
+// equirectangular, oblique and polar stereographic, sinusoidal and equidistant conic.
+// Datum shifts follow what PROJ does without grid files, so that results
 // agree with GDAL to well under a metre: the EPSG "ballpark" transformations it picks
 // (NAD83 and other modern datums: no shift; NAD27: EPSG:1173, -8 160 176 m; ...), or the
 // TOWGS84 parameters the WKT carries. A datum we do not know is treated as WGS84, as PROJ's
@@ -84,6 +86,12 @@ func (c *CRS) ToWGS84(x, y float64) (lon, lat float64, err error) {
 		d := wgs84.Helmert(c.ellipsoid.A(), c.ellipsoid.Fi(), h[0], h[1], h[2], h[3], h[4], h[5], h[6])
 		gx, gy, gz := d.LonLat().ToWGS84(lon, lat, 0)
 		lon, lat, _ = wgs84LonLat.FromWGS84(gx, gy, gz)
+	}
+	if math.Abs(lon) > 180+1e-9 {
+		// Longitudes measured from a central meridian (around a pole, or a cone) come out
+		// beyond ±180°: wrap them as PROJ does. The margin keeps ±180° itself, which unit
+		// conversions leave a rounding error beyond, where the file put it.
+		lon = math.Remainder(lon, 360)
 	}
 	if math.IsNaN(lon) || math.IsNaN(lat) || math.Abs(lat) > 90.000001 {
 		return lon, lat, fmt.Errorf("crs: (%g, %g) in %s is outside the projection's domain", x, y, c.Name)

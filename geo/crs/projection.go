@@ -57,9 +57,76 @@ func projection(method string, p map[string]float64, unit float64) (wgs84.Projec
 		lat1 := param(p, 0, "standardparallel1", "latitudeof1ststandardparallel")
 		return mercator{lon0: lon0, lat1: lat1, k0: k0, fe: fe, fn: fn, twoSP: true}, ""
 	case "equirectangular", "equidistantcylindrical", "platecarree":
-		return equirectangular{lon0: lon0, lat1: sp1, fe: fe, fn: fn}, ""
+		return equirectangular{lon0: lon0, lat0: lat0, lat1: param(p, 0, "standardparallel1", "latitudeof1ststandardparallel"), fe: fe, fn: fn}, ""
+	case "obliquestereographic", "doublestereographic":
+		return &obliqueStereographic{lon0: lon0, lat0: lat0, k0: k0, fe: fe, fn: fn}, ""
+	case "polarstereographic", "polarstereographicvarianta", "polarstereographicvariantb", "polarstereographicvariantc",
+		"stereographicnorthpole", "stereographicsouthpole", "stereographic":
+		return polar(method, p, lon0, lat0, k0, fe, fn)
+	case "sinusoidal":
+		return &sinusoidal{lon0: lon0, fe: fe, fn: fn}, ""
+	case "equidistantconic":
+		return &equidistantConic{lon0: lon0, lat0: lat0, lat1: sp1, lat2: sp2, fe: fe, fn: fn}, ""
 	}
 	return nil, "projection method not supported for reprojection"
+}
+
+// polar builds a polar stereographic projection from the ways files name one:
+//   - EPSG's variants (WKT 2): A has the pole as natural origin and a scale factor there, B a
+//     standard parallel, C a standard parallel that also carries the false origin;
+//   - GDAL's WKT 1 "Polar_Stereographic" and GeoTIFF's CT_PolarStereographic put either the
+//     pole (variant A) or the standard parallel (variant B) in the latitude of origin;
+//   - ESRI's "Stereographic_North_Pole"/"_South_Pole" give the standard parallel;
+//   - "Stereographic" (PROJ's stere, oblique unless centred on a pole) is read only when
+//     centred on a pole, since its oblique ellipsoidal form is another projection.
+func polar(method string, p map[string]float64, lon0, lat0, k0, fe, fn float64) (wgs84.Projection, string) {
+	lon0 = param(p, lon0, "longitudeoforigin", "straightverticallongitudefrompole")
+	ts, hasTS := 0.0, false
+	for _, n := range []string{"latitudeofstandardparallel", "standardparallel1"} {
+		if v, ok := p[n]; ok {
+			ts, hasTS = v, true
+			break
+		}
+	}
+	atPole := math.Abs(math.Abs(lat0)-90) < 1e-9
+	ps := &polarStereographic{lon0: lon0, k0: k0, fe: fe, fn: fn}
+	switch method {
+	case "polarstereographicvarianta", "stereographic":
+		if !atPole {
+			if method == "stereographic" {
+				return nil, "oblique (not polar) ellipsoidal stereographic is not supported"
+			}
+			return nil, "polar stereographic (variant A) with a natural origin off the pole"
+		}
+		ps.latTS = lat0
+	case "polarstereographicvariantb", "polarstereographicvariantc":
+		if !hasTS {
+			return nil, "polar stereographic without its standard parallel"
+		}
+		ps.latTS, ps.variantC = ts, method == "polarstereographicvariantc"
+	case "stereographicnorthpole", "stereographicsouthpole":
+		ps.latTS = 90
+		if hasTS {
+			ps.latTS = math.Abs(ts)
+		}
+		if method == "stereographicsouthpole" {
+			ps.latTS = -ps.latTS
+		}
+	default: // "polarstereographic"
+		switch {
+		case hasTS:
+			ps.latTS = ts
+		case atPole || lat0 != 0:
+			ps.latTS = lat0
+		default:
+			return nil, "polar stereographic without the pole or a standard parallel"
+		}
+	}
+	if ps.latTS == 0 {
+		return nil, "polar stereographic with its standard parallel on the equator"
+	}
+	ps.south = ps.latTS < 0
+	return ps, ""
 }
 
 func tm(lon0, lat0, k0, fe, fn float64) wgs84.Projection {
@@ -206,17 +273,7 @@ func (p *lcc) ToLonLat(east, north float64, s wgs84.Spheroid) (lon, lat float64)
 	}
 	t := math.Pow(r/p.aF, 1/p.n)
 	theta := math.Atan2(dx, dy)
-	phi := math.Pi/2 - 2*math.Atan(t)
-	for i := 0; i < 20; i++ {
-		es := p.e * math.Sin(phi)
-		next := math.Pi/2 - 2*math.Atan(t*math.Pow((1-es)/(1+es), p.e/2))
-		if math.Abs(next-phi) < 1e-15 {
-			phi = next
-			break
-		}
-		phi = next
-	}
-	return p.lon0 + deg(theta/p.n), deg(phi)
+	return p.lon0 + deg(theta/p.n), deg(latitudeOfT(t, p.e))
 }
 
 func (p *lcc) FromLonLat(lon, lat float64, s wgs84.Spheroid) (east, north float64) {
@@ -227,6 +284,22 @@ func (p *lcc) FromLonLat(lon, lat float64, s wgs84.Spheroid) (east, north float6
 	r := p.aF * math.Pow(t, p.n)
 	theta := p.n * rad(lon-p.lon0)
 	return p.fe + r*math.Sin(theta), p.fn + p.rF0 - r*math.Cos(theta)
+}
+
+// latitudeOfT inverts t(φ) = tan(π/4 − φ/2) / ((1 − e sinφ)/(1 + e sinφ))^(e/2), the
+// quantity the conformal projections of GN 7-2 (Mercator, Lambert conformal conic, polar
+// stereographic) share, by fixed-point iteration to full double precision.
+func latitudeOfT(t, e float64) float64 {
+	phi := math.Pi/2 - 2*math.Atan(t)
+	for i := 0; i < 30; i++ {
+		es := e * math.Sin(phi)
+		next := math.Pi/2 - 2*math.Atan(t*math.Pow((1-es)/(1+es), e/2))
+		if math.Abs(next-phi) < 1e-15 {
+			return next
+		}
+		phi = next
+	}
+	return phi
 }
 
 func rad(d float64) float64 { return d * math.Pi / 180 }
@@ -256,17 +329,7 @@ func (m mercator) ToLonLat(east, north float64, s wgs84.Spheroid) (lon, lat floa
 	a, e := s.A(), eccentricity(s)
 	k := m.scale(s)
 	t := math.Exp(-(north - m.fn) / (a * k))
-	phi := math.Pi/2 - 2*math.Atan(t)
-	for i := 0; i < 15; i++ {
-		es := e * math.Sin(phi)
-		next := math.Pi/2 - 2*math.Atan(t*math.Pow((1-es)/(1+es), e/2))
-		if math.Abs(next-phi) < 1e-14 {
-			phi = next
-			break
-		}
-		phi = next
-	}
-	return m.lon0 + deg((east-m.fe)/(a*k)), deg(phi)
+	return m.lon0 + deg((east-m.fe)/(a*k)), deg(latitudeOfT(t, e))
 }
 
 func (m mercator) FromLonLat(lon, lat float64, s wgs84.Spheroid) (east, north float64) {
@@ -293,15 +356,16 @@ func (w webMercator) FromLonLat(lon, lat float64, s wgs84.Spheroid) (east, north
 }
 
 // equirectangular is the spherical equidistant cylindrical projection (EPSG 1029, on the
-// major axis, as PROJ's eqc).
-type equirectangular struct{ lon0, lat1, fe, fn float64 }
+// major axis, as PROJ's eqc): northings count from the latitude of origin, lat0, and
+// eastings are true to scale on the standard parallel, lat1.
+type equirectangular struct{ lon0, lat0, lat1, fe, fn float64 }
 
 func (q equirectangular) ToLonLat(east, north float64, s wgs84.Spheroid) (lon, lat float64) {
 	a := s.A()
-	return q.lon0 + deg((east-q.fe)/(a*math.Cos(rad(q.lat1)))), deg((north - q.fn) / a)
+	return q.lon0 + deg((east-q.fe)/(a*math.Cos(rad(q.lat1)))), q.lat0 + deg((north-q.fn)/a)
 }
 
 func (q equirectangular) FromLonLat(lon, lat float64, s wgs84.Spheroid) (east, north float64) {
 	a := s.A()
-	return q.fe + a*rad(lon-q.lon0)*math.Cos(rad(q.lat1)), q.fn + a*rad(lat)
+	return q.fe + a*rad(lon-q.lon0)*math.Cos(rad(q.lat1)), q.fn + a*rad(lat-q.lat0)
 }
