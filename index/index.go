@@ -21,6 +21,7 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
+	bq "github.com/blevesearch/bleve/v2/search/query"
 	bindex "github.com/blevesearch/bleve_index_api"
 	bolterrors "go.etcd.io/bbolt/errors"
 
@@ -695,6 +696,44 @@ func (ix *Index) Document(ctx context.Context, id string) (Doc, bool, error) {
 	}
 	d, err := decode(id, doc)
 	return d, err == nil, err
+}
+
+// hostDocIDs returns the IDs of the documents of host (Sink.restrip).
+func (ix *Index) hostDocIDs(ctx context.Context, host string) ([]string, error) {
+	if ix.closed.Load() {
+		return nil, errClosed
+	}
+	q := bq.NewTermQuery(host)
+	q.SetField(fieldHost)
+	bm25Mu.RLock() // Bleve's term scorer reads BM25's parameters
+	defer bm25Mu.RUnlock()
+	r, err := ix.reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	s, err := q.Searcher(ctx, r, ix.bi.Mapping(), search.SearcherOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize()+1, 0), IndexReader: r}
+	var ids []string
+	for {
+		dm, err := s.Next(sctx)
+		if err != nil {
+			return nil, err
+		}
+		if dm == nil {
+			return ids, nil
+		}
+		id, err := r.ExternalID(dm.IndexInternalID)
+		if err != nil {
+			return nil, fmt.Errorf("index: ID of a document of %s: %w", host, err)
+		}
+		ids = append(ids, id)
+		sctx.DocumentMatchPool.Put(dm)
+	}
 }
 
 // Stats describes the index.

@@ -24,12 +24,12 @@ func TestPageText(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "Slender cones\nPressure on slender cones, with an earlier study for comparison at low speeds and high."
-	if got := pageText(p, nil, ""); got != want {
+	if got := bodyOf(p); got != want {
 		t.Errorf("pageText:\n%q\nwant\n%q", got, want)
 	}
 	// A page of links alone is its links.
 	p, _ = parse.Parse([]byte(`<ul><li><a href="/a">First</a></li><li><a href="/b">Second</a></li></ul>`), "http://a.test/", parse.Options{})
-	if got := pageText(p, nil, ""); got != p.Text() {
+	if got := bodyOf(p); got != p.Text() {
 		t.Errorf("all links: %q, want the page's text %q", got, p.Text())
 	}
 }
@@ -67,7 +67,7 @@ func TestPageTextOnDragnet(t *testing.T) {
 		for _, x := range []struct {
 			text string
 			into *pr
-		}{{p.Text(), &whole}, {p.MainText(), &landmarks}, {pageText(p, nil, ""), &indexed}} {
+		}{{p.Text(), &whole}, {p.MainText(), &landmarks}, {bodyOf(p), &indexed}} {
 			tp, fp, fn := exteval.BodyCounts(x.text, c.Expected)
 			if tp+fp > 0 {
 				x.into.p += float64(tp) / float64(tp+fp)
@@ -89,4 +89,10 @@ func TestPageTextOnDragnet(t *testing.T) {
 	if indexed.p < landmarks.p+0.1 || indexed.r < landmarks.r-0.06 {
 		t.Errorf("the indexed text does not drop mostly boilerplate: precision %.3f (landmarks only %.3f), recall %.3f (%.3f)", indexed.p, landmarks.p, indexed.r, landmarks.r)
 	}
+}
+
+// bodyOf is the body pageText gives p.
+func bodyOf(p *parse.Page) string {
+	body, _ := pageText(p)
+	return body
 }

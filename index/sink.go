@@ -109,7 +109,11 @@ func docFromCrawl(d *crawl.Document, t *siteTemplates) (Doc, Action) {
 	}
 	body := d.Text
 	if d.Page != nil {
-		body = pageText(d.Page, t, doc.Host)
+		var blocks []string
+		body, blocks = pageText(d.Page)
+		if t != nil && len(blocks) > 0 {
+			t.observe(doc.Host, id, blocks)
+		}
 	}
 	doc.Body = text.CutBytes(body, maxIndexedText)
 	doc.Lang = rec.Lang
@@ -117,6 +121,11 @@ func docFromCrawl(d *crawl.Document, t *siteTemplates) (Doc, Action) {
 		if l, conf := text.DetectLanguage(doc.Title + "\n" + doc.Body); conf >= 0.5 {
 			doc.Lang = l
 		}
+	}
+	if t != nil {
+		// After the language is found from the whole body: the language must not depend on
+		// what was known of the site's template when the page came.
+		doc.Body = t.strip(doc.Host, doc.Body)
 	}
 	doc.ContentType = rec.ContentType
 	doc.Fetched = rec.FetchedAt
@@ -147,19 +156,19 @@ func docFromCrawl(d *crawl.Document, t *siteTemplates) (Doc, Action) {
 // density of a third before any other feature.
 const linkDense = 1.0 / 3
 
-// pageText is the text a page is indexed with: its own text, without its site's
-// navigation, side boxes and page-wide header and footer when they are marked as such
-// (parse.Block.Chrome), and without blocks whose text is mostly link text — menus,
-// breadcrumbs, "related" lists, pagers — which sites build from <div>s as often as from
-// landmarks. Words a site repeats on every page, or that name other pages, say nothing
-// about this one, yet they matched queries ("aeronautical" in an archive's footer, the
-// titles of other abstracts in a "readers also viewed" box), lengthened every body and
-// would fill the feedback model (feedback.go). With t, blocks the host's earlier pages
-// repeat are left out too (siteTemplates). A page that would keep nothing keeps its whole
-// text (a page that is all links is its links).
-func pageText(p *parse.Page, t *siteTemplates, host string) string {
+// pageText is the text a page is indexed with, and the blocks it keeps: its own text,
+// without its site's navigation, side boxes and page-wide header and footer when they are
+// marked as such (parse.Block.Chrome), and without blocks whose text is mostly link text —
+// menus, breadcrumbs, "related" lists, pagers — which sites build from <div>s as often as
+// from landmarks. Words a site repeats on every page, or that name other pages, say
+// nothing about this one, yet they matched queries ("aeronautical" in an archive's
+// footer, the titles of other abstracts in a "readers also viewed" box), lengthened every
+// body and would fill the feedback model (feedback.go). A page that would keep nothing
+// keeps its whole text (a page that is all links is its links). The blocks its site
+// repeats on its pages are left out later (siteTemplates), from the kept blocks counted.
+func pageText(p *parse.Page) (body string, kept []string) {
 	links := p.Links
-	kept := make([]string, 0, len(p.Blocks))
+	kept = make([]string, 0, len(p.Blocks))
 	dropped := false
 	for _, bl := range p.Blocks {
 		from, to := bl.Start, bl.Start+len(bl.Text)
@@ -180,22 +189,10 @@ func pageText(p *parse.Page, t *siteTemplates, host string) string {
 		}
 		kept = append(kept, bl.Text)
 	}
-	if t != nil && len(kept) > 0 {
-		template := t.observe(host, kept)
-		out := kept[:0]
-		for i, b := range kept {
-			if template[i] {
-				dropped = true
-				continue
-			}
-			out = append(out, b)
-		}
-		kept = out
-	}
 	if !dropped || len(kept) == 0 {
-		return p.Text()
+		return p.Text(), kept
 	}
-	return strings.Join(kept, "\n")
+	return strings.Join(kept, "\n"), kept
 }
 
 func hostOf(u string) string {
@@ -298,6 +295,7 @@ type Sink struct {
 	once sync.Once
 
 	indexed, removed, refreshed, failed, dropped atomic.Int64
+	restripped                                   atomic.Int64
 }
 
 type pendingOp struct {
@@ -478,7 +476,19 @@ func (s *Sink) Flush(ctx context.Context) error {
 	s.cond.Broadcast() // room for Consume
 	s.mu.Unlock()
 
+	// What the site templates learnt since these documents were made (siteTemplates):
+	// a document made before a block of its host was found to be a template loses it now.
+	for id, op := range batch {
+		if !op.remove && s.templates.hasTemplate(op.doc.Host) {
+			op.doc.Body = s.templates.strip(op.doc.Host, op.doc.Body)
+			batch[id] = op
+		}
+	}
+	grown := s.templates.takeGrown()
 	err := s.writeBatch(ctx, batch)
+	if err == nil && len(grown) > 0 {
+		err = s.restrip(ctx, grown)
+	}
 	if err == nil && len(seqs) > 0 {
 		err = s.persist(ctx, seqs)
 	}
@@ -486,6 +496,7 @@ func (s *Sink) Flush(ctx context.Context) error {
 	s.mu.Lock()
 	s.taken, s.takenAt = 0, time.Time{}
 	if err != nil {
+		s.templates.regrow(grown)
 		// Put the batch back, unless newer versions arrived meanwhile.
 		for id, op := range batch {
 			if _, newer := s.pending[id]; !newer {
@@ -578,6 +589,50 @@ func (s *Sink) withLinks(d Doc) Doc {
 	return d
 }
 
+// hostLister is a SinkStore that can list the documents of a host (*Index).
+type hostLister interface {
+	hostDocIDs(ctx context.Context, host string) ([]string, error)
+}
+
+// restrip rewrites the indexed documents of hosts whose site template grew without the
+// template's blocks (siteTemplates). It reads every document of such a host; a host's
+// template shows itself on its first pages, when it has few, and each block becomes a
+// template once, so this is rare after a host's start.
+func (s *Sink) restrip(ctx context.Context, hosts []string) error {
+	hl, ok := s.ix.(hostLister)
+	if !ok {
+		return nil
+	}
+	var puts []Doc
+	for _, host := range hosts {
+		ids, err := hl.hostDocIDs(ctx, host)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			d, ok, err := s.ix.Document(ctx, id)
+			if err != nil {
+				return err
+			}
+			if !ok || d.Kind != KindPage {
+				continue
+			}
+			if body := s.templates.strip(host, d.Body); body != d.Body {
+				d.Body = body
+				puts = append(puts, d)
+			}
+		}
+	}
+	if len(puts) == 0 {
+		return nil
+	}
+	if err := s.write(ctx, puts, nil); err != nil {
+		return err
+	}
+	s.restripped.Add(int64(len(puts)))
+	return nil
+}
+
 // refresh rewrites indexed documents whose anchor text changed.
 func (s *Sink) refresh(ctx context.Context, urls []string) error {
 	var puts []Doc
@@ -636,8 +691,11 @@ func (s *Sink) Compact(ctx context.Context) error {
 type SinkStats struct {
 	Indexed, Removed, Refreshed, Failed int64
 	Dropped                             int64 // anchor refreshes dropped (see maxTouched)
-	Queued                              int   // documents consumed and not yet written
-	Touched                             int   // documents waiting for an anchor refresh
+	// Restripped are documents written again without blocks found to be their site's
+	// template after they were indexed (siteTemplates).
+	Restripped int64
+	Queued     int // documents consumed and not yet written
+	Touched    int // documents waiting for an anchor refresh
 }
 
 // Stats returns the sink's counters.
@@ -646,7 +704,7 @@ func (s *Sink) Stats() SinkStats {
 	q, t := len(s.pending)+s.taken, len(s.touched)
 	s.mu.Unlock()
 	return SinkStats{Indexed: s.indexed.Load(), Removed: s.removed.Load(), Refreshed: s.refreshed.Load(), Failed: s.failed.Load(),
-		Dropped: s.dropped.Load(), Queued: q, Touched: t}
+		Dropped: s.dropped.Load(), Restripped: s.restripped.Load(), Queued: q, Touched: t}
 }
 
 // Backlog implements crawl.Backlogger: the documents consumed and not yet written (with a

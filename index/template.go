@@ -2,50 +2,91 @@ package index
 
 import (
 	"hash/maphash"
+	"strings"
 	"sync"
 )
 
 // siteTemplates learns, host by host, which text blocks a site repeats on its pages: a
-// block found on templatePages earlier pages of the same host is the site's template
-// (a "popular topics" box, a slogan, a legal footer built from plain <div>s, which
-// neither landmarks nor link density reveal) and is left out of the pages indexed after
-// that. A site's first few pages, usually its home and listing pages, keep it; every
-// abstract or article after them loses it. (Bar-Yossef and Rajagopalan, "Template
-// detection via data mining", WWW 2002, find templates the same way, as fragments shared
-// by many pages of a site.)
+// block found on templatePages distinct pages of the same host is the site's template (a
+// "popular topics" box, a slogan, a legal footer built from plain <div>s, which neither
+// landmarks nor link density reveal) and is left out of the bodies of all the host's
+// pages. (Bar-Yossef and Rajagopalan, "Template detection via data mining", WWW 2002,
+// find templates the same way, as fragments shared by many pages of a site.)
+//
+// What a page is indexed with must not depend on the order in which pages reach the
+// index: a crawl with the index in step, one whose index catches up after a crash, and
+// a rebuild from the store must all give the same index (crawl order differs between
+// runs and between workers). So the rule is a property of the set of pages, not of their
+// order: a page's body is its own text (pageText) less every line that is a template
+// block of its host (strip). The pages indexed before a block was found to be a template
+// are stripped again when it is (Sink.restrip), and strip is a filter of lines, so
+// stripping again with a larger template set gives what stripping once with it would.
 //
 // Memory is bounded whatever the crawl's size: at most templateHosts hosts (the least
 // recently seen is forgotten first) and templateBlocks distinct blocks per host (blocks
-// first seen after that are not counted; a template shows itself on a site's first pages).
+// first seen after that are not counted; a template shows itself on a site's first
+// pages). These bounds, and a restart (the counts live in memory), are where order can
+// still matter: a host forgotten or a block not counted is stripped less.
 type siteTemplates struct {
 	mu    sync.Mutex
 	seed  maphash.Seed
 	hosts map[string]*hostBlocks
 	clock uint64
+	// grown are the hosts with new template blocks since takeGrown.
+	grown map[string]struct{}
 }
 
 const (
-	templatePages  = 3
+	templatePages  = 4
 	templateHosts  = 1024
 	templateBlocks = 2048
 )
 
 type hostBlocks struct {
-	seen   map[uint64]uint8 // block hash → pages it was on (saturating at templatePages)
-	usedAt uint64
+	seen      map[uint64]blockPages // block hash → the pages it is on
+	templates int                   // blocks on templatePages pages
+	usedAt    uint64
+}
+
+// blockPages counts the distinct pages a block is on, up to templatePages, telling pages
+// apart by a hash of their IDs (a page indexed again, on a revisit or a catch-up, is
+// the same page).
+type blockPages struct {
+	pages [templatePages - 1]uint32
+	n     uint8
+}
+
+func (b *blockPages) template() bool { return b.n >= templatePages }
+
+// add counts page and reports whether that made the block a template.
+func (b *blockPages) add(page uint32) bool {
+	if b.template() {
+		return false
+	}
+	for _, p := range b.pages[:b.n] {
+		if p == page {
+			return false
+		}
+	}
+	if int(b.n) < len(b.pages) {
+		b.pages[b.n] = page
+	}
+	b.n++
+	return b.template()
 }
 
 func newSiteTemplates() *siteTemplates {
-	return &siteTemplates{seed: maphash.MakeSeed(), hosts: map[string]*hostBlocks{}}
+	return &siteTemplates{seed: maphash.MakeSeed(), hosts: map[string]*hostBlocks{}, grown: map[string]struct{}{}}
 }
 
-// observe counts one page of host with blocks and reports, for each block, whether it is
-// the site's template: found on templatePages earlier pages.
-func (t *siteTemplates) observe(host string, blocks []string) []bool {
+// observe counts the page with ID page of host as holding blocks (each block's text, no
+// newlines).
+func (t *siteTemplates) observe(host, page string, blocks []string) {
 	hashes := make([]uint64, len(blocks))
 	for i, b := range blocks {
 		hashes[i] = maphash.String(t.seed, b)
 	}
+	pageHash := uint32(maphash.String(t.seed, page)) | 1 // never 0, an empty slot
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.clock++
@@ -54,29 +95,84 @@ func (t *siteTemplates) observe(host string, blocks []string) []bool {
 		if len(t.hosts) >= templateHosts {
 			t.forgetOldest()
 		}
-		h = &hostBlocks{seen: map[uint64]uint8{}}
+		h = &hostBlocks{seen: map[uint64]blockPages{}}
 		t.hosts[host] = h
 	}
 	h.usedAt = t.clock
-	out := make([]bool, len(blocks))
-	for i, x := range hashes {
-		out[i] = h.seen[x] >= templatePages // before this page counts
-	}
-	counted := make(map[uint64]bool, len(blocks))
 	for _, x := range hashes {
-		n, ok := h.seen[x]
-		if counted[x] {
-			continue // a block twice on one page is one page
+		b, ok := h.seen[x]
+		if !ok && len(h.seen) >= templateBlocks {
+			continue
 		}
-		counted[x] = true
-		switch {
-		case ok && n < templatePages:
-			h.seen[x] = n + 1
-		case !ok && len(h.seen) < templateBlocks:
-			h.seen[x] = 1
+		if b.add(pageHash) {
+			h.templates++
+			t.grown[host] = struct{}{}
+		}
+		h.seen[x] = b
+	}
+}
+
+// strip returns body (lines of text blocks) without the lines that are template blocks
+// of host. Whether a line is left out depends on the line and the template set alone,
+// never on the rest of the body, so stripping twice is stripping once with the larger
+// set: a page all of whose blocks are the site's is indexed with no body (its title,
+// headings and anchors still find it).
+func (t *siteTemplates) strip(host, body string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.hosts[host]
+	if h == nil || h.templates == 0 {
+		return body
+	}
+	var b strings.Builder
+	rest, changed := body, false
+	for rest != "" {
+		line, after, _ := strings.Cut(rest, "\n")
+		rest = after
+		if x, ok := h.seen[maphash.String(t.seed, line)]; ok && x.template() {
+			changed = true
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(line)
+	}
+	if !changed {
+		return body
+	}
+	return b.String()
+}
+
+// hasTemplate reports whether host has template blocks.
+func (t *siteTemplates) hasTemplate(host string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.hosts[host]
+	return h != nil && h.templates > 0
+}
+
+// takeGrown returns the hosts that found new template blocks since the last call.
+func (t *siteTemplates) takeGrown() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]string, 0, len(t.grown))
+	for h := range t.grown {
+		out = append(out, h)
+	}
+	clear(t.grown)
+	return out
+}
+
+// regrow gives back hosts taken by takeGrown whose documents could not be stripped.
+func (t *siteTemplates) regrow(hosts []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, h := range hosts {
+		if t.hosts[h] != nil {
+			t.grown[h] = struct{}{}
 		}
 	}
-	return out
 }
 
 func (t *siteTemplates) forgetOldest() {
@@ -87,4 +183,5 @@ func (t *siteTemplates) forgetOldest() {
 		}
 	}
 	delete(t.hosts, oldest)
+	delete(t.grown, oldest)
 }

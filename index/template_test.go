@@ -1,67 +1,167 @@
 package index
 
 import (
+	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/parse"
+	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/urlnorm"
 )
 
 func TestSiteTemplates(t *testing.T) {
 	st := newSiteTemplates()
+	const box = "Popular topics: wings, nozzles"
 	for page := 1; page <= 5; page++ {
-		blocks := []string{"Popular topics: wings, nozzles", fmt.Sprint("Abstract ", page), "Popular topics: wings, nozzles"}
-		got := st.observe("a.test", blocks)
-		want := page > templatePages // on templatePages earlier pages (twice on one page is once)
-		if got[0] != want || got[2] != want || got[1] {
-			t.Errorf("page %d: template %v, want the repeated block %v and the page's own false", page, got, want)
+		id := fmt.Sprintf("http://a.test/%d", page)
+		st.observe("a.test", id, []string{box, fmt.Sprint("Abstract ", page), box})
+		if page == 2 {
+			st.observe("a.test", id, []string{box}) // the same page again counts once
+		}
+		body := st.strip("a.test", box+"\nAbstract 1")
+		if want := page >= templatePages; (body == "Abstract 1") != want {
+			t.Errorf("after page %d: stripped to %q; want the box left out: %v", page, body, want)
+		}
+		if grown := st.takeGrown(); (len(grown) == 1) != (page == templatePages) {
+			t.Errorf("after page %d: hosts grown %v", page, grown)
 		}
 	}
 	// Another site has its own template.
-	if got := st.observe("b.test", []string{"Popular topics: wings, nozzles"}); got[0] {
-		t.Error("a block of a.test's template counted on b.test")
+	if got := st.strip("b.test", box); got != box {
+		t.Errorf("a block of a.test's template left out of b.test's page: %q", got)
+	}
+	// A page that is all template has no body; lines are left out whatever is around them.
+	if got := st.strip("a.test", box+"\n"+box); got != "" {
+		t.Errorf("all-template body stripped to %q", got)
 	}
 	// Bounded: hosts and blocks per host.
 	for i := range templateHosts + 10 {
-		st.observe(fmt.Sprintf("h%d.test", i), []string{"x"})
+		st.observe(fmt.Sprintf("h%d.test", i), "p", []string{"x"})
 	}
 	if len(st.hosts) > templateHosts {
 		t.Errorf("%d hosts remembered, at most %d", len(st.hosts), templateHosts)
 	}
 	for i := range templateBlocks + 10 {
-		st.observe("big.test", []string{fmt.Sprint("block ", i)})
+		st.observe("big.test", "p", []string{fmt.Sprint("block ", i)})
 	}
 	if n := len(st.hosts["big.test"].seen); n > templateBlocks {
 		t.Errorf("%d blocks remembered for one host, at most %d", n, templateBlocks)
 	}
 }
 
-// TestPageTextLeavesOutSiteTemplate: a CMS page of plain <div>s loses its menu and
-// related links (link dense) at once, and its "popular topics" box once the site's
-// earlier pages have shown it is the site's.
+// portalPage is a CMS page of plain <div>s: a menu and related links (link dense), the
+// abstract, and a "popular topics" box the site repeats on every page.
+func portalPage(t testing.TB, n int) *parse.Page {
+	t.Helper()
+	html := fmt.Sprintf(`<title>Abstract %d</title><div class="menu"><a href="/">Home</a> | <a href="/list">Browse</a></div>
+<div id="content"><h2>Abstract %d</h2><div class="text">Text of abstract %d about shock waves and the boundary layer of wing number %d.</div>
+<div class="related"><ul><li><a href="/doc/%d">Title of another abstract</a></li></ul></div></div>
+<div id="sidebar"><h3>Popular topics</h3><p>Boundary layers · Heat transfer</p></div>`, n, n, n, n, n+7)
+	p, err := parse.Parse([]byte(html), fmt.Sprintf("http://portal.test/doc/%d", n), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestPageTextLeavesOutSiteTemplate: the menu and related links go at once (link dense);
+// the "popular topics" box goes from every page once the site has shown it on
+// templatePages pages, the earlier pages included.
 func TestPageTextLeavesOutSiteTemplate(t *testing.T) {
 	st := newSiteTemplates()
-	page := func(n int) *parse.Page {
-		html := fmt.Sprintf(`<div class="menu"><a href="/">Home</a> | <a href="/list">Browse</a></div>
-<div id="content"><h2>Abstract %d</h2><div class="text">Text of abstract %d about shock waves.</div>
-<div class="related"><ul><li><a href="/doc/%d">Title of another abstract</a></li></ul></div></div>
-<div id="sidebar"><h3>Popular topics</h3><p>Boundary layers · Heat transfer</p></div>`, n, n, n+7)
-		p, err := parse.Parse([]byte(html), fmt.Sprintf("http://portal.test/doc/%d", n), parse.Options{})
+	own := func(n int) []string {
+		return []string{fmt.Sprint("Abstract ", n), fmt.Sprintf("Text of abstract %d about shock waves and the boundary layer of wing number %d.", n, n)}
+	}
+	for n := 1; n <= templatePages+1; n++ {
+		body, kept := pageText(portalPage(t, n))
+		st.observe("portal.test", fmt.Sprint(n), kept)
+		want := own(n)
+		if n < templatePages {
+			want = append(want, "Popular topics", "Boundary layers · Heat transfer")
+		}
+		if got := st.strip("portal.test", body); !slices.Equal(strings.Split(got, "\n"), want) {
+			t.Errorf("page %d as it comes: %q, want %q", n, got, want)
+		}
+	}
+	body, _ := pageText(portalPage(t, 1))
+	if got := st.strip("portal.test", body); !slices.Equal(strings.Split(got, "\n"), own(1)) {
+		t.Errorf("page 1 stripped again: %q, want %q", got, own(1))
+	}
+}
+
+// TestSinkBodiesDoNotDependOnOrder: the same pages indexed in different orders and batches
+// (a crawl's workers, a catch-up after a crash, a rebuild all give different orders) make
+// the same index: every page's body is the same, the site's template left out of all.
+func TestSinkBodiesDoNotDependOnOrder(t *testing.T) {
+	const pages = 12
+	norm := urlnorm.New(urlnorm.DefaultOptions())
+	docs := make([]*crawl.Document, pages)
+	for i := range docs {
+		u, err := norm.Parse(fmt.Sprintf("http://portal.test/doc/%d", i))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p
+		p := portalPage(t, i)
+		docs[i] = &crawl.Document{URL: u, Fetch: &fetch.Result{}, Page: p, Text: p.Text(),
+			Record: &store.Page{URL: u.String(), Status: 200, Title: p.Title, Lang: "en", FetchedAt: time.Unix(1.7e9, 0)}}
 	}
-	for n := 1; n <= templatePages+1; n++ {
-		got := pageText(page(n), st, "portal.test")
-		want := []string{fmt.Sprint("Abstract ", n), fmt.Sprintf("Text of abstract %d about shock waves.", n)}
-		if n <= templatePages {
-			want = append(want, "Popular topics", "Boundary layers · Heat transfer")
+	// index writes a batch every batch pages.
+	index := func(order []int, batch int) map[string]string {
+		ix := openTest(t, Options{})
+		s := NewSink(ix, nil, SinkOptions{Delay: time.Hour})
+		ctx := context.Background()
+		for n, i := range order {
+			if err := s.Consume(ctx, docs[i]); err != nil {
+				t.Fatal(err)
+			}
+			if (n+1)%batch == 0 {
+				if err := s.Flush(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
-		if !slices.Equal(strings.Split(got, "\n"), want) {
-			t.Errorf("page %d: %q, want %q", n, got, want)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		bodies := map[string]string{}
+		for _, d := range docs {
+			doc, ok, err := ix.Document(ctx, d.Record.URL)
+			if err != nil || !ok {
+				t.Fatalf("%s: %v, in the index: %v", d.Record.URL, err, ok)
+			}
+			bodies[doc.ID] = doc.Body
+		}
+		return bodies
+	}
+	inOrder := make([]int, pages)
+	for i := range inOrder {
+		inOrder[i] = i
+	}
+	want := index(inOrder, 1)
+	for id, body := range want {
+		if strings.Contains(body, "Popular topics") {
+			t.Errorf("%s indexed with the site's template: %q", id, body)
+		}
+		if !strings.Contains(body, "shock waves") {
+			t.Errorf("%s indexed without its own text: %q", id, body)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, batch := range []int{1, 3, 100} {
+		order := slices.Clone(inOrder)
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		got := index(order, batch)
+		for id, body := range want {
+			if got[id] != body {
+				t.Errorf("order %v, batches of %d: %s indexed with %q, in crawl order with %q", order, batch, id, got[id], body)
+			}
 		}
 	}
 }
