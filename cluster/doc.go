@@ -79,12 +79,18 @@
 //
 // # Termination
 //
-// With ExitWhenDone, a node declares the cluster done after two looks at it, each with
-// every live member reporting idle (nothing queued, in flight, unrelayed or moving, and
-// its crawler started), every partition served and no routed URL waiting in JetStream,
-// when every member reported again between them and nothing moved in between: the same
-// sums of the members' counters and the same last sequences of the links and state
-// streams (every routed URL, admission, page outcome, host rest and epoch writes one).
+// With ExitWhenDone, a node declares the cluster done from successive looks at it, each
+// with every live member reporting idle (nothing queued, in flight, unrelayed or moving,
+// and its crawler started), every partition served and no routed URL waiting in
+// JetStream: done once nothing moved since a first look (the same members, the same sums
+// of their counters and the same last sequences of the links and state streams: every
+// routed URL, admission, page outcome, host rest and epoch writes one) and every member
+// reported idle again in a heartbeat computed after that look. A heartbeat stored after
+// the look may have been computed before it (a heartbeat delayed by a loaded machine or a
+// NATS restart, by a member that admitted a URL in between); heartbeats are a chain of
+// compare-and-set writes, so the second one stored after the look (by the membership
+// bucket's revision, read after the streams) is the one that counts. A member's report is
+// read in an order that cannot miss work moving inside the node (see Node.info).
 //
 // # NATS names
 //

@@ -78,12 +78,15 @@ type Node struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	members jetstream.KeyValue
-	parts   jetstream.KeyValue
-	seeds   jetstream.KeyValue
-	links   jetstream.Stream
-	state   jetstream.Stream
-	ttl     time.Duration
-	nparts  int
+	// membersStream is the stream behind members: termination detection reads its last
+	// revision.
+	membersStream jetstream.Stream
+	parts         jetstream.KeyValue
+	seeds         jetstream.KeyValue
+	links         jetstream.Stream
+	state         jetstream.Stream
+	ttl           time.Duration
+	nparts        int
 
 	crawler  *crawl.Crawler
 	fr       *frontier.Frontier
@@ -216,6 +219,9 @@ func (n *Node) setup(ctx context.Context) error {
 	n.ttl = st.TTL()
 	if n.ttl <= 0 {
 		return fmt.Errorf("cluster: bucket %s has no TTL; delete it (nats kv del %s) and start again", n.names.members(), n.names.members())
+	}
+	if n.membersStream, err = n.js.Stream(ctx, "KV_"+n.names.members()); err != nil {
+		return jsError("open the membership bucket's stream", err)
 	}
 	if n.parts, err = openKV(ctx, n.js, jetstream.KeyValueConfig{Bucket: n.names.parts(), History: 1,
 		Description: "sonda cluster " + n.names.cluster + ": partition owners"}); err != nil {
@@ -772,8 +778,13 @@ func (n *Node) expelled() {
 }
 
 func (n *Node) info() MemberInfo {
-	st := n.fr.Stats()
-	pages, errs := n.crawler.Counts()
+	// The order of the reads makes the report idle only if the node was, however the work
+	// moves meanwhile (termination detection trusts it): busy before the partitions (a
+	// rebuild queues its URLs, then marks the partition ready, then stops being busy), the
+	// partitions before the queues, and the outbox both before the queues (a local link
+	// is queued before its record is deleted) and after them (a page's records are put
+	// before its lease ends).
+	busy := n.moving.Load() > 0 || n.holds.Load() > 0
 	n.mu.Lock()
 	var ready []int
 	for p, pt := range n.owned {
@@ -784,12 +795,14 @@ func (n *Node) info() MemberInfo {
 	inc := n.inc
 	n.mu.Unlock()
 	sort.Ints(ready)
+	before := n.outCount.Load()
+	st := n.fr.Stats()
+	pages, errs := n.crawler.Counts()
 	outbox := n.outCount.Load()
-	busy := n.moving.Load() > 0 || n.holds.Load() > 0
 	return MemberInfo{Node: n.opts.NodeID, Incarnation: inc, Started: time.Now(), Partitions: ready,
 		Queued: st.Queued, InFlight: st.InFlight, Outbox: outbox, Pages: pages, Errors: errs, PagesPerSec: n.rate.perSecond(time.Now()),
 		Admitted: n.admitted.Load(), Published: n.published.Load(), FailOvers: n.failOvers.Load(), Busy: busy,
-		Idle: n.started.Load() && st.Queued == 0 && st.InFlight == 0 && outbox == 0 && !busy}
+		Idle: n.started.Load() && st.Queued == 0 && st.InFlight == 0 && before == 0 && outbox == 0 && !busy}
 }
 
 // Hold keeps the node busy (not idle, so the cluster does not end) until release is
@@ -1774,71 +1787,95 @@ func (n *Node) seedLoop(ctx context.Context) {
 	}
 }
 
-// doneLoop detects the end of the cluster's crawl: over two rounds, every live member
-// reported (afresh) that it is idle, every partition is served by a live member, no routed
-// URL waits in JetStream and nothing happened in between, neither by the members' own
-// counters nor by the server's streams (their last sequences: every admission, page
-// outcome, host rest, routed URL and change of owner writes to one of them).
+// doneLoop detects the end of the cluster's crawl (termination.step says when).
 func (n *Node) doneLoop(ctx context.Context) {
-	var prev *quietRound
+	var d termination
 	n.every(ctx, n.tick(), func() {
 		r, ok := n.quiet(ctx)
+		cur := &r
 		if !ok {
-			prev = nil
-			return
+			cur = nil
 		}
-		switch settled(prev, &r) {
-		case roundsDone:
+		if d.step(cur) {
 			n.log.Info("the whole cluster has no URL left", "members", len(r.revs), "activity", r.activity)
 			n.doneOnce.Do(func() { close(n.doneCh) })
-		case roundsRestart:
-			prev = &r
-		case roundsWait: // some member has not reported again since prev
 		}
 	})
 }
 
-// quietRound is one look at a cluster where every live member said it is idle.
+// quietRound is one look at a cluster where every live member said it is idle, every
+// partition is served by one of them and no routed URL waits in JetStream.
 type quietRound struct {
 	revs     map[string]uint64 // each member's heartbeat revision
+	incs     map[string]string // each member's incarnation
 	activity int64             // the members' pages, admissions and publications, summed
 	linksSeq uint64            // last sequence of the links stream (it held no message)
 	stateSeq uint64            // last sequence of the state stream
+	// membersSeq is the membership bucket's last revision, read after the streams: a
+	// heartbeat stored later than it was stored after this look.
+	membersSeq uint64
 }
 
-type roundsVerdict int
-
-const (
-	roundsRestart roundsVerdict = iota // cur is the new first round
-	roundsWait                         // keep prev: not every member reported again yet
-	roundsDone                         // the cluster is done
-)
-
-// settled compares a quiet round with the previous one: done when nothing moved in
-// between and every member reported afresh (so no report in cur predates prev's look at
-// the streams), the same members in both.
-func settled(prev, cur *quietRound) roundsVerdict {
-	if prev == nil || prev.activity != cur.activity || prev.linksSeq != cur.linksSeq || prev.stateSeq != cur.stateSeq {
-		return roundsRestart
+// same says nothing moved between two quiet rounds: the same members (and incarnations),
+// the same activity, and no write to either stream (every admission, page outcome, host
+// rest, routed URL and change of owner writes to one of them).
+func (r *quietRound) same(o *quietRound) bool {
+	if r.activity != o.activity || r.linksSeq != o.linksSeq || r.stateSeq != o.stateSeq || len(r.incs) != len(o.incs) {
+		return false
 	}
-	if len(prev.revs) != len(cur.revs) {
-		return roundsRestart // a member joined or left
-	}
-	for id := range cur.revs {
-		if _, ok := prev.revs[id]; !ok {
-			return roundsRestart
+	for id, inc := range r.incs {
+		if oinc, ok := o.incs[id]; !ok || oinc != inc {
+			return false
 		}
 	}
-	if !advanced(prev.revs, cur.revs) {
-		return roundsWait
+	return true
+}
+
+// termination decides from successive quiet rounds that the cluster is done: nothing
+// moved since a first look, and every member reported idle again in a heartbeat it
+// computed after that look.
+//
+// A report stored after the look was not necessarily computed after it: a heartbeat
+// computed before the look may reach the server, and this node, after it (a loaded
+// machine, a NATS restart). Such a member may have admitted a URL between computing its
+// report and the look (the look then sees the admission in the state stream already),
+// and report idle twice. But a node's heartbeats are a chain of compare-and-set writes
+// made one after the other, each computed once the previous one is known to be stored:
+// so a report stored after another one that was stored after the look (revision above
+// membersSeq) was computed after the look. That second report is what counts.
+type termination struct {
+	first *quietRound       // the look the others are compared with; nil: none yet
+	fresh map[string]uint64 // per member, the revision of a report stored after first's look
+}
+
+// step takes the latest round (nil: the cluster is not quiet) and says whether the
+// cluster is done.
+func (d *termination) step(cur *quietRound) bool {
+	if cur == nil {
+		d.first = nil
+		return false
 	}
-	return roundsDone
+	if d.first == nil || !d.first.same(cur) {
+		d.first, d.fresh = cur, map[string]uint64{}
+		return false
+	}
+	done := true
+	for id, rev := range cur.revs {
+		switch f := d.fresh[id]; {
+		case f == 0 && rev > d.first.membersSeq:
+			d.fresh[id] = rev
+			done = false
+		case f == 0 || rev <= f:
+			done = false
+		}
+	}
+	return done
 }
 
 func (n *Node) quiet(ctx context.Context) (quietRound, bool) {
 	n.mu.Lock()
 	valid := time.Now().Before(n.validUntil)
-	r := quietRound{revs: map[string]uint64{}}
+	r := quietRound{revs: map[string]uint64{}, incs: map[string]string{}}
 	served := map[int]bool{}
 	for id, m := range n.memberView {
 		if time.Since(m.at) >= n.ttl {
@@ -1848,7 +1885,7 @@ func (n *Node) quiet(ctx context.Context) (quietRound, bool) {
 			n.mu.Unlock()
 			return r, false
 		}
-		r.revs[id] = m.rev
+		r.revs[id], r.incs[id] = m.rev, m.info.Incarnation
 		r.activity += m.info.Pages + m.info.Admitted + m.info.Published
 		for _, p := range m.info.Partitions {
 			served[p] = true
@@ -1868,21 +1905,12 @@ func (n *Node) quiet(ctx context.Context) (quietRound, bool) {
 	if err != nil || info.State.Msgs != 0 {
 		return r, false
 	}
-	r.linksSeq, r.stateSeq = info.State.LastSeq, sinfo.State.LastSeq
+	minfo, err := n.membersStream.Info(ctx)
+	if err != nil {
+		return r, false
+	}
+	r.linksSeq, r.stateSeq, r.membersSeq = info.State.LastSeq, sinfo.State.LastSeq, minfo.State.LastSeq
 	return r, true
-}
-
-// advanced says every member of b reported again since a (and none joined or left).
-func advanced(a, b map[string]uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for id, rev := range b {
-		if a[id] == 0 || rev <= a[id] {
-			return false
-		}
-	}
-	return true
 }
 
 // LiveMembers lists the ids of the nodes whose membership is live in cluster, sorted, as

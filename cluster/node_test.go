@@ -390,36 +390,160 @@ func TestNotIdleBeforeSeeds(t *testing.T) {
 	}
 }
 
-// TestSettled: the two-round rule of termination detection.
-func TestSettled(t *testing.T) {
-	base := quietRound{revs: map[string]uint64{"a": 10, "b": 20}, activity: 500, linksSeq: 70, stateSeq: 900}
-	with := func(f func(r *quietRound)) *quietRound {
-		r := base
-		r.revs = map[string]uint64{"a": 11, "b": 21} // both reported again
-		f(&r)
+// TestTermination: the rule of termination detection over successive quiet rounds.
+func TestTermination(t *testing.T) {
+	// The first look saw the reports a@10 and b@20 and, after them, the membership bucket
+	// at revision 25.
+	first := quietRound{revs: map[string]uint64{"a": 10, "b": 20}, incs: map[string]string{"a": "1", "b": "1"},
+		activity: 500, linksSeq: 70, stateSeq: 900, membersSeq: 25}
+	at := func(a, b uint64, f ...func(r *quietRound)) *quietRound {
+		r := first
+		r.revs = map[string]uint64{"a": a, "b": b}
+		r.incs = map[string]string{"a": "1", "b": "1"}
+		r.membersSeq = max(a, b)
+		for _, f := range f {
+			f(&r)
+		}
 		return &r
 	}
 	tests := []struct {
-		name string
-		prev *quietRound
-		cur  *quietRound
-		want roundsVerdict
+		name   string
+		rounds []*quietRound // after first
+		want   []bool
 	}{
-		{"first quiet round", nil, &base, roundsRestart},
-		{"nothing moved, all reported afresh", &base, with(func(*quietRound) {}), roundsDone},
-		{"one member has not reported since", &base, with(func(r *quietRound) { r.revs["b"] = 20 }), roundsWait},
-		{"a member fetched a page", &base, with(func(r *quietRound) { r.activity++ }), roundsRestart},
-		// A member whose report predates the first look (a heartbeat delayed by a loaded
-		// machine) reports idle in both rounds, but the server saw what it did in between.
-		{"a URL was routed in between", &base, with(func(r *quietRound) { r.linksSeq++ }), roundsRestart},
-		{"a URL was admitted or a page recorded in between", &base, with(func(r *quietRound) { r.stateSeq++ }), roundsRestart},
-		{"a member joined", &base, with(func(r *quietRound) { r.revs["c"] = 5 }), roundsRestart},
-		{"a member left", &base, with(func(r *quietRound) { delete(r.revs, "b") }), roundsRestart},
-		{"a member was replaced", &base, with(func(r *quietRound) { delete(r.revs, "b"); r.revs["c"] = 30 }), roundsRestart},
+		{"nothing moved; each reported twice since the look", []*quietRound{at(26, 27), at(28, 29)}, []bool{false, true}},
+		// The case of the NATS restart: a's report 26 was stored after the look but may
+		// have been computed before it (before a admitted a URL that the look saw
+		// recorded already); only a's next report is known to be computed after the look.
+		{"each reported once since the look", []*quietRound{at(26, 27)}, []bool{false}},
+		{"a report stored before the look arrived late", []*quietRound{at(11, 21), at(26, 27), at(28, 29)}, []bool{false, false, true}},
+		{"one member has not reported twice", []*quietRound{at(26, 27), at(26, 29), at(26, 31)}, []bool{false, false, false}},
+		{"a member fetched a page", []*quietRound{at(26, 27), at(28, 29, func(r *quietRound) { r.activity++ })}, []bool{false, false}},
+		{"a URL was routed in between", []*quietRound{at(26, 27), at(28, 29, func(r *quietRound) { r.linksSeq++ })}, []bool{false, false}},
+		{"a URL was admitted or a page recorded in between", []*quietRound{at(26, 27), at(28, 29, func(r *quietRound) { r.stateSeq++ })}, []bool{false, false}},
+		{"a member joined", []*quietRound{at(26, 27), at(28, 29, func(r *quietRound) { r.revs["c"], r.incs["c"] = 28, "1" })}, []bool{false, false}},
+		{"a member left", []*quietRound{at(26, 27), at(28, 29, func(r *quietRound) { delete(r.revs, "b"); delete(r.incs, "b") })}, []bool{false, false}},
+		{"a member rejoined as a new incarnation", []*quietRound{at(26, 27), at(28, 29, func(r *quietRound) { r.incs["b"] = "2" })}, []bool{false, false}},
+		{"a round that is not quiet starts over", []*quietRound{at(26, 27), nil, at(28, 29)}, []bool{false, false, false}},
+		{"starting over from a moved round", []*quietRound{at(26, 27, func(r *quietRound) { r.stateSeq++ }), at(28, 29, func(r *quietRound) { r.stateSeq++ }), at(30, 31, func(r *quietRound) { r.stateSeq++ })},
+			[]bool{false, false, true}},
 	}
 	for _, tt := range tests {
-		if got := settled(tt.prev, tt.cur); got != tt.want {
-			t.Errorf("%s: settled = %d, want %d", tt.name, got, tt.want)
+		var d termination
+		if d.step(&first) {
+			t.Fatalf("%s: done at the first look", tt.name)
+		}
+		for i, r := range tt.rounds {
+			if got := d.step(r); got != tt.want[i] {
+				t.Errorf("%s: round %d: done = %v, want %v", tt.name, i+1, got, tt.want[i])
+			}
+		}
+	}
+}
+
+// TestDoneWaitsForReportsAfterTheLook: a member's idle report computed before a URL was
+// admitted there, but stored after termination detection looked at the streams (which
+// showed the admission), must not end the crawl. The likely way TestClusterNATSRestart
+// ended early on a loaded machine: after the restart, a routed URL left unacknowledged
+// comes back once its AckWait runs out, while every member is idle, and may be admitted
+// between a heartbeat's computation and its arrival.
+func TestDoneWaitsForReportsAfterTheLook(t *testing.T) {
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	a := testNode(t, nc, "a", filepath.Join(dir, "a"))
+	b := testNode(t, nc, "b", filepath.Join(dir, "b"))
+	t.Cleanup(func() { cancel(); a.tenures.Wait() })
+	for p := range a.nparts {
+		takeNow(t, ctx, a, p)
+	}
+	for _, n := range []*Node{a, b} {
+		if err := n.Add(nil); err != nil { // the crawlers started, without seeds
+			t.Fatal(err)
+		}
+	}
+	go b.watchMembers(ctx) // b's view of the membership, as Run keeps it
+	// beat stores info as n's heartbeat and waits until b's view has it.
+	beat := func(n *Node, info MemberInfo) {
+		t.Helper()
+		val, _ := json.Marshal(info)
+		rev, err := n.members.Put(ctx, n.opts.NodeID, val)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			b.mu.Lock()
+			got := b.memberView[n.opts.NodeID].rev
+			b.mu.Unlock()
+			if got >= rev {
+				return
+			}
+			if ctx.Err() != nil {
+				t.Fatal("b's view of the membership did not catch up")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	var d termination
+	round := func() bool {
+		t.Helper()
+		r, ok := b.quiet(ctx)
+		if !ok {
+			return d.step(nil)
+		}
+		return d.step(&r)
+	}
+	beat(a, a.info())
+	beat(b, b.info())
+	if round() {
+		t.Fatal("done at the first look")
+	}
+	// a computes its next report (idle); before it reaches the server, a URL is admitted
+	// at a (a local link: its state recorded, then queued) and b looks again.
+	late := a.info()
+	link := testItem("www.example.org", "/late")
+	if err := a.Add([]frontier.Item{link}); err != nil {
+		t.Fatal(err)
+	}
+	relayAll(t, ctx, a)
+	if st := a.fr.Stats(); st.Queued != 1 {
+		t.Fatalf("a queued %d URLs, want 1", st.Queued)
+	}
+	if round() {
+		t.Fatal("done right after an admission")
+	}
+	beat(a, late)
+	beat(b, b.info())
+	if round() {
+		t.Fatal("the cluster was declared done while a had a URL queued: its idle report was computed before the look that saw the admission")
+	}
+	// a's next reports say what it holds; once it fetched the URL, the cluster is done.
+	beat(a, a.info())
+	beat(b, b.info())
+	if round() {
+		t.Fatal("done while a reports a queued URL")
+	}
+	l, err := a.fr.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Enter(l.Item) {
+		t.Fatal("the gate refused a lease of a partition a serves")
+	}
+	if _, err := a.fr.Complete(l, frontier.Outcome{}, func(bt *pebble.Batch) error { return a.Route(bt, l.Item, frontier.Outcome{}) }); err != nil {
+		t.Fatal(err)
+	}
+	a.Leave(l.Item)
+	relayAll(t, ctx, a)
+	for i := 0; ; i++ {
+		beat(a, a.info())
+		beat(b, b.info())
+		if round() {
+			break
+		}
+		if i == 5 {
+			t.Fatal("not done after five rounds of idle reports with nothing left")
 		}
 	}
 }
