@@ -97,7 +97,9 @@ func TestGzipBombSitemap(t *testing.T) {
 		body := append(bytes.Clone(head), bytes.Repeat(member, expands)...)
 		var doc *Document
 		var err error
-		got := allocated(func() { doc, err = Parse(body, "application/gzip", "http://x.test/sitemap.xml.gz", Limits{MaxBytes: limit}) })
+		got := allocated(func() {
+			doc, err = Parse(body, "application/gzip", "http://x.test/sitemap.xml.gz", Limits{MaxBytes: limit})
+		})
 		t.Logf("%d KiB expanding to %d MiB: %.1f MiB allocated; %v", len(body)>>10, expands, float64(got)/(1<<20), err)
 		if err == nil || !strings.Contains(err.Error(), "decompression bomb") || !strings.Contains(err.Error(), "sitemap.xml.gz") {
 			t.Errorf("error %v, want one naming the file as a decompression bomb", err)
