@@ -183,13 +183,9 @@ func readGeoTIFF(path, name string) (*Layer, error) {
 			l.Error = err.Error()
 		}
 		l.CRS = c
-	} else if in.UserProjected && in.Georeferenced {
-		name := in.Citation
-		if name == "" {
-			name = "user-defined projected CRS"
-		}
-		l.CRS = &crs.CRS{Name: name, Kind: crs.Projected,
-			Unsupported: "a projection defined by the GeoTIFF's own keys (ProjectedCSTypeGeoKey 32767), which sonda does not read yet: no WGS 84 bounding box"}
+	} else if in.Georeferenced && (in.UserProjected || in.ModelType == 2 && len(in.GeoKeys) > 1) {
+		// The keys define the CRS themselves: read its parameters (or say which key stops us).
+		l.CRS = crs.FromGeoKeys(in.GeoKeys, in.Citation)
 	} else if in.Citation != "" && in.Georeferenced {
 		l.CRS = &crs.CRS{Name: in.Citation, Kind: crs.Other, Unsupported: "user-defined GeoTIFF CRS"}
 	}

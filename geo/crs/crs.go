@@ -1,6 +1,7 @@
 // Package crs owns coordinate reference systems for the geo readers: it reads a CRS from
-// WKT (the .prj of a shapefile, a GeoPackage's gpkg_spatial_ref_sys) or from an EPSG code
-// (GeoTIFF keys, GeoJSON, GML), names it, identifies its EPSG code when it can, and
+// WKT (the .prj of a shapefile, a GeoPackage's gpkg_spatial_ref_sys), from an EPSG code
+// (GeoTIFF keys, GeoJSON, GML) or from the parameters a GeoTIFF's GeoKeys give for a
+// user-defined CRS, names it, identifies its EPSG code when it can, and
 // transforms coordinates to WGS84 longitude/latitude so every dataset's bounding box can be
 // searched on one map.
 //
@@ -209,12 +210,7 @@ func (c *CRS) setDatum(n *node) error {
 		for i := range h {
 			h[i], _ = tw.num(i)
 		}
-		c.setShift(h)
-		if c.helmert == nil && (math.Abs(a-6378137) > 0.5 || math.Abs(rf-298.257223563) > 1e-3) {
-			// A zero shift between different ellipsoids still changes latitudes: go through
-			// geocentric coordinates, as PROJ does for an explicit TOWGS84.
-			c.helmert, c.Shift = &[7]float64{}, "helmert"
-		}
+		c.setTOWGS84(h, a, rf)
 		return nil
 	}
 	known, ok := datumShifts[datumKey(c.Datum)]
@@ -228,6 +224,16 @@ func (c *CRS) setDatum(n *node) error {
 		c.Shift = "unknown"
 	}
 	return nil
+}
+
+// setTOWGS84 applies an explicit shift to WGS 84 from a datum on the ellipsoid (a, rf).
+func (c *CRS) setTOWGS84(h [7]float64, a, rf float64) {
+	c.setShift(h)
+	if c.helmert == nil && (math.Abs(a-6378137) > 0.5 || math.Abs(rf-298.257223563) > 1e-3) {
+		// A zero shift between different ellipsoids still changes latitudes: go through
+		// geocentric coordinates, as PROJ does for an explicit TOWGS84.
+		c.helmert, c.Shift = &[7]float64{}, "helmert"
+	}
 }
 
 func (c *CRS) setShift(h [7]float64) {

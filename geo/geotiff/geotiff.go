@@ -75,7 +75,10 @@ type Info struct {
 	// geographic code names its datum, since that code describes no coordinate of it.
 	UserProjected bool
 	Citation      string // GTCitation / PCSCitation / GeogCitation text
-	Georeferenced bool   // the file carries a tie point and scale or a transformation
+	// GeoKeys holds every numeric GeoKey by ID: a SHORT key as its one value, a key stored
+	// in GeoDoubleParamsTag as its doubles. crs.FromGeoKeys reads a CRS from them.
+	GeoKeys       map[uint16][]float64
+	Georeferenced bool // the file carries a tie point and scale or a transformation
 	NoData        *float64
 
 	f          *file
@@ -443,13 +446,19 @@ func (in *Info) geoKeys() error {
 	if err != nil {
 		return err
 	}
+	doubleParams, err := in.doubles(tagGeoDoubles)
+	if err != nil {
+		return err
+	}
 	n := int(keys[3])
 	var citations []string
+	in.GeoKeys = make(map[uint16][]float64, n)
 	for i := 0; i < n && 4+4*i+3 < len(keys); i++ {
 		k := keys[4+4*i:]
 		id, loc, count, val := uint16(k[0]), k[1], int(k[2]), int(k[3])
 		switch {
 		case loc == 0:
+			in.GeoKeys[id] = []float64{float64(val)}
 			switch id {
 			case keyModelType:
 				in.ModelType = val
@@ -465,6 +474,12 @@ func (in *Info) geoKeys() error {
 				// EPSG projection codes 16001-16060 and 16101-16160 are UTM zones on the
 				// geographic CRS given separately: resolved by the caller from Projection().
 				in.projection = val
+			}
+		case loc == tagGeoDoubles:
+			// An offset or count outside the doubles leaves the key out: the CRS reader then
+			// says which parameter is missing.
+			if count > 0 && val+count <= len(doubleParams) {
+				in.GeoKeys[id] = doubleParams[val : val+count]
 			}
 		case loc == tagGeoASCII && (id == keyCitation || id == keyPCSCitation || id == keyGeogCitation):
 			if val >= 0 && count > 0 && val+count <= len(asciiParams) {
