@@ -1528,20 +1528,28 @@ func (n *Node) relayOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	// Publish everything, then settle in order: a record is done once JetStream stored it,
-	// or refused it as a state of a partition whose owner changed since it was written
-	// (fenced: stale, dropped). The first other failure keeps that record and all after
-	// it for the next round (those already stored are then duplicates, dropped by id).
+	// Publish, then settle in order: a record is done once JetStream stored it, or refused
+	// it as a state of a partition whose owner changed since it was written (fenced:
+	// stale, dropped). The first other failure keeps that record and all after it for the
+	// next round (those already stored are then duplicates, dropped by id).
+	//
+	// The links go first, and a URL's state only once every link before it is stored: a
+	// page's state says it need not be fetched again, so it must never be recorded while
+	// what the page found is still only here. The links and state streams store
+	// independently (a server shutting down may keep one message and lose the other), and
+	// a node cut off or killed now would otherwise leave the cluster done without them:
+	// its hosts' next owner rebuilds from the state stream and does not fetch the page again.
 	futures := make([]jetstream.PubAckFuture, len(msgs))
-	for i, m := range msgs {
+	publish := func(i int) error {
+		m := msgs[i]
 		if m.subject == "" {
-			continue
+			return nil
 		}
 		msg := &nats.Msg{Subject: m.subject, Data: m.payload}
 		opts := []jetstream.PublishOpt{jetstream.WithMsgID(m.id)}
 		switch l := local[i]; {
 		case l.pt != nil && !l.fresh:
-			continue // admitted already: nothing to send
+			return nil // admitted already: nothing to send
 		case l.pt != nil:
 			// The URL's state, as the consumer's admission records it, under the tenure.
 			msg.Subject = n.names.urlState(l.fence.part, l.it.Key)
@@ -1550,21 +1558,57 @@ func (n *Node) relayOnce(ctx context.Context) (int, error) {
 			opts = append(opts, jetstream.WithExpectLastSequenceForSubject(m.fence.epoch, n.names.epoch(m.fence.part)))
 		}
 		f, err := n.js.PublishMsgAsync(msg, opts...)
-		if err != nil {
-			return 0, err
-		}
 		futures[i] = f
+		return err
 	}
-	timeout := time.NewTimer(30 * time.Second)
-	defer timeout.Stop()
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	acked := make([]bool, len(msgs)) // await's answers: a future answers once
+	errs := make([]error, len(msgs))
+	await := func(i int) error {
+		if acked[i] || errs[i] != nil {
+			return errs[i]
+		}
+		select {
+		case <-futures[i].Ok():
+			acked[i] = true
+		case errs[i] = <-futures[i].Err():
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return context.DeadlineExceeded
+		}
+		return errs[i]
+	}
+	for i, m := range msgs {
+		if m.kind != kindState {
+			if err := publish(i); err != nil {
+				return 0, err
+			}
+		}
+	}
+	upto := len(msgs) // states are published below the first link that failed
+	for i, m := range msgs {
+		if m.kind != kindState && futures[i] != nil && await(i) != nil {
+			upto = i
+			break
+		}
+	}
+	for i, m := range msgs[:upto] {
+		if m.kind == kindState {
+			if err := publish(i); err != nil {
+				return 0, err
+			}
+		}
+	}
 	urlStates := n.names.prefix() + "url."
 	settled, confirmed, published := 0, int64(0), int64(0)
 	var failed error
 settle:
 	for i, m := range msgs {
 		if f := futures[i]; f != nil {
-			select {
-			case <-f.Ok():
+			if err := await(i); err == nil {
 				published++
 				if !m.written.IsZero() {
 					n.metrics.routingLag.Observe(time.Since(m.written).Seconds())
@@ -1574,7 +1618,7 @@ settle:
 						n.sent.Add([16]byte(w.Key))
 					}
 				}
-			case err := <-f.Err():
+			} else {
 				if l := local[i]; l.pt != nil && fencedOut(err) {
 					// The partition moved: next round the link goes to its new owner.
 					n.fenced(l.fence)
@@ -1586,12 +1630,6 @@ settle:
 					break settle
 				}
 				n.fenced(m.fence)
-			case <-ctx.Done():
-				failed = ctx.Err()
-				break settle
-			case <-timeout.C:
-				failed = context.DeadlineExceeded
-				break settle
 			}
 		}
 		if m.kind == kindState && strings.HasPrefix(m.subject, urlStates) {

@@ -1079,3 +1079,58 @@ func TestRefetch(t *testing.T) {
 	relayAll(t, ctx, a)
 	queued(2)
 }
+
+// TestStateNotRecordedBeforeItsLinks: a page's state (done: not to be fetched again) is
+// recorded only once the links it found are. Were it recorded while a link is still only
+// in the outbox (the links stream refused it, or lost it in a server shutdown) and the
+// node then cut off or killed, the page's next owner would rebuild it as done and the
+// cluster would end without the link.
+func TestStateNotRecordedBeforeItsLinks(t *testing.T) {
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
+	t.Cleanup(func() { cancel(); a.tenures.Wait() })
+	page := testItem("www.example.org", "/page")
+	p := a.partitionOf(page.Host)
+	var link frontier.Item // for a partition a does not serve: it goes through the links stream
+	for i := 0; ; i++ {
+		if link = testItem(fmt.Sprintf("www.site%d.test", i), "/found"); a.partitionOf(link.Host) != p {
+			break
+		}
+	}
+	takeNow(t, ctx, a, p)
+	// The links stream refuses new messages: it is full and discards new ones.
+	cfg := a.links.CachedInfo().Config
+	full := cfg
+	full.MaxMsgs, full.Discard = 1, jetstream.DiscardNew
+	if _, err := a.js.UpdateStream(ctx, full); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.js.Publish(ctx, a.names.links(a.partitionOf(link.Host)), []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if !complete(t, a, page, frontier.Outcome{Discovered: []frontier.Item{link}}) {
+		t.Fatal("the gate refused a lease of a partition a serves")
+	}
+	if _, err := a.relayOnce(ctx); err == nil {
+		t.Fatal("the relay reported no failure while the links stream refused the link")
+	}
+	if _, err := a.state.GetLastMsgForSubject(ctx, a.names.urlState(p, page.Key)); !errors.Is(err, jetstream.ErrMsgNotFound) {
+		t.Fatalf("the page's state was recorded while the link it found was refused (lookup: %v)", err)
+	}
+	if n := a.outCount.Load(); n != 2 {
+		t.Errorf("%d records in the outbox, want 2 (the link and the page's state)", n)
+	}
+	// Once the stream takes messages again, both go.
+	if _, err := a.js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	relayAll(t, ctx, a)
+	if w := lastState(t, ctx, a, p, page); !w.Done {
+		t.Errorf("the page's state is %+v, want done", w)
+	}
+	if info, err := a.links.Info(ctx); err != nil || info.State.Msgs != 2 {
+		t.Errorf("links stream: %v messages (%v), want 2 (the filler and the link)", info.State.Msgs, err)
+	}
+}
