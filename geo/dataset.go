@@ -499,10 +499,53 @@ type boxer struct {
 	native geom.BBox
 	wgs    geom.BBox
 	failed int
+	poles  []crs.Pole // poles the projection maps to a point, which a polygon may surround
 }
 
 func newBoxer(c *crs.CRS) *boxer {
-	return &boxer{crs: c, native: geom.Empty(), wgs: geom.Empty()}
+	return &boxer{crs: c, native: geom.Empty(), wgs: geom.Empty(), poles: c.Poles()}
+}
+
+// coverPoles extends the WGS 84 box to every pole inside the area: its vertices stay short
+// of 90°, but the area reaches the pole and every longitude.
+func coverPoles(wgs *geom.BBox, poles []crs.Pole, inside func(x, y float64) bool) {
+	for _, p := range poles {
+		if inside(p.X, p.Y) {
+			wgs.Extend(-180, p.Lat)
+			wgs.Extend(180, p.Lat)
+		}
+	}
+}
+
+// inRings says whether (x, y) is inside a polygon's rings by the even-odd rule, as
+// geom.KindPolygon fills them (holes are rings too). A point within a millimetre (for
+// metres) of an edge is on the boundary and not inside: a ring clipped along a parallel
+// near the pole runs straight through it, and GDAL does not count that as covering it.
+func inRings(parts [][]geom.Point, x, y float64) bool {
+	const onEdge = 1e-3
+	in := false
+	for _, ring := range parts {
+		for i, j := 0, len(ring)-1; i < len(ring); j, i = i, i+1 {
+			a, b := ring[i], ring[j]
+			if segmentDistance(a, b, x, y) < onEdge {
+				return false
+			}
+			if (a.Y > y) != (b.Y > y) && x < (b.X-a.X)*(y-a.Y)/(b.Y-a.Y)+a.X {
+				in = !in
+			}
+		}
+	}
+	return in
+}
+
+// segmentDistance is the distance from (x, y) to the segment ab.
+func segmentDistance(a, b geom.Point, x, y float64) float64 {
+	dx, dy := b.X-a.X, b.Y-a.Y
+	t := 0.0
+	if l := dx*dx + dy*dy; l > 0 {
+		t = max(0, min(1, ((x-a.X)*dx+(y-a.Y)*dy)/l))
+	}
+	return math.Hypot(x-(a.X+t*dx), y-(a.Y+t*dy))
 }
 
 func (b *boxer) add(x, y float64) {
@@ -526,6 +569,9 @@ func (b *boxer) shape(s geom.Shape) {
 		for _, p := range part {
 			b.add(p.X, p.Y)
 		}
+	}
+	if s.Kind == geom.KindPolygon && len(b.poles) > 0 {
+		coverPoles(&b.wgs, b.poles, func(x, y float64) bool { return inRings(s.Parts, x, y) })
 	}
 }
 
@@ -558,5 +604,8 @@ func edgesToWGS84(c *crs.CRS, box geom.BBox) geom.BBox {
 			out.Extend(lon, lat)
 		}
 	}
+	coverPoles(&out, c.Poles(), func(x, y float64) bool {
+		return x >= box.MinX && x <= box.MaxX && y >= box.MinY && y <= box.MaxY
+	})
 	return out
 }

@@ -330,3 +330,27 @@ func TestCapabilities(t *testing.T) {
 		t.Errorf("WFS: %+v %v", ds.Layers, ds.BBox)
 	}
 }
+
+// TestInRings: the even-odd rule the pole cover uses, with a point on an edge not inside.
+func TestInRings(t *testing.T) {
+	square := func(r float64) []geom.Point {
+		return []geom.Point{{X: -r, Y: -r}, {X: r, Y: -r}, {X: r, Y: r}, {X: -r, Y: r}, {X: -r, Y: -r}}
+	}
+	for _, tt := range []struct {
+		name  string
+		parts [][]geom.Point
+		x, y  float64
+		want  bool
+	}{
+		{"inside", [][]geom.Point{square(10)}, 0, 0, true},
+		{"outside", [][]geom.Point{square(10)}, 20, 0, false},
+		{"in a hole", [][]geom.Point{square(10), square(5)}, 0, 0, false},
+		{"between a hole and the shell", [][]geom.Point{square(10), square(5)}, 7, 0, true},
+		{"on an edge", [][]geom.Point{square(10)}, 10, 3, false},
+		{"on a chord through it", [][]geom.Point{{{X: -10, Y: 0}, {X: 10, Y: 0}, {X: 0, Y: 10}, {X: -10, Y: 0}}}, 0, 1e-9, false},
+	} {
+		if got := inRings(tt.parts, tt.x, tt.y); got != tt.want {
+			t.Errorf("%s: inRings = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -25,26 +25,35 @@ var projectionCases = []struct {
 	name, proj string
 	window     [4]float64 // lon/lat: the countries are clipped to it
 	unreadable bool       // sonda must say it cannot read this CRS
+	extent     []float64  // the raster's extent in the projection (gdalwarp -te), when set
 }{
-	{"Transverse Mercator", "+proj=tmerc +lat_0=0 +lon_0=15 +k=0.9996 +x_0=500000 +y_0=0 +datum=WGS84 +units=m", [4]float64{5, 35, 25, 60}, false},
-	{"Lambert Conformal Conic 2SP", "+proj=lcc +lat_1=33 +lat_2=45 +lat_0=39 +lon_0=-96 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-125, 25, -65, 50}, false},
-	{"Lambert Conformal Conic 1SP", "+proj=lcc +lat_1=46.8 +lat_0=46.8 +lon_0=2.337229 +k_0=0.99987742 +x_0=600000 +y_0=2200000 +datum=WGS84 +units=m", [4]float64{-5, 41, 10, 52}, false},
-	{"Albers Equal Area", "+proj=aea +lat_1=29.5 +lat_2=45.5 +lat_0=37.5 +lon_0=-96 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-125, 25, -65, 50}, false},
-	{"Lambert Azimuthal Equal Area", "+proj=laea +lat_0=52 +lon_0=10 +x_0=4321000 +y_0=3210000 +datum=WGS84 +units=m", [4]float64{-10, 35, 40, 70}, false},
-	{"Mercator 1SP", "+proj=merc +lon_0=0 +k=1 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-180, -70, 180, 70}, false},
-	{"Mercator 2SP", "+proj=merc +lat_ts=30 +lon_0=0 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-180, -70, 180, 70}, false},
-	{"Equirectangular", "+proj=eqc +lat_ts=0 +lat_0=0 +lon_0=0 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-180, -80, 180, 80}, false},
-	{"Oblique Stereographic", "+proj=sterea +lat_0=52.15616055555555 +lon_0=5.38763888888889 +k=0.9999079 +x_0=155000 +y_0=463000 +datum=WGS84 +units=m", [4]float64{2, 49, 9, 55}, false},
-	{"Polar Stereographic", "+proj=stere +lat_0=90 +lat_ts=70 +lon_0=-45 +k=1 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-180, 60, 180, 85}, false},
-	{"Sinusoidal", "+proj=sinu +lon_0=0 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-60, -50, 60, 60}, false},
-	{"Equidistant Conic", "+proj=eqdc +lat_0=40 +lon_0=-96 +lat_1=20 +lat_2=60 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-125, 25, -65, 50}, false},
-	{"Lambert Conformal Conic 2SP in US feet", "+proj=lcc +lat_1=33 +lat_2=45 +lat_0=39 +lon_0=-96 +x_0=1000000 +y_0=0 +datum=WGS84 +units=us-ft", [4]float64{-125, 25, -65, 50}, false},
-	{"Transverse Mercator on Bessel with TOWGS84", "+proj=tmerc +lat_0=0 +lon_0=10.5 +k=1 +x_0=3500000 +y_0=0 +ellps=bessel +towgs84=598.1,73.7,418.2,0.202,0.045,-2.455,6.7 +units=m", [4]float64{5, 46, 16, 56}, false},
-	{"Geographic on International 1924 with TOWGS84", "+proj=longlat +ellps=intl +towgs84=-87,-98,-121,0,0,0,0 +no_defs", [4]float64{-10, 35, 30, 60}, false},
-	{"Polar Stereographic south, variant A", "+proj=stere +lat_0=-90 +lon_0=0 +k=0.994 +x_0=2000000 +y_0=2000000 +datum=WGS84 +units=m", [4]float64{-90, -89, 90, -60}, false},
-	{"Sinusoidal on a sphere (MODIS)", "+proj=sinu +lon_0=0 +x_0=0 +y_0=0 +R=6371007.181 +units=m", [4]float64{-60, -50, 60, 60}, false},
-	{"Stereographic, oblique", "+proj=stere +lat_0=40 +lon_0=10 +k=1 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{0, 30, 20, 50}, true},
-	{"Robinson", "+proj=robin +lon_0=0 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-60, -50, 60, 60}, true},
+	{"Transverse Mercator", "+proj=tmerc +lat_0=0 +lon_0=15 +k=0.9996 +x_0=500000 +y_0=0 +datum=WGS84 +units=m", [4]float64{5, 35, 25, 60}, false, nil},
+	{"Lambert Conformal Conic 2SP", "+proj=lcc +lat_1=33 +lat_2=45 +lat_0=39 +lon_0=-96 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-125, 25, -65, 50}, false, nil},
+	{"Lambert Conformal Conic 1SP", "+proj=lcc +lat_1=46.8 +lat_0=46.8 +lon_0=2.337229 +k_0=0.99987742 +x_0=600000 +y_0=2200000 +datum=WGS84 +units=m", [4]float64{-5, 41, 10, 52}, false, nil},
+	{"Albers Equal Area", "+proj=aea +lat_1=29.5 +lat_2=45.5 +lat_0=37.5 +lon_0=-96 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-125, 25, -65, 50}, false, nil},
+	{"Lambert Azimuthal Equal Area", "+proj=laea +lat_0=52 +lon_0=10 +x_0=4321000 +y_0=3210000 +datum=WGS84 +units=m", [4]float64{-10, 35, 40, 70}, false, nil},
+	{"Mercator 1SP", "+proj=merc +lon_0=0 +k=1 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-180, -70, 180, 70}, false, nil},
+	{"Mercator 2SP", "+proj=merc +lat_ts=30 +lon_0=0 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-180, -70, 180, 70}, false, nil},
+	{"Equirectangular", "+proj=eqc +lat_ts=0 +lat_0=0 +lon_0=0 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-180, -80, 180, 80}, false, nil},
+	{"Oblique Stereographic", "+proj=sterea +lat_0=52.15616055555555 +lon_0=5.38763888888889 +k=0.9999079 +x_0=155000 +y_0=463000 +datum=WGS84 +units=m", [4]float64{2, 49, 9, 55}, false, nil},
+	{"Polar Stereographic", "+proj=stere +lat_0=90 +lat_ts=70 +lon_0=-45 +k=1 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-180, 60, 180, 85}, false, nil},
+	{"Sinusoidal", "+proj=sinu +lon_0=0 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-60, -50, 60, 60}, false, nil},
+	{"Equidistant Conic", "+proj=eqdc +lat_0=40 +lon_0=-96 +lat_1=20 +lat_2=60 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-125, 25, -65, 50}, false, nil},
+	{"Lambert Conformal Conic 2SP in US feet", "+proj=lcc +lat_1=33 +lat_2=45 +lat_0=39 +lon_0=-96 +x_0=1000000 +y_0=0 +datum=WGS84 +units=us-ft", [4]float64{-125, 25, -65, 50}, false, nil},
+	{"Transverse Mercator on Bessel with TOWGS84", "+proj=tmerc +lat_0=0 +lon_0=10.5 +k=1 +x_0=3500000 +y_0=0 +ellps=bessel +towgs84=598.1,73.7,418.2,0.202,0.045,-2.455,6.7 +units=m", [4]float64{5, 46, 16, 56}, false, nil},
+	{"Geographic on International 1924 with TOWGS84", "+proj=longlat +ellps=intl +towgs84=-87,-98,-121,0,0,0,0 +no_defs", [4]float64{-10, 35, 30, 60}, false, nil},
+	{"Polar Stereographic south, variant A", "+proj=stere +lat_0=-90 +lon_0=0 +k=0.994 +x_0=2000000 +y_0=2000000 +datum=WGS84 +units=m", [4]float64{-90, -89, 90, -60}, false, nil},
+	{"Sinusoidal on a sphere (MODIS)", "+proj=sinu +lon_0=0 +x_0=0 +y_0=0 +R=6371007.181 +units=m", [4]float64{-60, -50, 60, 60}, false, nil},
+	// Antarctica, whose polygon surrounds the pole, and a raster whose extent does.
+	{"Polar Stereographic south around the pole", "+proj=stere +lat_0=-90 +lat_ts=-71 +lon_0=0 +k=1 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-180, -89, 180, -60}, false,
+		[]float64{-3000000, -2500000, 2000000, 3500000}},
+	// The raster only surrounds the pole here: GDAL's own reprojection of a polygon around
+	// it from this projection (it special-cases polar stereographic only) ends at -85.6°,
+	// though the polygon has vertices at -89°.
+	{"Lambert Azimuthal Equal Area south polar, raster around the pole", "+proj=laea +lat_0=-90 +lon_0=0 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-90, -89, 90, -60}, false,
+		[]float64{-3000000, -3000000, 3000000, 3000000}},
+	{"Stereographic, oblique", "+proj=stere +lat_0=40 +lon_0=10 +k=1 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{0, 30, 20, 50}, true, nil},
+	{"Robinson", "+proj=robin +lon_0=0 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-60, -50, 60, 60}, true, nil},
 }
 
 // TestProjectionsAgainstGDAL (issue 14 §4): the Natural Earth countries, clipped to each
@@ -113,7 +122,11 @@ func TestProjectionsAgainstGDAL(t *testing.T) {
 				check(t, c.name+" (.prj)", shp, ogrBBox(t, shp, "-t_srs", "EPSG:4326"), !c.unreadable)
 
 				tif := filepath.Join(out, base+".tif")
-				run(t, "gdalwarp", "-q", "-t_srs", c.proj, elev, tif)
+				warp := []string{"-q", "-t_srs", c.proj}
+				if e := c.extent; e != nil {
+					warp = append(warp, "-te", fmt.Sprint(e[0]), fmt.Sprint(e[1]), fmt.Sprint(e[2]), fmt.Sprint(e[3]), "-ts", "50", "50")
+				}
+				run(t, "gdalwarp", append(warp, elev, tif)...)
 				wgs := gdalEdges(t, tif, c.proj)
 				check(t, c.name+" (GeoKeys)", tif, wgs, !c.unreadable)
 			})
@@ -161,6 +174,25 @@ func gdalEdges(t *testing.T, tif, proj string) geom.BBox {
 			t.Fatalf("gdaltransform said %q", line)
 		}
 		box.Extend(lon, lat)
+	}
+	// A raster around a pole covers it and every longitude, though no edge point comes
+	// near: where GDAL puts each pole decides whether the extent holds it.
+	cmd = exec.Command("gdaltransform", "-s_srs", "EPSG:4326", "-t_srs", proj, "-output_xy")
+	cmd.Stdin = strings.NewReader("0 90\n0 -90\n")
+	out, err = cmd.Output()
+	if err != nil {
+		t.Fatalf("gdaltransform: %v", err)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var x, y float64
+		if _, err := fmt.Sscan(line, &x, &y); err != nil || i > 1 {
+			continue // a pole the projection cannot place
+		}
+		if x >= minX && x <= maxX && y >= minY && y <= maxY {
+			lat := []float64{90, -90}[i]
+			box.Extend(-180, lat)
+			box.Extend(180, lat)
+		}
 	}
 	return box
 }

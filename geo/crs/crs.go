@@ -5,10 +5,10 @@
 // transforms coordinates to WGS84 longitude/latitude so every dataset's bounding box can be
 // searched on one map.
 //
-// Albers and Lambert azimuthal equal-area come from github.com/wroge/wgs84; the other
-// methods are written here from IOGP Guidance Note 7-2 and Snyder (1987): transverse
-// Mercator (Krüger's series), Lambert conformal conic, Mercator, Web Mercator,
-// equirectangular, oblique and polar stereographic, sinusoidal and equidistant conic.
+// Albers comes from github.com/wroge/wgs84; the other methods are written here from IOGP
+// Guidance Note 7-2 and Snyder (1987): transverse Mercator (Krüger's series), Lambert
+// conformal conic, Lambert azimuthal equal-area, Mercator, Web Mercator, equirectangular,
+// oblique and polar stereographic, sinusoidal and equidistant conic.
 // Datum shifts follow what PROJ does without grid files, so that results
 // agree with GDAL to well under a metre: the EPSG "ballpark" transformations it picks
 // (NAD83 and other modern datums: no shift; NAD27: EPSG:1173, -8 160 176 m; ...), or the
@@ -332,4 +332,43 @@ func normName(s string) string {
 // datumKey is normName without ESRI's "D_" prefix.
 func datumKey(s string) string {
 	return normName(strings.TrimPrefix(strings.TrimPrefix(s, "D_"), "d_"))
+}
+
+// Pole is where a projection puts a geographic pole: X, Y in the CRS's units, Lat ±90.
+type Pole struct{ X, Y, Lat float64 }
+
+// Poles lists the poles that the projection maps to a single point (polar and oblique
+// azimuthal projections, transverse Mercator, the apex of a conformal cone, sinusoidal).
+// An area around such a point covers the pole though none of its vertices comes near 90°:
+// the WGS 84 box of a polygon or raster that contains it must reach the pole and span every
+// longitude, as GDAL's does. Projections that stretch a pole into a line or an arc
+// (Mercator, Albers, equirectangular) or leave it at infinity have none. The point is
+// found on the CRS's own ellipsoid: a datum shift moves it by metres, far less than any
+// area that can contain it is wide.
+func (c *CRS) Poles() []Pole {
+	if !c.CanTransform() || c.Kind != Projected {
+		return nil
+	}
+	var out []Pole
+	for _, lat := range []float64{90, -90} {
+		var first [2]float64
+		point := true
+		for i, lon := range []float64{-150, -60, 0, 45, 170} {
+			x, y := c.proj.FromLonLat(lon, lat, c.ellipsoid)
+			if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) || math.Abs(x) > 1e9 || math.Abs(y) > 1e9 {
+				point = false
+				break
+			}
+			if i == 0 {
+				first = [2]float64{x, y}
+			} else if math.Hypot(x-first[0], y-first[1]) > 1e-2 {
+				point = false
+				break
+			}
+		}
+		if point {
+			out = append(out, Pole{X: first[0] / c.unit, Y: first[1] / c.unit, Lat: lat})
+		}
+	}
+	return out
 }

@@ -47,7 +47,7 @@ func projection(method string, p map[string]float64, unit float64) (wgs84.Projec
 	case "albersconicequalarea", "albers", "albersequalarea":
 		return wgs84.Datum{}.AlbersEqualAreaConic(lon0, lat0, sp1, sp2, fe, fn).Projection, ""
 	case "lambertazimuthalequalarea":
-		return wgs84.Datum{}.LambertAzimuthalEqualArea(lon0, lat0, fe, fn).Projection, ""
+		return &lambertAzimuthal{lon0: lon0, lat0: lat0, fe: fe, fn: fn}, ""
 	case "popularvisualisationpseudomercator", "mercatorauxiliarysphere", "pseudomercator":
 		return webMercator{fe: fe, fn: fn, lon0: lon0}, ""
 	case "mercator1sp", "mercatorvarianta":

@@ -1,6 +1,7 @@
 package crs
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -25,6 +26,7 @@ func TestProjectionMethods(t *testing.T) {
 		wgs     = "wgs84"
 		intl    = "intl"
 		clarke  = "clarke66"
+		grs80   = "grs80"
 		mmTol   = 0.006
 		degTol  = 1e-7
 		tripTol = 1e-10
@@ -34,6 +36,7 @@ func TestProjectionMethods(t *testing.T) {
 		wgs:    {6378137, 298.257223563},
 		intl:   {6378388, 297},
 		clarke: {6378206.4, 294.9786982138982},
+		grs80:  {6378137, 298.257222101},
 	}
 	tests := []struct {
 		name, ell, method string
@@ -85,6 +88,18 @@ func TestProjectionMethods(t *testing.T) {
 		{"equidistant conic, one standard parallel (PROJ eqdc)", wgs, "equidistantconic",
 			map[string]float64{"latitudeoforigin": 30, "centralmeridian": -65, "standardparallel1": 40, "standardparallel2": 40},
 			-60, 35, 457857.564091, 567324.357495},
+		// GN 7-2 §3.1.6.2: ETRS89 / LAEA Europe.
+		{"Lambert azimuthal equal area, GN 7-2 example", grs80, "lambertazimuthalequalarea",
+			map[string]float64{"latitudeofnaturalorigin": 52, "longitudeofnaturalorigin": 10, "falseeasting": 4321000, "falsenorthing": 3210000},
+			5, 50, 3962799.45, 2999718.85},
+		{"Lambert azimuthal equal area, centred south of the equator (PROJ laea)", wgs, "lambertazimuthalequalarea",
+			map[string]float64{"latitudeofcenter": -40, "longitudeofcenter": 140}, 145, -35, 456526.147758, 542358.190080},
+		{"Lambert azimuthal equal area, equatorial (PROJ laea)", wgs, "lambertazimuthalequalarea",
+			map[string]float64{"latitudeofcenter": 0, "longitudeofcenter": -150}, -170, 10, -2189747.330763, 1121357.324054},
+		{"Lambert azimuthal equal area, north polar (EASE-Grid 2.0 North; PROJ laea)", wgs, "lambertazimuthalequalarea",
+			map[string]float64{"latitudeofcenter": 90, "longitudeofcenter": 0}, 30, 60, 1654909.775510, -2866387.813126},
+		{"Lambert azimuthal equal area, south polar (PROJ laea)", wgs, "lambertazimuthalequalarea",
+			map[string]float64{"latitudeofcenter": -90, "longitudeofcenter": 0, "falseeasting": 100, "falsenorthing": 200}, -120, -70, -1923923.427420, -1110635.443748},
 		{"equirectangular off the equator (PROJ eqc)", wgs, "equirectangular",
 			map[string]float64{"latitudeoforigin": 30, "standardparallel1": 20, "centralmeridian": 5, "falseeasting": 100, "falsenorthing": 200},
 			10, 20, 523130.520240, -1112994.907933},
@@ -153,4 +168,45 @@ func TestPolarStereographicEdges(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPoles: which poles each projection maps to one point, and where.
+func TestPoles(t *testing.T) {
+	polar, _ := ParseWKT(`PROJCS["x",GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563]],PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433]],PROJECTION["Polar_Stereographic"],PARAMETER["latitude_of_origin",-71],PARAMETER["central_meridian",0],PARAMETER["false_easting",100],PARAMETER["false_northing",200],UNIT["metre",1]]`)
+	for _, tt := range []struct {
+		name string
+		c    *CRS
+		want []float64 // latitudes of the poles found
+	}{
+		{"polar stereographic south", polar, []float64{-90}},
+		{"UTM 33N (transverse Mercator reaches both)", must(FromEPSG(32633)), []float64{90, -90}},
+		{"Lambert-93 (the apex of its cone)", must(FromEPSG(2154)), []float64{90}},
+		{"LAEA Europe", must(FromEPSG(3035)), []float64{90, -90}},
+		{"LAEA south polar", must(ParseWKT(`PROJCS["x",GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563]],PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433]],PROJECTION["Lambert_Azimuthal_Equal_Area"],PARAMETER["latitude_of_center",-90],PARAMETER["longitude_of_center",0],PARAMETER["false_easting",0],PARAMETER["false_northing",0],UNIT["metre",1]]`)), []float64{-90}},
+		{"World Mercator (at infinity)", must(FromEPSG(3395)), nil},
+		{"Conus Albers (an arc)", must(FromEPSG(5070)), nil},
+		{"geographic", must(FromEPSG(4326)), nil},
+	} {
+		var got []float64
+		for _, p := range tt.c.Poles() {
+			got = append(got, p.Lat)
+			lon, lat, err := tt.c.ToWGS84(p.X, p.Y)
+			if err != nil || math.Abs(lat-p.Lat) > 1e-6 {
+				t.Errorf("%s: the pole at (%g, %g) transforms back to (%g, %g), %v", tt.name, p.X, p.Y, lon, lat, err)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("%s: poles at latitudes %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if p := polar.Poles(); len(p) == 1 && (p[0].X != 100 || p[0].Y != 200) {
+		t.Errorf("polar stereographic's pole at (%g, %g), want the false origin (100, 200)", p[0].X, p[0].Y)
+	}
+}
+
+func must(c *CRS, err error) *CRS {
+	if err != nil {
+		panic(err)
+	}
+	return c
 }
