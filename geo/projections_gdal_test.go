@@ -47,6 +47,9 @@ var projectionCases = []struct {
 	// Antarctica, whose polygon surrounds the pole, and a raster whose extent does.
 	{"Polar Stereographic south around the pole", "+proj=stere +lat_0=-90 +lat_ts=-71 +lon_0=0 +k=1 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-180, -89, 180, -60}, false,
 		[]float64{-3000000, -2500000, 2000000, 3500000}},
+	// By code (ProjectedCSTypeGeoKey 3413; an ESRI name in the .prj): NSIDC's sea-ice grid.
+	{"EPSG:3413, raster around the pole", "EPSG:3413", [4]float64{-180, 60, 180, 85}, false,
+		[]float64{-2500000, -3000000, 2500000, 2000000}},
 	// The raster only surrounds the pole here: GDAL's own reprojection of a polygon around
 	// it from this projection (it special-cases polar stereographic only) ends at -85.6°,
 	// though the polygon has vertices at -89°.

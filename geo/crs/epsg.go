@@ -143,8 +143,8 @@ func utm(base int, baseName string, zone int, south bool) definition {
 }
 
 // builtin returns the definition of an EPSG code sonda knows without a WKT: the common
-// geographic CRSs, Web and World Mercator, and the UTM families of the datums used in the
-// Americas, Europe and Australia. Readers whose files name a CRS only by code (GeoTIFF,
+// geographic CRSs, Web and World Mercator, the UTM families of the datums used in the
+// Americas, Europe and Australia, and the polar grids of sea-ice and Antarctic data. Readers whose files name a CRS only by code (GeoTIFF,
 // GeoJSON, GML) rely on it.
 func builtin(code int) (definition, bool) {
 	if g, ok := geographicCodes[code]; ok {
@@ -191,6 +191,32 @@ func builtin(code int) (definition, bool) {
 	case code == 3035:
 		return definition{name: "ETRS89-extended / LAEA Europe", base: 4258, method: "lambertazimuthalequalarea",
 			params: map[string]float64{"longitudeofcenter": 10, "latitudeofcenter": 52, "falseeasting": 4321000, "falsenorthing": 3210000}}, true
+	// The polar grids of sea-ice and Antarctic data (NSIDC, UPS, EASE-Grid 2.0).
+	case code == 3413 || code == 3976 || code == 3031 || code == 3995:
+		d := map[int]struct {
+			name     string
+			ts, lon0 float64
+		}{
+			3413: {"WGS 84 / NSIDC Sea Ice Polar Stereographic North", 70, -45},
+			3976: {"WGS 84 / NSIDC Sea Ice Polar Stereographic South", -70, 0},
+			3031: {"WGS 84 / Antarctic Polar Stereographic", -71, 0},
+			3995: {"WGS 84 / Arctic Polar Stereographic", 71, 0},
+		}[code]
+		return definition{name: d.name, base: 4326, method: "polarstereographicvariantb",
+			params: map[string]float64{"latitudeofstandardparallel": d.ts, "longitudeoforigin": d.lon0}}, true
+	case code == 32661 || code == 32761:
+		name, lat := "WGS 84 / UPS North (N,E)", 90.0
+		if code == 32761 {
+			name, lat = "WGS 84 / UPS South (N,E)", -90
+		}
+		return definition{name: name, base: 4326, method: "polarstereographicvarianta",
+			params: map[string]float64{"latitudeofnaturalorigin": lat, "scalefactoratnaturalorigin": 0.994, "falseeasting": 2000000, "falsenorthing": 2000000}}, true
+	case code == 6931 || code == 6932:
+		name, lat := "WGS 84 / NSIDC EASE-Grid 2.0 North", 90.0
+		if code == 6932 {
+			name, lat = "WGS 84 / NSIDC EASE-Grid 2.0 South", -90
+		}
+		return definition{name: name, base: 4326, method: "lambertazimuthalequalarea", params: map[string]float64{"latitudeofnaturalorigin": lat}}, true
 	case code == 5070:
 		return definition{name: "NAD83 / Conus Albers", base: 4269, method: "albersconicequalarea",
 			params: map[string]float64{"longitudeofcenter": -96, "latitudeofcenter": 23, "standardparallel1": 29.5, "standardparallel2": 45.5}}, true
