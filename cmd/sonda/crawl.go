@@ -67,7 +67,7 @@ Examples:
 			}
 			var prof *cpuProfile
 			if path, _ := cmd.Flags().GetString("profile"); path != "" {
-				if prof, err = startCPUProfile(path); err != nil {
+				if prof, err = startCPUProfile(path, crawlStages); err != nil {
 					return usageError{err}
 				}
 			}

@@ -12,14 +12,15 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// cpuProfile profiles the CPU of a whole command (sonda crawl --profile FILE) and says
-// where it went by stage of the crawl.
+// cpuProfile profiles the CPU of a whole command (sonda crawl --profile FILE, sonda serve
+// --profile FILE) and says where it went by stage.
 type cpuProfile struct {
-	path string
-	f    *os.File
+	path   string
+	f      *os.File
+	stages stageTable
 }
 
-func startCPUProfile(path string) (*cpuProfile, error) {
+func startCPUProfile(path string, stages stageTable) (*cpuProfile, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("--profile: %w", err)
@@ -28,7 +29,7 @@ func startCPUProfile(path string) (*cpuProfile, error) {
 		f.Close()
 		return nil, fmt.Errorf("--profile: %w", err)
 	}
-	return &cpuProfile{path: path, f: f}, nil
+	return &cpuProfile{path: path, f: f, stages: stages}, nil
 }
 
 // stop ends the profile and writes the CPU per stage, per page when pages > 0.
@@ -46,7 +47,7 @@ func (p *cpuProfile) stop(w io.Writer, pages int64) error {
 	if err != nil {
 		return fmt.Errorf("--profile: read %s: %w", p.path, err)
 	}
-	shares, total := stageCPU(prof)
+	shares, total := p.stages.cpu(prof)
 	fmt.Fprintf(w, "CPU profile in %s (go tool pprof -top %s): %s of CPU", p.path, p.path, total.Round(time.Millisecond))
 	if pages > 0 {
 		fmt.Fprintf(w, ", %.2f ms per page", float64(total.Microseconds())/1e3/float64(pages))
@@ -62,11 +63,27 @@ func (p *cpuProfile) stop(w io.Writer, pages int64) error {
 	return nil
 }
 
-// crawlStages attribute a sample to a stage by the function names on its stack: the
-// stage of the frame nearest the root that matches, so that work a stage delegates (the
-// index's text analysis, the fetcher's gzip) counts for it. Order matters where prefixes
-// overlap.
-var crawlStages = []struct{ stage, prefix string }{
+// stageTable attributes a profile's samples to stages by the function names on their
+// stacks.
+type stageTable struct {
+	rules []stageRule
+	// byRule: a sample counts for the first rule that any frame of its stack matches, so
+	// that the table, most specific first, decides (search: a snippet made under the API
+	// handler counts for snippets, not for the handler). Otherwise it counts for the
+	// matching frame nearest the root (crawl: the index's text analysis counts for the
+	// index), and the stage named last only when no other matches (the loop every worker
+	// starts in).
+	byRule bool
+}
+
+type stageRule struct{ stage, prefix string }
+
+const otherStage = "other (runtime, syscalls)"
+
+// crawlStages attribute a sample to a stage of the crawl by the frame nearest the root
+// that matches, so that work a stage delegates (the index's text analysis, the fetcher's
+// gzip) counts for it. Order matters where prefixes overlap.
+var crawlStages = stageTable{rules: []stageRule{
 	{"index (sonda+bleve)", "github.com/sonda-search/sonda/index."},
 	{"index (sonda+bleve)", "github.com/blevesearch/"},
 	{"link graph", "github.com/sonda-search/sonda/linkgraph."},
@@ -90,47 +107,95 @@ var crawlStages = []struct{ stage, prefix string }{
 	{"garbage collection", "runtime.bgsweep"},
 	{"garbage collection", "runtime.bgscavenge"},
 	{"crawl loop", "github.com/sonda-search/sonda/crawl."},
-}
+}}
+
+// searchStages attribute a sample of a serving process to a step of answering a search,
+// the most specific first: Bleve's reads under the stored-document lookup count for it,
+// those under facets for facets, and so on; an allocation counts for the step that made
+// it (its GC assist too), the background collector for itself.
+var searchStages = stageTable{byRule: true, rules: []stageRule{
+	{"snippets", "github.com/sonda-search/sonda/index.snippet"},
+	{"snippets", "github.com/sonda-search/sonda/index.plainSnippet"},
+	{"snippets", "github.com/sonda-search/sonda/web.SafeSnippet"},
+	{"stored documents", "github.com/sonda-search/sonda/index.(*Index).Document"},
+	{"facets", "github.com/sonda-search/sonda/index.facetRowsOf"},
+	{"facets", "github.com/sonda-search/sonda/index.countFacets"},
+	{"feedback (RM3)", "github.com/sonda-search/sonda/index.(*Index).feedback"},
+	{"feedback (RM3)", "github.com/sonda-search/sonda/index.(*Index).rank.(*Index).feedback"}, // its closure, inlined
+	{"feedback (RM3)", "github.com/sonda-search/sonda/index.(*Index).relevanceModel"},
+	{"link signals", "github.com/sonda-search/sonda/index.(*Index).linkSignals"},
+	{"link signals", "github.com/sonda-search/sonda/linkgraph."},
+	{"query parsing, translation", "github.com/sonda-search/sonda/query."},
+	{"query parsing, translation", "github.com/sonda-search/sonda/index.translate"},
+	{"query parsing, translation", "github.com/sonda-search/sonda/index.(*Index).localView"},
+	{"matching, scoring (Bleve)", "github.com/sonda-search/sonda/index.(*Index).collect"},
+	{"search, other", "github.com/sonda-search/sonda/index."},
+	{"JSON encoding", "encoding/json."},
+	{"HTTP, API handler", "github.com/sonda-search/sonda/web."},
+	{"HTTP, API handler", "net/http."},
+	{"HTTP, API handler", "net."},
+	{"garbage collection", "runtime.gcBgMarkWorker"},
+	{"garbage collection", "runtime.bgsweep"},
+	{"garbage collection", "runtime.bgscavenge"},
+}}
 
 type stageShare struct {
 	stage string
 	cpu   time.Duration
 }
 
-// sampleStage is the stage of the frame nearest the root that names one, the crawl loop
-// only when no other does (every worker's stack starts in it).
-func sampleStage(s *profile.Sample) string {
-	stage := "other (runtime, syscalls)"
+// stage is the stage of sample s (see stageTable.byRule).
+func (t stageTable) stage(s *profile.Sample) string {
+	match := func(name string) (string, bool) {
+		for _, r := range t.rules {
+			if strings.HasPrefix(name, r.prefix) {
+				return r.stage, true
+			}
+		}
+		return "", false
+	}
+	if t.byRule {
+		for _, r := range t.rules {
+			for _, loc := range s.Location {
+				for _, ln := range loc.Line {
+					if ln.Function != nil && strings.HasPrefix(ln.Function.Name, r.prefix) {
+						return r.stage
+					}
+				}
+			}
+		}
+		return otherStage
+	}
+	last := t.rules[len(t.rules)-1].stage
+	stage := otherStage
 	for i := len(s.Location) - 1; i >= 0; i-- { // root first
 		for _, ln := range s.Location[i].Line {
 			if ln.Function == nil {
 				continue
 			}
-			for _, cs := range crawlStages {
-				if !strings.HasPrefix(ln.Function.Name, cs.prefix) {
-					continue
-				}
-				if cs.stage != "crawl loop" {
-					return cs.stage
-				}
-				stage = cs.stage
-				break
+			st, ok := match(ln.Function.Name)
+			if !ok {
+				continue
 			}
+			if st != last {
+				return st
+			}
+			stage = st
 		}
 	}
 	return stage
 }
 
-// stageCPU sums the profile's CPU by stage, largest first; samples outside every stage
-// are "other (runtime, syscalls)".
-func stageCPU(p *profile.Profile) ([]stageShare, time.Duration) {
+// cpu sums the profile's CPU by stage, largest first; samples outside every stage are
+// "other (runtime, syscalls)".
+func (t stageTable) cpu(p *profile.Profile) ([]stageShare, time.Duration) {
 	vi := len(p.SampleType) - 1 // cpu nanoseconds
 	by := map[string]time.Duration{}
 	var total time.Duration
 	for _, s := range p.Sample {
 		d := time.Duration(s.Value[vi])
 		total += d
-		by[sampleStage(s)] += d
+		by[t.stage(s)] += d
 	}
 	var out []stageShare
 	for st, d := range by {

@@ -74,8 +74,16 @@ func searchData(t testing.TB, dir string, n int) {
 // listens; it is stopped with SIGTERM when the test ends, or earlier by the caller.
 func startReadOnlyServe(t testing.TB, data string, env ...string) (*exec.Cmd, string) {
 	t.Helper()
+	cmd, base, _ := startServeBin(t, sondaBin, data, nil, env...)
+	return cmd, base
+}
+
+// startServeBin is startReadOnlyServe with the sonda binary bin and more arguments; it
+// also returns the server's output.
+func startServeBin(t testing.TB, bin, data string, args []string, env ...string) (*exec.Cmd, string, *syncBuffer) {
+	t.Helper()
 	listen := freePortTB(t)
-	cmd := exec.Command(sondaBin, "serve", "--read-only", "--data", data, "--addr", listen)
+	cmd := exec.Command(bin, append([]string{"serve", "--read-only", "--data", data, "--addr", listen}, args...)...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "SONDA_BENCH") {
 			cmd.Env = append(cmd.Env, kv)
@@ -109,7 +117,7 @@ func startReadOnlyServe(t testing.TB, data string, env ...string) (*exec.Cmd, st
 			t.Fatalf("sonda serve --read-only did not start in 60 s: %s", out.String())
 		}
 	}
-	return cmd, "http://" + listen
+	return cmd, "http://" + listen, out
 }
 
 func freePortTB(t testing.TB) string {
@@ -131,9 +139,31 @@ type loadReport struct {
 	byKind   map[string][]time.Duration
 	rss      []int64 // the server's RSS, sampled through the run
 	failures []string
+	// What the run cost, beside what it waited for: the CPU time the server process and
+	// this (client) process used, how busy the machine's cores were, and its load average
+	// at the start and end. A run on a shared machine is slow either because a request
+	// costs much CPU or because the server got little of it; these tell which.
+	serverCPU, clientCPU     time.Duration
+	machineBusy, machineTime time.Duration // summed over cores
+	loadStart, loadEnd       string
 }
 
 func (r *loadReport) rate() float64 { return float64(len(r.all)) / r.took.Seconds() }
+
+// cpuPerAnswer is the server's CPU time per request answered 200: what a search costs,
+// whatever the machine's load. The few 503 answers' CPU counts too, so it errs high.
+func (r *loadReport) cpuPerAnswer() time.Duration {
+	return r.serverCPU / time.Duration(max(1, r.codes[200]))
+}
+
+// perCPUSecond is how many requests the server answers per second of its CPU: its
+// capacity on one core of its own.
+func (r *loadReport) perCPUSecond() float64 {
+	return float64(r.codes[200]) / max(r.serverCPU.Seconds(), 1e-9)
+}
+
+// cores is how many cores the server had on average over the run.
+func (r *loadReport) cores() float64 { return r.serverCPU.Seconds() / r.took.Seconds() }
 
 func (r *loadReport) String() string {
 	var b strings.Builder
@@ -147,6 +177,13 @@ func (r *loadReport) String() string {
 	for _, k := range kinds {
 		l := r.byKind[k]
 		fmt.Fprintf(&b, "  %-9s %6d requests  p50 %8s  p99 %8s\n", k, len(l), pct(l, 0.5), pct(l, 0.99))
+	}
+	if r.serverCPU > 0 {
+		cpus := r.machineTime.Seconds() / r.took.Seconds()
+		fmt.Fprintf(&b, "  server CPU %.1f s: %.2f ms per answer, %.0f answers per CPU-second, %.2f of %.0f cores on average; client CPU %.1f s; machine busy %.0f%% (others %.2f cores); load average %s → %s\n",
+			r.serverCPU.Seconds(), float64(r.cpuPerAnswer().Microseconds())/1e3, r.perCPUSecond(), r.cores(), cpus, r.clientCPU.Seconds(),
+			100*r.machineBusy.Seconds()/max(r.machineTime.Seconds(), 1e-9), (r.machineBusy-r.serverCPU-r.clientCPU).Seconds()/r.took.Seconds(),
+			r.loadStart, r.loadEnd)
 	}
 	if len(r.rss) > 0 {
 		fmt.Fprintf(&b, "  server RSS: first %d MiB, max %d MiB, last %d MiB (%d samples)", r.rss[0]>>20, slices.Max(r.rss)>>20, r.rss[len(r.rss)-1]>>20, len(r.rss))
@@ -175,6 +212,9 @@ func searchLoad(base string, pid int, log []synthcorpus.Query, clients, requests
 	r := &loadReport{clients: clients, codes: map[int]int{}, busyOK: true, byKind: map[string][]time.Duration{}}
 	var mu sync.Mutex
 	var next atomic.Int64
+	r.loadStart = procstat.LoadAverage()
+	cpu0, self0 := procstat.CPUOf(pid), procstat.CPUOf(os.Getpid())
+	busy0, total0 := procstat.MachineCPU()
 	start := time.Now()
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
@@ -247,6 +287,10 @@ func searchLoad(base string, pid int, log []synthcorpus.Query, clients, requests
 	}
 	wg.Wait()
 	r.took = time.Since(start)
+	r.serverCPU, r.clientCPU = procstat.CPUOf(pid)-cpu0, procstat.CPUOf(os.Getpid())-self0
+	busy1, total1 := procstat.MachineCPU()
+	r.machineBusy, r.machineTime = busy1-busy0, total1-total0
+	r.loadEnd = procstat.LoadAverage()
 	close(stop)
 	<-sampled
 	return r
@@ -267,7 +311,8 @@ func TestSearchUnderLoadGuard(t *testing.T) {
 	data := t.TempDir()
 	searchData(t, data, 3000)
 	before := snapshotDir(t, data)
-	srv, base := startReadOnlyServe(t, data, "SONDA_SEARCH_TIME_BUDGET=1m") // never cut, however busy the machine
+	prof := filepath.Join(t.TempDir(), "serve.prof")
+	srv, base, srvOut := startServeBin(t, sondaBin, data, []string{"--profile", prof}, "SONDA_SEARCH_TIME_BUDGET=1m") // never cut, however busy the machine
 	cut, cutBase := startReadOnlyServe(t, data, "SONDA_SEARCH_TIME_BUDGET=1ns")
 
 	heavy := strings.Join(strings.Fields(synthcorpus.New(2).Words(40)), " OR ")
@@ -302,6 +347,14 @@ func TestSearchUnderLoadGuard(t *testing.T) {
 	for _, c := range []*exec.Cmd{srv, cut} {
 		waitExit(t, c)
 	}
+	// serve --profile wrote its profile on the way out, and said where the CPU went.
+	for wait := time.Now().Add(5 * time.Second); !strings.Contains(srvOut.String(), "matching, scoring (Bleve)") && time.Now().Before(wait); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st, err := os.Stat(prof); err != nil || st.Size() == 0 || !strings.Contains(srvOut.String(), "CPU profile in "+prof) ||
+		!strings.Contains(srvOut.String(), "matching, scoring (Bleve)") {
+		t.Errorf("serve --profile %s: %v; output:\n%s", prof, err, srvOut.String())
+	}
 	if d := before.Diff(snapshotDir(t, data)); len(d) > 0 {
 		t.Errorf("read-only servers changed the data directory: %v", d)
 	}
@@ -323,12 +376,22 @@ func waitExit(t *testing.T, c *exec.Cmd) {
 // over 100,000 synthetic pages (SONDA_BENCH_DOCS), driven over loopback HTTP by 32
 // clients (SONDA_BENCH_CLIENTS) for 30 s each (SONDA_BENCH_SECONDS) with a search log of
 // short queries, questions and heavy OR queries, repeated as logs repeat (see
-// synthcorpus.Log): once with the default settings, once with the result cache off (the
-// plain baseline), reporting requests/s, latency percentiles by kind of query, statuses,
-// partial answers and the server's RSS through the run. The index is built once in
-// SONDA_BENCH_DIR (default: a temporary folder) and reused when it is there:
+// synthcorpus.Log): with the default settings, with the result cache off (the plain
+// baseline), and with neither cache nor time budget (the full cost of every search);
+// SONDA_BENCH_ONLY=defaults, cache-off or cost runs one of them. It reports
+// requests/s, latency percentiles by kind of query, statuses, partial answers, the
+// server's RSS through the run, and what the run cost: the server's CPU time per answer
+// and answers per CPU-second, the cores it got, how busy the machine was and its load
+// average, so that a figure measured on a shared machine says whether searches were
+// costly or the server starved. The index is built once in SONDA_BENCH_DIR (default: a
+// temporary folder) and reused when it is there:
 //
 //	SONDA_BENCH=search SONDA_BENCH_DIR=/tmp/sonda-load go test -run TestSearchUnderLoad -v -timeout 60m ./cmd/sonda
+//
+// SONDA_BENCH_BEFORE=BIN runs each configuration with that sonda binary first, then with
+// this tree's, one after the other on the same index (a before/after comparison under the
+// same conditions); SONDA_BENCH_PROFILE=DIR writes a CPU profile of each run of this
+// tree's server there (serve --profile) and logs the CPU per step of a search.
 func TestSearchUnderLoad(t *testing.T) {
 	if os.Getenv("SONDA_BENCH") != "search" {
 		t.Skip("a benchmark: set SONDA_BENCH=search")
@@ -348,23 +411,50 @@ func TestSearchUnderLoad(t *testing.T) {
 	searchData(t, data, docs)
 	t.Logf("%d pages in %s (built or reused in %s)", docs, data, time.Since(t0).Round(time.Second))
 	log := synthcorpus.New(1).Log(200000, 100000)
-	for _, run := range []struct {
-		name string
-		env  []string
-	}{{"defaults", nil}, {"result cache off", []string{"SONDA_SEARCH_CACHE=-1"}}} {
-		srv, base := startReadOnlyServe(t, data, run.env...)
-		warm := searchLoad(base, srv.Process.Pid, log[len(log)-2000:], 4, 2000, 0) // warms the OS page cache, not the result cache (other queries)
-		rep := searchLoad(base, srv.Process.Pid, log, clients, 0, time.Duration(seconds)*time.Second)
-		t.Logf("%s (load average %s): %s\n  warm-up: %.0f requests/s", run.name, loadAverage(), rep, warm.rate())
-		if len(rep.failures) > 0 {
-			t.Errorf("%s: failures %v", run.name, rep.failures)
-		}
-		srv.Process.Signal(syscall.SIGTERM)
-		waitExit(t, srv)
+	type build struct{ name, bin string }
+	builds := []build{{"", sondaBin}}
+	if before := os.Getenv("SONDA_BENCH_BEFORE"); before != "" {
+		builds = []build{{"before", before}, {"after", sondaBin}}
 	}
-}
-
-func loadAverage() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	return strings.Join(strings.Fields(string(b))[:min(3, len(strings.Fields(string(b))))], " ")
+	profDir := os.Getenv("SONDA_BENCH_PROFILE")
+	only := os.Getenv("SONDA_BENCH_ONLY")
+	for _, run := range []struct {
+		name, short string
+		env         []string
+	}{
+		{"defaults", "defaults", nil},
+		{"result cache off", "cache-off", []string{"SONDA_SEARCH_CACHE=-1"}},
+		// What every search costs in full: no cache, and no time budget, which a starved
+		// server reaches more often, cutting searches short (and cheap).
+		{"cost (no cache, no budget)", "cost", []string{"SONDA_SEARCH_CACHE=-1", "SONDA_SEARCH_TIME_BUDGET=1m"}},
+	} {
+		if only != "" && only != run.short {
+			continue
+		}
+		for _, b := range builds {
+			name := strings.TrimSpace(run.name + " " + b.name)
+			var args []string
+			if profDir != "" && b.bin == sondaBin {
+				args = []string{"--profile", filepath.Join(profDir, strings.TrimSpace(run.short+" "+b.name)+".prof")}
+			}
+			srv, base, out := startServeBin(t, b.bin, data, args, run.env...)
+			warm := searchLoad(base, srv.Process.Pid, log[len(log)-2000:], 4, 2000, 0) // warms the OS page cache, not the result cache (other queries)
+			rep := searchLoad(base, srv.Process.Pid, log, clients, 0, time.Duration(seconds)*time.Second)
+			t.Logf("%s: %s\n  warm-up: %.0f requests/s, %.2f ms CPU per answer", name, rep, warm.rate(), float64(warm.cpuPerAnswer().Microseconds())/1e3)
+			if len(rep.failures) > 0 {
+				t.Errorf("%s: failures %v", name, rep.failures)
+			}
+			srv.Process.Signal(syscall.SIGTERM)
+			waitExit(t, srv)
+			if args != nil {
+				// The summary is written just before the process exits; its output may
+				// still be on its way through the pipe.
+				for wait := time.Now().Add(5 * time.Second); !strings.Contains(out.String(), "CPU profile in") && time.Now().Before(wait); {
+					time.Sleep(20 * time.Millisecond)
+				}
+				_, prof, _ := strings.Cut(out.String(), "CPU profile in")
+				t.Logf("%s: CPU profile in%s", name, prof)
+			}
+		}
+	}
 }
