@@ -146,7 +146,7 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 	}
 	if o.facets {
 		res.facetOver = len(ordered)
-		rows, err := facetRowsOf(r, byDocNumber(ordered))
+		rows, err := ix.facetRows(r, byDocNumber(ordered))
 		if err != nil {
 			return nil, err
 		}
@@ -217,6 +217,17 @@ type facetRow struct {
 
 // facetValue is one value of a facet.
 type facetValue struct{ facet, value string }
+
+// facetRows reads the site, kind, language, dataset facets and date of docs (sorted by
+// document number) from the index's decoded columns (columns.go), or from Bleve's doc
+// values when the reader is not a snapshot of segments.
+func (ix *Index) facetRows(r bindex.IndexReader, docs []collectedHit) ([]facetRow, error) {
+	rows, ok, err := ix.columns.rows(r, docs)
+	if ok || err != nil {
+		return rows, err
+	}
+	return facetRowsOf(r, docs)
+}
 
 // facetRowsOf reads the site, kind, language, dataset facets and date of the given
 // documents from their doc values.

@@ -113,6 +113,7 @@ type Index struct {
 	checkpoint time.Time     // guarded by writeMu
 	gen        atomic.Uint64 // bumped by every write: the result cache's validity
 	cache      *resultCache
+	columns    *columnCache  // the segments' facet columns, decoded
 	turns      chan struct{} // one token per search running (Options.MaxSearches)
 	unclean    bool
 	created    bool         // this Open created the index (it was missing or its creation never finished)
@@ -235,7 +236,7 @@ func openBleve(dir string, config map[string]any) (bi bleve.Index, err error) {
 
 // newIndex wraps an open Bleve index.
 func newIndex(bi bleve.Index, dir string, opts Options) *Index {
-	return &Index{bi: bi, dir: dir, opts: opts, cache: newResultCache(opts.CacheEntries), turns: make(chan struct{}, opts.MaxSearches)}
+	return &Index{bi: bi, dir: dir, opts: opts, cache: newResultCache(opts.CacheEntries), columns: newColumnCache(), turns: make(chan struct{}, opts.MaxSearches)}
 }
 
 // openReadOnly opens the complete index in dir without writing anything (Options.ReadOnly).

@@ -1,0 +1,181 @@
+package index
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	bindex "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
+)
+
+// This file keeps the facet columns of each index segment decoded in memory.
+//
+// Why: facets count the best MaxResults (1,000) results of every search. Those are spread
+// over the whole index, and Bleve stores doc values in snappy-compressed chunks of about a
+// thousand documents per field, so reading 1,000 results' site, kind, language and date
+// decompressed nearly every chunk of four columns: on 100,000 pages that was 44 % of the
+// CPU of serving searches (docs/benchmarks.md, "Search under load"). A segment never
+// changes once written, so its columns are decoded once, on the first search that needs
+// them, and kept while the segment is part of the index: a few bytes per document (each
+// document's value numbers and date) plus each segment's distinct values.
+
+// segmentColumns are the facet values and dates of one segment's documents, by local
+// document number.
+type segmentColumns struct {
+	once sync.Once
+	err  error
+	// Document d's values are values[ids[at[d]:at[d+1]]].
+	at     []uint32
+	ids    []uint32
+	values []facetValue
+	dates  []int64 // math.MinInt64: no date
+}
+
+// columnCache holds the columns of the segments of the index's current snapshots.
+type columnCache struct {
+	mu   sync.Mutex
+	segs map[segment.Segment]*segmentColumns
+}
+
+func newColumnCache() *columnCache {
+	return &columnCache{segs: map[segment.Segment]*segmentColumns{}}
+}
+
+// noDate marks a document without a date in segmentColumns.dates.
+const noDate = math.MinInt64
+
+// rows returns the facet rows of docs (sorted by document number) from snapshot r's
+// segments, decoding the columns of segments it has not seen. ok is false when r is not
+// a snapshot of segments whose doc values can be visited (the caller then reads them
+// through Bleve's doc value reader).
+func (c *columnCache) rows(r bindex.IndexReader, docs []collectedHit) (rows []facetRow, ok bool, err error) {
+	snap, isSnap := r.(*scorch.IndexSnapshot)
+	if !isSnap {
+		return nil, false, nil
+	}
+	segs := snap.Segments()
+	// A document's global number is its segment's offset, the document counts of the
+	// segments before it (as scorch numbers them), plus its number in the segment.
+	offsets := make([]uint64, len(segs)+1)
+	for i, s := range segs {
+		if _, ok := s.Segment().(segment.DocValueVisitable); !ok {
+			return nil, false, nil
+		}
+		offsets[i+1] = offsets[i] + s.Segment().Count()
+	}
+	cols := make([]*segmentColumns, len(segs))
+	rows = make([]facetRow, len(docs))
+	si := 0
+	for i, d := range docs {
+		n := d.iid.Value()
+		for si < len(segs) && n >= offsets[si+1] {
+			si++
+		}
+		if si == len(segs) {
+			return nil, true, fmt.Errorf("index: read facets: document number %d is beyond the index's %d", n, offsets[si])
+		}
+		if cols[si] == nil {
+			if cols[si], err = c.segment(segs, si); err != nil {
+				return nil, true, err
+			}
+		}
+		sc, local := cols[si], n-offsets[si]
+		row := &rows[i]
+		row.score = d.score
+		if int(local) >= len(sc.dates) {
+			return nil, true, fmt.Errorf("index: read facets: document %d of a segment of %d", local, len(sc.dates))
+		}
+		if ids := sc.ids[sc.at[local]:sc.at[local+1]]; len(ids) > 0 {
+			row.values = make([]facetValue, len(ids))
+			for j, id := range ids {
+				row.values[j] = sc.values[id]
+			}
+		}
+		if t := sc.dates[local]; t != noDate {
+			row.date, row.dated = t, true
+		}
+	}
+	return rows, true, nil
+}
+
+// segment returns the columns of segs[i], decoded on first use. Decoding a new segment
+// also forgets the segments no longer in the index (merged away, or replaced by their
+// persisted copies), so the cache holds the current segments only.
+func (c *columnCache) segment(segs []*scorch.SegmentSnapshot, i int) (*segmentColumns, error) {
+	seg := segs[i].Segment()
+	c.mu.Lock()
+	sc, ok := c.segs[seg]
+	if !ok {
+		sc = &segmentColumns{}
+		c.segs[seg] = sc
+		live := make(map[segment.Segment]bool, len(segs))
+		for _, s := range segs {
+			live[s.Segment()] = true
+		}
+		for s := range c.segs {
+			if !live[s] {
+				delete(c.segs, s)
+			}
+		}
+	}
+	c.mu.Unlock()
+	sc.once.Do(func() { sc.err = sc.decode(seg) })
+	if sc.err != nil {
+		c.mu.Lock()
+		if c.segs[seg] == sc {
+			delete(c.segs, seg) // a later search tries again
+		}
+		c.mu.Unlock()
+		return nil, sc.err
+	}
+	return sc, nil
+}
+
+// decode reads the facet columns of every document of seg.
+func (sc *segmentColumns) decode(seg segment.Segment) error {
+	dv := seg.(segment.DocValueVisitable)
+	n := seg.Count()
+	if n >= math.MaxUint32 {
+		return fmt.Errorf("index: read facets: a segment of %d documents", n)
+	}
+	fields := []string{fieldDate}
+	for field := range facetColumns {
+		fields = append(fields, field)
+	}
+	sc.at = make([]uint32, n+1)
+	sc.dates = make([]int64, n)
+	sc.ids = make([]uint32, 0, n*3)
+	number := map[string]map[string]uint32{} // facet → value → its number in sc.values
+	for _, name := range facetColumns {
+		number[name] = map[string]uint32{}
+	}
+	var state segment.DocVisitState
+	var err error
+	for d := range n {
+		sc.at[d] = uint32(len(sc.ids))
+		sc.dates[d] = noDate
+		state, err = dv.VisitDocValues(d, fields, func(field string, term []byte) {
+			if name, ok := facetColumns[field]; ok {
+				id, ok := number[name][string(term)]
+				if !ok {
+					id = uint32(len(sc.values))
+					v := facetValue{name, string(term)}
+					number[name][v.value] = id
+					sc.values = append(sc.values, v)
+				}
+				sc.ids = append(sc.ids, id)
+			} else if field == fieldDate {
+				if nanos, ok := decodeInt(term); ok {
+					sc.dates[d] = nanos
+				}
+			}
+		}, state)
+		if err != nil {
+			return fmt.Errorf("index: read facets: %w", err)
+		}
+	}
+	sc.at[n] = uint32(len(sc.ids))
+	return nil
+}
