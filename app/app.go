@@ -220,15 +220,13 @@ func (in *Instance) Config() config.Config { return in.cfg }
 
 // DeleteDocs removes documents from the search index (none without one). What the crawl
 // queued for the index is written first, so a page queued before the call does not come
-// back after it.
+// back after it, nor does an anchor refresh running meanwhile (index.Sink.Delete).
 func (in *Instance) DeleteDocs(ctx context.Context, ids ...string) error {
 	if in.Index == nil {
 		return nil
 	}
 	if in.isink != nil {
-		if err := in.isink.Flush(ctx); err != nil {
-			return err
-		}
+		return in.isink.Delete(ctx, ids...)
 	}
 	return in.Index.Delete(ctx, ids...)
 }

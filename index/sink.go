@@ -462,6 +462,30 @@ func (s *Sink) loop() {
 func (s *Sink) Flush(ctx context.Context) error {
 	s.flushing.Lock()
 	defer s.flushing.Unlock()
+	return s.flush(ctx)
+}
+
+// Delete removes documents from the index: what is queued is written first (so a version
+// queued before the call does not come back after it), and the documents' pending anchor
+// refreshes are dropped. It holds the writer for the whole time, so that no anchor refresh
+// (which reads a document from the index and writes it back) can read one of them before
+// the deletion and write it back after: a purged page stays purged.
+func (s *Sink) Delete(ctx context.Context, ids ...string) error {
+	s.flushing.Lock()
+	defer s.flushing.Unlock()
+	if err := s.flush(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	for _, id := range ids {
+		delete(s.touched, id)
+	}
+	s.mu.Unlock()
+	return s.ix.Delete(ctx, ids...)
+}
+
+// flush is Flush, with s.flushing held.
+func (s *Sink) flush(ctx context.Context) error {
 	s.mu.Lock()
 	batch, seqs := s.pending, s.seqs
 	s.pending, s.seqs = make(map[string]pendingOp, len(batch)), nil
@@ -681,7 +705,11 @@ func (s *Sink) Compact(ctx context.Context) error {
 		if len(touched) == 0 {
 			return nil
 		}
-		if err := s.refresh(ctx, touched); err != nil {
+		// With the writer held, as in Flush (see Delete).
+		s.flushing.Lock()
+		err := s.refresh(ctx, touched)
+		s.flushing.Unlock()
+		if err != nil {
 			return err
 		}
 	}
