@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sonda-search/sonda/cluster"
+	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/fetch"
 	"github.com/sonda-search/sonda/frontier"
 )
@@ -59,7 +60,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Dispatcher is a node's side of the volunteer workers: it implements crawl.PageFetcher.
+// Dispatcher is a node's side of the volunteer workers: it implements crawl.PageFetcher,
+// and crawl.Sink (to be given every page after the search index's sink: see Consume).
 type Dispatcher struct {
 	o      Options
 	nc     *nats.Conn
@@ -78,6 +80,9 @@ type Dispatcher struct {
 	known   map[string][]known // canaries by host
 	expired map[string]expiredTask
 	ledger  *ledger
+	// taken are the pages this node took unchecked from a worker and the crawl has not
+	// yet handed to its sinks (Consume), by URL key: the worker's name.
+	taken   map[[16]byte]string
 	purging sync.WaitGroup
 	// flushNow asks for the counters to be written at once: a failed check is evidence
 	// the other nodes judge the worker on too, and a second's delay is tasks a liar gets.
@@ -105,8 +110,10 @@ type workerState struct {
 	others    map[string]cluster.WorkerStats // other nodes' counters (registry)
 	dirty     bool
 	// purging is set once this dispatcher started purging its pages (the ledger holds
-	// them); dropped once it dropped them (revoked).
-	purging, dropped bool
+	// them); dropped once it dropped them (revoked). purgeRuns is set while a purge
+	// goroutine runs, purgeAgain when another pass was asked for meanwhile.
+	purging, dropped      bool
+	purgeRuns, purgeAgain bool
 }
 
 // expiredTask is a task whose deadline passed without a result: a result for it that
@@ -157,7 +164,7 @@ func Start(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, o Options
 		return nil, err
 	}
 	d := &Dispatcher{o: o, nc: nc, js: js, kv: kv, log: o.Logger, workers: map[string]*workerState{}, pending: map[string]*pendingTask{},
-		known: map[string][]known{}, ledger: &ledger{db: o.DB}, expired: map[string]expiredTask{},
+		known: map[string][]known{}, ledger: &ledger{db: o.DB}, expired: map[string]expiredTask{}, taken: map[[16]byte]string{},
 		flushNow: make(chan struct{}, 1)}
 	d.secret = make([]byte, 32)
 	rand.Read(d.secret)
@@ -351,16 +358,41 @@ const purgeBatch = 512
 // purge removes from the index and queues again every page this node holds from the
 // quarantined worker name, as the ledger says (so also those taken before a restart),
 // dropping their records as it goes. A failure is retried while the dispatcher runs; the
-// rest stays in the ledger for the next start.
+// rest stays in the ledger for the next start. One purge of a worker runs at a time: a
+// call while it runs makes it read the ledger once more before it ends.
 func (d *Dispatcher) purge(name string) {
+	d.mu.Lock()
+	w := d.state(name)
+	if w.purgeRuns {
+		w.purgeAgain = true
+		d.mu.Unlock()
+		return
+	}
+	w.purgeRuns = true
+	d.mu.Unlock()
 	d.purging.Add(1)
 	go func() {
 		defer d.purging.Done()
 		total, wait := 0, time.Second
+		defer func() {
+			d.mu.Lock()
+			w.purgeRuns, w.purgeAgain = false, false
+			d.mu.Unlock()
+			if total > 0 {
+				d.log.Warn("volunteer: purged a quarantined worker's pages; they are fetched again", "worker", name, "pages", total)
+			}
+		}()
 		for d.rctx.Err() == nil {
 			items, err := d.ledger.pages(name, purgeBatch)
 			if err == nil && len(items) == 0 {
-				break
+				d.mu.Lock()
+				again := w.purgeAgain
+				w.purgeAgain = false
+				d.mu.Unlock()
+				if !again {
+					return
+				}
+				continue
 			}
 			if err == nil {
 				err = d.o.Purge(d.rctx, items)
@@ -380,10 +412,45 @@ func (d *Dispatcher) purge(name string) {
 			}
 			total += len(items)
 		}
-		if total > 0 {
-			d.log.Warn("volunteer: purged a quarantined worker's pages; they are fetched again", "worker", name, "pages", total)
-		}
 	}()
+}
+
+// Name implements crawl.Sink.
+func (d *Dispatcher) Name() string { return "volunteer" }
+
+// Consume implements crawl.Sink. The node gives it every page after the search index's
+// sink, which has queued the page by then. A page taken unchecked from a worker whose
+// purge began while the crawl still processed it (between FetchPage and the index's
+// queue) may have reached the index after the purge deleted it; the page's refetch does
+// not always replace it (another node may serve its partition by then, or the refetch
+// may answer 5xx, which leaves the index as it is). Such a page is purged again here,
+// now that the index has it.
+func (d *Dispatcher) Consume(_ context.Context, doc *crawl.Document) error {
+	d.mu.Lock()
+	name, taken := d.taken[doc.Item.Key]
+	delete(d.taken, doc.Item.Key)
+	again := taken && d.workers[name] != nil && d.workers[name].purging
+	d.mu.Unlock()
+	if !again {
+		return nil
+	}
+	it := doc.Item
+	// Recorded again first: if the process ends before the purge is done, the next start
+	// purges the page (the worker's records are purged on every start).
+	if err := d.ledger.accept(name, it); err != nil {
+		d.log.Warn("volunteer: cannot record a page's provenance", "url", it.URL, "error", err)
+	}
+	if err := d.o.Purge(d.rctx, []frontier.Item{it}); err != nil {
+		// The record stays: the worker's purge takes it, and retries.
+		d.log.Warn("volunteer: purging a quarantined worker's page failed; retrying", "worker", name, "url", it.URL, "error", err)
+		d.purge(name)
+		return nil
+	}
+	if err := d.ledger.drop(name, []frontier.Item{it}); err != nil {
+		d.log.Warn("volunteer: cannot update a page's provenance", "url", it.URL, "error", err)
+	}
+	d.log.Warn("volunteer: purged a quarantined worker's page that reached the index during its purge; it is fetched again", "worker", name, "url", it.URL)
+	return nil
 }
 
 // dropAll forgets the records of worker name.
@@ -427,6 +494,9 @@ func (d *Dispatcher) pick(tried map[string]bool) *workerState {
 
 // FetchPage implements crawl.PageFetcher.
 func (d *Dispatcher) FetchPage(ctx context.Context, it frontier.Item, req fetch.Request, rest time.Duration) *fetch.Result {
+	d.mu.Lock()
+	delete(d.taken, it.Key) // left by an earlier lease of the page that never reached the sinks
+	d.mu.Unlock()
 	tried := map[string]bool{}
 	waited := false // whether a worker may have sent the host a request: wait rest before another
 	for range d.o.Attempts {
@@ -657,6 +727,9 @@ func (d *Dispatcher) judge(ctx context.Context, w *workerState, it frontier.Item
 		return d.mine(ctx, it, req, rest)
 	}
 	err := d.ledger.accept(w.name, it)
+	if err == nil {
+		d.taken[it.Key] = w.name // until the crawl hands the page to its sinks (Consume)
+	}
 	d.mu.Unlock()
 	if err != nil {
 		// Unrecorded, the page could not be purged later: the node's own copy instead.
@@ -678,12 +751,18 @@ const (
 // timeout, if less).
 const minTaskTime = time.Second
 
-// expire remembers a task whose deadline passed, for a task timeout after its deadline
-// (d.mu held). The map is bounded by the tasks a node sends in that time.
+// lateMemory is how long after its deadline a task that passed it is remembered, so that
+// its result, if it comes, is counted late (or the task timeout, if longer). It is well
+// beyond lateGrace: on a busy machine a result sent just after the grace may take a
+// while to be read, and one that is not recognised is not counted at all.
+const lateMemory = time.Minute
+
+// expire remembers a task whose deadline passed, for lateMemory after its deadline (d.mu
+// held). The map is bounded by the tasks whose deadline passed in that time.
 func (d *Dispatcher) expire(id string, e expiredTask) {
 	now := time.Now()
 	for k, x := range d.expired {
-		if now.Sub(x.deadline) > d.o.TaskTimeout+lateGrace {
+		if now.Sub(x.deadline) > max(lateMemory, d.o.TaskTimeout) {
 			delete(d.expired, k)
 		}
 	}

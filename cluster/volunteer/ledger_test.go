@@ -44,17 +44,8 @@ func TestProvenanceSurvivesRestart(t *testing.T) {
 		Disable: testweb.Slow | testweb.Traps | testweb.Errors | testweb.Redirects | testweb.NonHTML | testweb.Compression | testweb.Charsets})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	wctx, stopWorker := context.WithCancel(ctx)
-	w := r.worker(ctx, "subtle", subtle)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); w.Run(wctx) }()
-	defer func() { stopWorker(); wg.Wait() }()
-	own, err := fetch.New(r.fopts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer own.Close()
+	r.running("subtle", subtle)
+	own := r.own()
 	dir := filepath.Join(t.TempDir(), "node")
 	var mu sync.Mutex
 	purged := map[string]int{}
@@ -77,12 +68,7 @@ func TestProvenanceSurvivesRestart(t *testing.T) {
 
 	db := openDB(t, dir)
 	d := start(db.Pebble())
-	waitFor(t, ctx, "the worker's hello", func() bool {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		ws := d.workers["subtle"]
-		return ws != nil && !ws.lastSeen.IsZero() && ws.state == cluster.WorkerActive
-	})
+	waitHello(t, ctx, d, "subtle")
 	// The node fetches every page through the worker: its checks pass (one word more is
 	// a page that changed); what it did not check keeps the worker's word.
 	norm := urlnorm.New(urlnorm.DefaultOptions())

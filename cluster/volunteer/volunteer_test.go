@@ -147,6 +147,38 @@ func (r *rig) worker(ctx context.Context, name string, mutate func(*Task, *Resul
 	return w
 }
 
+// running runs a worker in this process until the test ends.
+func (r *rig) running(name string, mutate func(*Task, *Result)) {
+	r.t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	w := r.worker(ctx, name, mutate)
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	r.t.Cleanup(func() { stop(); <-done })
+}
+
+// own is a node's own fetcher, closed when the test ends.
+func (r *rig) own() *fetch.Fetcher {
+	r.t.Helper()
+	f, err := fetch.New(r.fopts)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// waitHello waits until d heard worker name announce itself.
+func waitHello(t *testing.T, ctx context.Context, d *Dispatcher, name string) {
+	t.Helper()
+	waitFor(t, ctx, name+"'s hello", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		ws := d.workers[name]
+		return ws != nil && !ws.lastSeen.IsZero() && ws.state == cluster.WorkerActive
+	})
+}
+
 // TestDispatcherValidates runs a node's dispatcher over real workers on a secured NATS
 // server and a loopback test web: honest workers, two liars that rewrite pages
 // consistently (so only checks catch them) and one that takes tasks and never answers.

@@ -226,7 +226,9 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 		}
 		defer closeDispatcher()
 		dispatcher = d
-		opts = append(opts, crawl.WithPageFetcher(d))
+		// A sink after the index's: it purges again a page of a quarantined worker that
+		// reached the index's queue during the worker's purge.
+		opts = append(opts, crawl.WithPageFetcher(d), crawl.WithSinks(d))
 	}
 	c, err := crawl.New(cfg, opts...)
 	if err != nil {

@@ -1,0 +1,140 @@
+package volunteer
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sonda-search/sonda/cluster"
+	"github.com/sonda-search/sonda/crawl"
+	"github.com/sonda-search/sonda/fetch"
+	"github.com/sonda-search/sonda/frontier"
+	"github.com/sonda-search/sonda/index"
+	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/testweb"
+	"github.com/sonda-search/sonda/urlnorm"
+)
+
+// TestPurgeReachesPagesInProcess: a worker's page the node took unchecked is still on its
+// way through the crawl (between FetchPage and the sinks) while the worker is quarantined
+// and its pages purged; the page reaches the search index after the purge deleted it.
+// The dispatcher, the sink after the index's, purges it again then, so no tampered page
+// is left in the index, even though its refetch may never replace it (this test does not
+// refetch: in a cluster another node may serve the page's partition by then, or the
+// refetch may answer 5xx, which leaves the index as it is). A page that reached the sinks
+// before the quarantine is purged once, by the worker's purge. Real NATS, Pebble, Bleve
+// and worker; the crawl's steps are the test's.
+func TestPurgeReachesPagesInProcess(t *testing.T) {
+	r := newRig(t, testweb.Config{Seed: 5, Hosts: 2, PagesPerHost: 15,
+		Disable: testweb.Slow | testweb.Traps | testweb.Errors | testweb.Redirects | testweb.NonHTML | testweb.Compression | testweb.Charsets})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	r.running("subtle", subtle)
+	ix, err := index.Open(filepath.Join(t.TempDir(), "index"), index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	sink := index.NewSink(ix, nil, index.SinkOptions{})
+	defer sink.Close()
+	var mu sync.Mutex
+	purged := map[string]int{}
+	// What a node's purge does to its index (app.Instance.DeleteDocs), without the refetch.
+	d, err := Start(ctx, r.node, r.js, Options{Cluster: "c", Node: "n1", Fetcher: r.own(), UserAgent: "sonda-test",
+		TaskTimeout: 2 * time.Second, Seed: 7, Canary: -1, DB: openDB(t, t.TempDir()).Pebble(),
+		Purge: func(ctx context.Context, items []frontier.Item) error {
+			ids := make([]string, len(items))
+			mu.Lock()
+			for i, it := range items {
+				purged[it.URL]++
+				ids[i] = it.URL
+			}
+			mu.Unlock()
+			return sink.Delete(ctx, ids...)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	waitHello(t, ctx, d, "subtle")
+
+	// Two pages the node takes unchecked from the worker: done reaches the sinks before
+	// the quarantine, inProcess after the purge.
+	norm := urlnorm.New(urlnorm.DefaultOptions())
+	var docs []*crawl.Document
+	for _, u := range r.web.Reachable() {
+		nu, err := norm.Parse(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it := frontier.Item{URL: u, Key: nu.Key(), Host: nu.HostKey()}
+		res := d.FetchPage(ctx, it, fetch.Request{URL: u}, 0)
+		if res.Err != nil || res.Status != 200 {
+			t.Fatalf("%s: %d %v", u, res.Status, res.Err)
+		}
+		if bytes.Contains(res.UTF8, []byte(tamperWord)) {
+			docs = append(docs, &crawl.Document{URL: nu, Item: it, Fetch: res, Text: string(res.UTF8),
+				Record: &store.Page{URL: u, Status: 200, FetchedAt: res.StartedAt}})
+		}
+		if len(docs) == 2 {
+			break
+		}
+	}
+	if len(docs) < 2 {
+		t.Fatalf("%d pages taken unchecked from the worker: the test needs 2", len(docs))
+	}
+	done, inProcess := docs[0], docs[1]
+	consume := func(doc *crawl.Document) {
+		t.Helper()
+		for _, s := range []crawl.Sink{sink, d} { // the node's order: the index's sink, then the dispatcher
+			if err := s.Consume(ctx, doc); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	consume(done)
+
+	if err := cluster.SetWorkerState(ctx, r.js, "c", "subtle", cluster.WorkerQuarantined, "caught by another node"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the purge of the quarantined worker's pages to end", func() bool {
+		mu.Lock()
+		both := purged[done.Item.URL] > 0 && purged[inProcess.Item.URL] > 0
+		mu.Unlock()
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return both && !d.workers["subtle"].purgeRuns
+	})
+	mu.Lock()
+	first := purged[inProcess.Item.URL]
+	mu.Unlock()
+	if first != 1 {
+		t.Fatalf("the page in process was purged %d times by the worker's purge, want 1", first)
+	}
+	// The crawl is done with the page only now: it reaches the index after its purge.
+	consume(inProcess)
+	d.purging.Wait()
+	if err := sink.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range docs {
+		if got, ok, err := ix.Document(ctx, doc.Item.URL); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			t.Errorf("%s: a quarantined worker's page is in the index after its purge (tampered: %v)", doc.Item.URL, strings.Contains(got.Body, tamperWord))
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if purged[done.Item.URL] != 1 || purged[inProcess.Item.URL] != 2 {
+		t.Errorf("purged the page that reached the sinks before the quarantine %d times (want 1), the one in process %d times (want 2)",
+			purged[done.Item.URL], purged[inProcess.Item.URL])
+	}
+	if n := ledgerPages(t, d, "subtle"); n != 0 {
+		t.Errorf("the ledger still holds %d pages of the purged worker", n)
+	}
+}
