@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -34,8 +35,10 @@ type InLinkGraph interface {
 }
 
 // ReceiveInLinks makes the node record in g the links routed to the partitions it serves.
-// Call it before Run.
-func (n *Node) ReceiveInLinks(g InLinkGraph) { n.inlinks = g }
+// crawled says that the node's own crawler records in g the links of every page it
+// fetches (g is one of its sinks): the node then skips the links this run of it sent,
+// which g has already, rather than read them back. Call it before Run.
+func (n *Node) ReceiveInLinks(g InLinkGraph, crawled bool) { n.inlinks, n.skipOwnEdges = g, crawled }
 
 // Name implements crawl.Sink.
 func (n *Node) Name() string { return "cluster" }
@@ -56,18 +59,18 @@ func (n *Node) Journal(d *crawl.Document, w store.Writer) error {
 	}
 	byPart := map[int][]edgeLink{}
 	for _, l := range links {
-		u, err := url.Parse(l.URL)
-		if err != nil || u.Host == "" || l.URL == src {
+		host := hostOf(l.URL)
+		if host == "" || l.URL == src {
 			continue
 		}
-		p := n.partitionOf(u.Host)
+		p := n.partitionOf(host)
 		byPart[p] = append(byPart[p], edgeLink{URL: l.URL, Anchor: l.Anchor})
 	}
 	key := linkgraph.KeyOf(src)
 	n.outMu.Lock()
 	defer n.outMu.Unlock()
 	for p, ls := range byPart {
-		payload, err := json.Marshal(edgesMsg{Src: src, Links: ls})
+		payload, err := json.Marshal(edgesMsg{Src: src, Run: n.run, Links: ls})
 		if err != nil {
 			return err
 		}
@@ -131,8 +134,8 @@ func (n *Node) follow(ctx context.Context, p int) {
 // last each page sent) until ctx ends.
 func (n *Node) followEdges(ctx context.Context, p int, f *follower) {
 	within := func(dst string) bool {
-		u, err := url.Parse(dst)
-		return err == nil && n.partitionOf(u.Host) == p
+		h := hostOf(dst)
+		return h != "" && n.partitionOf(h) == p
 	}
 	subj := n.names.prefix() + "edges." + strconv.Itoa(p) + ".>"
 	for ctx.Err() == nil {
@@ -158,16 +161,20 @@ func (n *Node) followEdges(ctx context.Context, p int, f *follower) {
 				break
 			}
 			var e edgesMsg
-			if json.Unmarshal(m.Data(), &e) != nil || e.Src == "" {
+			switch {
+			case json.Unmarshal(m.Data(), &e) != nil || e.Src == "":
 				n.log.Warn("skipping malformed links", "subject", m.Subject())
-				continue
-			}
-			links := make([]linkgraph.Link, len(e.Links))
-			for i, l := range e.Links {
-				links[i] = linkgraph.Link{URL: l.URL, Anchor: l.Anchor}
-			}
-			if err := n.inlinks.SetLinksWhere(e.Src, links, within); err != nil {
-				n.log.Warn("recording links from another node failed", "from", e.Src, "error", err)
+			case n.skipOwnEdges && e.Run == n.run:
+				// This run's crawler recorded them when it fetched the page. A later run
+				// (a restart, perhaps on an empty disk) records them from here.
+			default:
+				links := make([]linkgraph.Link, len(e.Links))
+				for i, l := range e.Links {
+					links[i] = linkgraph.Link{URL: l.URL, Anchor: l.Anchor}
+				}
+				if err := n.inlinks.SetLinksWhere(e.Src, links, within); err != nil {
+					n.log.Warn("recording links from another node failed", "from", e.Src, "error", err)
+				}
 			}
 			if meta, err := m.Metadata(); err == nil {
 				n.mu.Lock()
@@ -208,6 +215,26 @@ func (n *Node) edgesCaughtUp(ctx context.Context) bool {
 		}
 	}
 	return true
+}
+
+// hostOf is the host (and port) of an absolute URL, as url.Parse gives it, without parsing
+// the whole URL when it has no user information: the links of a page come normalized.
+func hostOf(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if strings.ContainsAny(rest, "@%[") { // user info, escapes, IPv6: the real parser
+		u, err := url.Parse(raw)
+		if err != nil {
+			return ""
+		}
+		return u.Host
+	}
+	return rest
 }
 
 // waitEdges waits, up to d, until the in-link graph recorded what was routed to this

@@ -137,9 +137,13 @@ type Node struct {
 	stale   atomic.Int64 // lease outcomes not recorded: the partition moved during the lease
 	// rebuildMu serializes rebuilding partitions with forgetting lost ones.
 	rebuildMu sync.Mutex
-	inlinks   InLinkGraph       // nil: links routed here are not recorded
-	follows   map[int]*follower // partitions whose links are recorded here (under mu)
-	tenures   sync.WaitGroup    // the goroutines serving partitions: Run waits for them
+	inlinks   InLinkGraph // nil: links routed here are not recorded
+	// skipOwnEdges: the crawler records its pages' links in inlinks itself, so the edges
+	// this run sent are not read back (ReceiveInLinks).
+	skipOwnEdges bool
+	run          string            // this Node's id among its node's runs: a process, or a test's node
+	follows      map[int]*follower // partitions whose links are recorded here (under mu)
+	tenures      sync.WaitGroup    // the goroutines serving partitions: Run waits for them
 }
 
 // part is one tenure of this node on a partition: from the claim to the hand-over or the
@@ -202,6 +206,7 @@ func Join(ctx context.Context, nc *nats.Conn, o Options) (*Node, error) {
 	}
 	n.metrics = n.newMetrics()
 	n.sent = frontier.NewRecentKeys(1 << 18)
+	n.run = newIncarnation()
 	return n, nil
 }
 
@@ -1459,7 +1464,9 @@ func (n *Node) relayLoop(ctx context.Context) {
 				sleep(ctx, n.tick())
 				break
 			}
-			if sent == 0 {
+			if sent < relayBatch {
+				// It read all there was (or stopped at a record to retry later): what is
+				// committed after the read kicks the relay again.
 				break
 			}
 		}

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -659,6 +661,22 @@ func (r *recordedLinks) get(src string) []linkgraph.Link {
 	return r.links[src]
 }
 
+// sendEdges puts m in from's outbox for partition p, as Journal does, and relays it.
+func sendEdges(t *testing.T, ctx context.Context, from *Node, p int, m edgesMsg) {
+	t.Helper()
+	key := linkgraph.KeyOf(m.Src)
+	payload, _ := json.Marshal(m)
+	batch := from.db.NewBatch()
+	defer batch.Close()
+	if err := from.out.put(batch, kindEdges, from.names.edges(p, key[:]), payload, fence{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := batch.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	relayAll(t, ctx, from)
+}
+
 // TestEdgesReachTheOwner: a page's links recorded on one node reach the link graph of the
 // node serving their targets' partition, those routed before it took the partition over
 // (replayed) and those after (followed).
@@ -670,22 +688,12 @@ func TestEdgesReachTheOwner(t *testing.T) {
 	a := testNode(t, nc, "a", filepath.Join(dir, "a"))
 	b := testNode(t, nc, "b", filepath.Join(dir, "b"))
 	rec := &recordedLinks{links: map[string][]linkgraph.Link{}}
-	b.ReceiveInLinks(rec)
+	b.ReceiveInLinks(rec, false)
 	target := "http://www.example.org/target"
 	p := b.partitionOf("www.example.org")
 	send := func(src string) {
 		t.Helper()
-		key := linkgraph.KeyOf(src)
-		payload, _ := json.Marshal(edgesMsg{Src: src, Links: []edgeLink{{URL: target, Anchor: "the target"}}})
-		batch := a.db.NewBatch()
-		defer batch.Close()
-		if err := a.out.put(batch, kindEdges, a.names.edges(p, key[:]), payload, fence{}); err != nil {
-			t.Fatal(err)
-		}
-		if err := batch.Commit(pebble.Sync); err != nil {
-			t.Fatal(err)
-		}
-		relayAll(t, ctx, a)
+		sendEdges(t, ctx, a, p, edgesMsg{Src: src, Links: []edgeLink{{URL: target, Anchor: "the target"}}})
 	}
 	send("http://other.example.net/before")
 	takeNow(t, ctx, b, p)
@@ -1132,5 +1140,50 @@ func TestStateNotRecordedBeforeItsLinks(t *testing.T) {
 	}
 	if info, err := a.links.Info(ctx); err != nil || info.State.Msgs != 2 {
 		t.Errorf("links stream: %v messages (%v), want 2 (the filler and the link)", info.State.Msgs, err)
+	}
+}
+
+// TestOwnEdgesNotReadBack: a node whose crawler records its own pages' links skips the
+// edges this run of it sent, and records those of other nodes and of its earlier runs.
+func TestOwnEdgesNotReadBack(t *testing.T) {
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	a := testNode(t, nc, "a", filepath.Join(dir, "a"))
+	t.Cleanup(func() { cancel(); a.tenures.Wait() })
+	rec := &recordedLinks{links: map[string][]linkgraph.Link{}}
+	a.ReceiveInLinks(rec, true)
+	target := "http://www.example.org/target"
+	p := a.partitionOf("www.example.org")
+	takeNow(t, ctx, a, p)
+	send := func(src, run string) {
+		t.Helper()
+		sendEdges(t, ctx, a, p, edgesMsg{Src: src, Run: run, Links: []edgeLink{{URL: target}}})
+	}
+	send("http://other.example.net/own", a.run)
+	send("http://other.example.net/earlier-run", "0123456789ab")
+	send("http://other.example.net/no-run", "")
+	for len(rec.get("http://other.example.net/earlier-run")) == 0 || len(rec.get("http://other.example.net/no-run")) == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("the links of an earlier run were not recorded")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := rec.get("http://other.example.net/own"); got != nil {
+		t.Errorf("the links this run sent were read back: %v", got)
+	}
+}
+
+func TestHostOf(t *testing.T) {
+	for _, u := range []string{"http://www.example.org/a", "https://Example.org:8443?q", "http://h#f", "http://h",
+		"http://user:pw@h.example/x", "http://[::1]:80/", "http://h%41/", "mailto:x", "", "http:///path"} {
+		want := ""
+		if p, err := url.Parse(u); err == nil && strings.Contains(u, "://") {
+			want = p.Host
+		}
+		if got := hostOf(u); got != want {
+			t.Errorf("hostOf(%q) = %q, want %q (url.Parse)", u, got, want)
+		}
 	}
 }

@@ -237,7 +237,10 @@ func decodeItem(b []byte) (wireItem, error) {
 // partition's owner records them in its link graph, so in-link counts and anchor texts
 // are those of every page that links there, wherever it was crawled.
 type edgesMsg struct {
-	Src   string     `json:"src"`
+	Src string `json:"src"`
+	// Run names the run of the node that sent it (Node.run): that run's crawler recorded
+	// the links in its own graph already.
+	Run   string     `json:"run,omitempty"`
 	Links []edgeLink `json:"l"`
 }
 

@@ -28,15 +28,21 @@ import (
 // The CPU of a cluster is given twice: the nodes' alone, and with the NATS server's (which
 // does the cluster's bookkeeping on their behalf). SONDA_BENCH_NODES=1,2 measures only
 // those cluster sizes; SONDA_BENCH_PROFILE=DIR writes a CPU profile of the embedded crawl
-// and of every node there (go tool pprof), and each process prints its CPU per stage.
+// and of every node there (go tool pprof), and each process prints its CPU per stage;
+// SONDA_BENCH_WINDOW=60s measures for that long instead of 20 s (profiles with more samples).
 func TestClusterScaling(t *testing.T) {
 	if os.Getenv("SONDA_BENCH") != "cluster" {
 		t.Skip("a benchmark: set SONDA_BENCH=cluster")
 	}
-	const (
-		perNode = 25 // pages/s each node may fetch (--budget)
-		window  = 20 * time.Second
-	)
+	const perNode = 25 // pages/s each node may fetch (--budget)
+	window := 20 * time.Second
+	if v := os.Getenv("SONDA_BENCH_WINDOW"); v != "" { // longer: profiles with more samples
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			t.Fatalf("SONDA_BENCH_WINDOW=%q: want a duration such as 60s", v)
+		}
+		window = d
+	}
 	web := testweb.Bench(300)
 	web.KeepHeaders = true
 	sizes := []int{1, 2, 4}

@@ -216,7 +216,7 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 	// their targets, whose link graphs count them (in-links and anchors are cluster-wide).
 	opts = append(opts, crawl.WithRouter(node), crawl.WithGate(node), crawl.WithSinks(node))
 	if ls := in.LinkSink(); ls != nil {
-		node.ReceiveInLinks(ls)
+		node.ReceiveInLinks(ls, cfg.Search.Index) // the crawler records its own pages' links in ls when it indexes
 	}
 	var dispatcher *volunteer.Dispatcher
 	if cfg.Cluster.Workers {
