@@ -156,10 +156,13 @@ func Open(dir string, opts Options) (*DB, error) {
 	if opts.lock != nil {
 		po.Lock = opts.lock
 	}
-	if opts.fs != nil {
-		po.FS = opts.fs
-	} else if crashpoint.Enabled() {
-		po.FS = crashFS{vfs.Default}
+	switch {
+	case opts.fs != nil:
+		po.FS = diskStopFS{opts.fs}
+	case crashpoint.Enabled():
+		po.FS = diskStopFS{crashFS{vfs.Default}}
+	default:
+		po.FS = diskStopFS{vfs.Default}
 	}
 	if opts.ReadOnly {
 		po.ReadOnly = true
@@ -336,21 +339,9 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 	// the disk (full, failing, turned read-only) is not a bug worth a stack trace: the
 	// process stops at once, exactly as a kill would, which loses nothing committed.
 	if fatalDiskError(msg) {
-		fmt.Fprintf(os.Stderr, "sonda: the crawl database cannot write: %s\n"+
-			"sonda: stopped at once, as a kill would: nothing committed is lost. Free space (or fix the disk), then run the command again to resume.\n", msg)
-		os.Exit(1)
+		stopForDisk(msg)
 	}
 	panic("pebble: " + msg)
-}
-
-// fatalDiskError tells a Pebble fatal error caused by the disk from one caused by a bug.
-func fatalDiskError(msg string) bool {
-	for _, e := range []syscall.Errno{syscall.ENOSPC, syscall.EIO, syscall.EROFS, syscall.EDQUOT} {
-		if strings.Contains(msg, e.Error()) {
-			return true
-		}
-	}
-	return false
 }
 
 // PrefixEnd is the smallest key greater than every key that starts with p: the exclusive
