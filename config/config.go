@@ -183,6 +183,7 @@ type Render struct {
 	AllowPrivate      bool          `yaml:"allow-private"`
 	CacheSize         ByteSize      `yaml:"cache-size"`
 	Nice              int           `yaml:"nice"`
+	CPUShare          float64       `yaml:"cpu-share"`
 }
 
 // RenderModes are the values of render.mode.
@@ -516,6 +517,7 @@ func (c *Config) Validate() error {
 	check(c.Render.MemoryLimit > 0, "render.memory-limit: must be positive")
 	check(c.Render.CacheSize >= 0, "render.cache-size: must not be negative")
 	check(c.Render.Nice >= 0 && c.Render.Nice <= 19, "render.nice: must be 0 to 19 (got %d)", c.Render.Nice)
+	check(c.Render.CPUShare > 0 && c.Render.CPUShare <= 1, "render.cpu-share: must be above 0 and at most 1 (1: renders never wait for CPU) (got %v)", c.Render.CPUShare)
 	check(c.Focus.Threshold >= 0 && c.Focus.Threshold <= 1, "focus.threshold: must be in [0, 1] (0: each topic's own), got %v", c.Focus.Threshold)
 	check(c.Focus.BestN >= 1, "focus.best-n: must be at least 1 (got %d)", c.Focus.BestN)
 	switch c.Scope.Follow {

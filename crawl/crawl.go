@@ -83,6 +83,10 @@ type Crawler struct {
 	rs         renderState     // render.mode: the browser, its gate's cache and pacing
 	resolve    []fetch.Mapping // fetch.resolve, which the render gate trusts
 
+	// Fetch workers running, and of them those waiting for a due host (or crawl.budget):
+	// the render governor's sign that fetching waits for politeness, not for CPU.
+	workersRunning, workersWaiting atomic.Int64
+
 	dupMu sync.Mutex // serializes duplicate lookup+registration (see store.CheckDuplicates)
 
 	sharedDB bool // the database came from WithStore: its owner closes it
@@ -400,10 +404,12 @@ func (c *Crawler) Run(ctx context.Context, extraSeeds []string, progress func(Pr
 	}
 	stopReport := c.reportLoop(runCtx, progress)
 	waitSpace := c.watchSpace(runCtx, cancel)
+	stopGovernor := c.rs.govern()
 	wg.Wait()
 	// Workers end when nothing is left to lease (pages still rendering hold theirs) or
 	// when the crawl stops; pages handed to renders are finished before the summary.
 	renderErr := c.rs.wait()
+	stopGovernor()
 	cancel(nil) // ends watchSpace when the frontier emptied
 	waitSpace()
 	stopReport()
@@ -486,11 +492,16 @@ func (c *Crawler) admitSeeds(seeds []urlnorm.URL) error {
 // fetched again next run.
 func (c *Crawler) worker(leases, work context.Context, budget *atomic.Int64, stop context.CancelCauseFunc) error {
 	ctx := leases
+	c.workersRunning.Add(1)
+	defer c.workersRunning.Add(-1)
 	for {
+		c.workersWaiting.Add(1)
 		if err := c.pacer.acquire(ctx); err != nil {
+			c.workersWaiting.Add(-1)
 			return nil
 		}
 		l, err := c.frontier.Next(ctx)
+		c.workersWaiting.Add(-1)
 		c.pacer.release(err == nil)
 		switch {
 		case errors.Is(err, frontier.ErrDrained):

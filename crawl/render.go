@@ -75,6 +75,8 @@ type renderState struct {
 	// the next), hosts known to render are not fetched (deferFetch).
 	queue    chan struct{}
 	full     int
+	gov      *renderGovernor // render.cpu-share; nil: renders are not held back for CPU
+	signal   loadSignal      // what gov reads (procLoad; tests set their own)
 	wg       sync.WaitGroup
 	deferred atomic.Int64 // leases given back unfetched: their host renders and the queue was full
 	waited   atomic.Int64 // pages whose worker waited for room in the queue
@@ -114,6 +116,7 @@ type RenderSummary struct {
 	LinksAdded     int64                  `json:"links_added"`
 	Deferred       int64                  `json:"deferred"`          // leases given back unfetched: their host renders and the render queue was full
 	Waited         int64                  `json:"waited"`            // pages whose fetch worker waited for room in the render queue
+	Held           int64                  `json:"held"`              // renders that waited for CPU (render.cpu-share) while fetching was CPU-bound
 	Blocked        map[string]int64       `json:"blocked,omitempty"` // requests the gate refused, by rule
 	P50, P99       time.Duration          `json:"-"`
 	P50Ms          int64                  `json:"p50_ms"`
@@ -139,6 +142,12 @@ func (c *Crawler) startRendering() error {
 	rs.full = 2 * tabs
 	rs.queue = make(chan struct{}, rs.full+c.cfg.Crawl.Concurrency)
 	rs.pace.hosts = map[string]*hostTurn{}
+	if share := c.cfg.Render.CPUShare; share > 0 && share < 1 {
+		if rs.signal == nil {
+			rs.signal = procLoad{c}
+		}
+		rs.gov = newRenderGovernor(share, tabs, rs.signal)
+	}
 	if rs.external != nil {
 		rs.r = rs.external
 		return nil
@@ -152,6 +161,15 @@ func (c *Crawler) startRendering() error {
 	}
 	rs.r = r
 	return nil
+}
+
+// govern starts the governor's readings, if renders are governed; stop ends them (and
+// lets every render start).
+func (rs *renderState) govern() (stop func()) {
+	if rs.gov == nil {
+		return func() {}
+	}
+	return rs.gov.run(context.Background())
 }
 
 func (rs *renderState) close() error {
@@ -174,6 +192,9 @@ func (rs *renderState) host(h string) *HostRender {
 func (rs *renderState) summary() RenderSummary {
 	s := RenderSummary{Mode: rs.mode, Detected: rs.detected.Load(), SkippedLearned: rs.skippedLearned.Load(),
 		Subrequests: rs.subrequests.Load(), CacheHits: rs.cacheHits.Load(), Deferred: rs.deferred.Load(), Waited: rs.waited.Load()}
+	if rs.gov != nil {
+		s.Held = rs.gov.held.Load()
+	}
 	if rs.r != nil {
 		st := rs.r.Stats()
 		s.Renders, s.Failures, s.Restarts, s.Crashes, s.MemoryBytes = st.Renders, st.Failures, st.Restarts, st.Crashes, st.Memory
@@ -354,7 +375,7 @@ func (c *Crawler) renderPage(ctx context.Context, d *Document, raw *parse.Page, 
 	host := d.URL.HostKey()
 	// The page's host rests after the page itself before its subresources are asked for.
 	c.rs.pace.rested(host, c.delay(slot, res))
-	out, err := c.rs.r.Render(ctx, render.Page{Response: res, Gate: &renderGate{c: c, d: d}})
+	out, err := c.render(ctx, render.Page{Response: res, Gate: &renderGate{c: c, d: d}})
 	if err != nil {
 		d.Record.RenderError = err.Error()
 		c.log.Warn("render failed; the page is read from its raw HTML", "url", d.Item.URL, "error", err)
@@ -407,6 +428,17 @@ func (c *Crawler) renderPage(ctx context.Context, d *Document, raw *parse.Page, 
 	}
 	c.rs.mu.Unlock()
 	return page
+}
+
+// render renders p once the governor (if any) lets it start.
+func (c *Crawler) render(ctx context.Context, p render.Page) (*render.Result, error) {
+	if g := c.rs.gov; g != nil {
+		if err := g.admit(ctx); err != nil {
+			return nil, err
+		}
+		defer g.finish()
+	}
+	return c.rs.r.Render(ctx, p)
 }
 
 // archiveRendered writes the rendered DOM as a WARC conversion record that refers to the

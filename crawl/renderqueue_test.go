@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/render"
 	"github.com/sonda-search/sonda/testweb"
 )
@@ -33,13 +34,75 @@ func (h *heldRenderer) Render(ctx context.Context, p render.Page) (*render.Resul
 func (h *heldRenderer) Stats() render.Stats { return render.Stats{Renders: h.renders.Load()} }
 func (h *heldRenderer) Close() error        { return nil }
 
-// notifySink calls each with every document the crawl finishes.
-type notifySink struct{ each func(*Document) }
+// staticHalf is a sink that watches a script web's static pages as a crawl finishes them:
+// allIn is closed when every one is in, and a static page rendered is an error.
+type staticHalf struct {
+	t       testing.TB
+	static  map[string]bool
+	mu      sync.Mutex
+	crawled map[string]bool
+	allIn   chan struct{}
+}
 
-func (s notifySink) Name() string { return "test-notify" }
-func (s notifySink) Consume(_ context.Context, d *Document) error {
-	s.each(d)
+func watchStaticHalf(t testing.TB, w *testweb.ScriptWeb) *staticHalf {
+	s := &staticHalf{t: t, static: map[string]bool{}, crawled: map[string]bool{}, allIn: make(chan struct{})}
+	for _, u := range w.StaticURLs() {
+		s.static[u] = true
+	}
+	return s
+}
+
+func (s *staticHalf) Name() string { return "test-static-half" }
+func (s *staticHalf) Consume(_ context.Context, d *Document) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.static[d.Item.URL] && !s.crawled[d.Item.URL] {
+		s.crawled[d.Item.URL] = true
+		if d.Record.Rendered {
+			s.t.Errorf("static page %s was rendered", d.Item.URL)
+		}
+		if len(s.crawled) == len(s.static) {
+			close(s.allIn)
+		}
+	}
 	return nil
+}
+
+// count is how many static pages are in.
+func (s *staticHalf) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.crawled)
+}
+
+// smallMixedWeb starts a mixed script web of 12 static pages (closed with the test) and
+// configures an auto crawl of it with 2 workers (fewer than its 4 script-built hosts) and
+// 1 tab.
+func smallMixedWeb(t *testing.T) (*testweb.ScriptWeb, config.Config) {
+	w := &testweb.ScriptWeb{Articles: 3, Datasets: 2, StaticHosts: 2, StaticPages: 6}
+	if _, err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	cfg := scriptWebConfig(t, w, "auto")
+	cfg.Crawl.Concurrency = 2
+	cfg.Render.Tabs = 1
+	return w, cfg
+}
+
+type runResult struct {
+	sum Summary
+	err error
+}
+
+// runAsync runs c in a goroutine; the channel gets its result.
+func runAsync(ctx context.Context, c *Crawler) <-chan runResult {
+	done := make(chan runResult, 1)
+	go func() {
+		sum, err := c.Run(ctx, nil, nil)
+		done <- runResult{sum, err}
+	}()
+	return done
 }
 
 // TestStaticHostsDoNotWaitForRenders: with render.mode auto, pages waiting for a render
@@ -49,63 +112,26 @@ func (s notifySink) Consume(_ context.Context, d *Document) error {
 // they would not be crawled before the renders end. No clock is involved: the renders
 // never end on their own.
 func TestStaticHostsDoNotWaitForRenders(t *testing.T) {
-	w := &testweb.ScriptWeb{Articles: 3, Datasets: 2, StaticHosts: 2, StaticPages: 6}
-	if _, err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	cfg := scriptWebConfig(t, w, "auto")
-	cfg.Crawl.Concurrency = 2
-	cfg.Render.Tabs = 1
-	static := map[string]bool{}
-	for _, u := range w.StaticURLs() {
-		static[u] = true
-	}
-	var (
-		mu      sync.Mutex
-		crawled = map[string]bool{}
-		allIn   = make(chan struct{})
-	)
-	sink := notifySink{each: func(d *Document) {
-		mu.Lock()
-		defer mu.Unlock()
-		if static[d.Item.URL] && !crawled[d.Item.URL] {
-			crawled[d.Item.URL] = true
-			if d.Record.Rendered {
-				t.Errorf("static page %s was rendered", d.Item.URL)
-			}
-			if len(crawled) == len(static) {
-				close(allIn)
-			}
-		}
-	}}
+	w, cfg := smallMixedWeb(t)
+	cfg.Render.CPUShare = 1 // renders never wait for CPU: the queue is under test, not the governor
+	half := watchStaticHalf(t, w)
 	held := &heldRenderer{release: make(chan struct{})}
-	c, err := New(cfg, WithRenderer(held), WithSinks(sink))
+	c, err := New(cfg, WithRenderer(held), WithSinks(half))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second) // a hang guard
 	defer cancel()
-	type result struct {
-		sum Summary
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		sum, err := c.Run(ctx, nil, nil)
-		done <- result{sum, err}
-	}()
+	done := runAsync(ctx, c)
 	select {
-	case <-allIn:
+	case <-half.allIn:
 	case r := <-done:
 		t.Fatalf("crawl ended before its renders were let go: %+v, %v", r.sum, r.err)
 	case <-ctx.Done():
-		mu.Lock()
-		n := len(crawled)
-		mu.Unlock()
+		n := half.count()
 		close(held.release)
-		t.Fatalf("%d of %d static pages crawled while %d renders were held: the static hosts waited for renders", n, len(static), held.started.Load())
+		t.Fatalf("%d of %d static pages crawled while %d renders were held: the static hosts waited for renders", n, len(half.static), held.started.Load())
 	}
 	if n := held.started.Load(); n < 3 {
 		t.Errorf("%d renders asked for while the static half was crawled, want the script-built hosts' (≥ 3)", n)

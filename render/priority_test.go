@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // niceOf is the nice value of thread task of process pid (or of the process, task "").
@@ -59,4 +60,24 @@ func TestBrowserRunsBelowSondaPriority(t *testing.T) {
 		}
 	}
 	t.Logf("%d processes, %d threads, all at nice ≥ %d (hasCapSysNice %v)", len(tree), threads, want, hasCapSysNice())
+}
+
+// TestCPUTime: the CPU time of the browser's processes (what a crawl's render governor
+// weighs renders by) is 0 before the browser starts and grows with a render; it is at
+// least what the browser process alone used, read here from /proc by hand.
+func TestCPUTime(t *testing.T) {
+	_, f := scriptWeb(t)
+	r := newRenderer(t, Options{Tabs: 1, Lazy: true})
+	if c := r.CPUTime(); c != 0 {
+		t.Fatalf("CPUTime %v before the browser started, want 0", c)
+	}
+	if _, err := r.Render(testCtx(t), Page{Response: get(t, f, "http://www.spa.test/article/3"), Gate: &fetcherGate{f: f}}); err != nil {
+		t.Fatal(err)
+	}
+	got := r.CPUTime()
+	own := time.Duration(processCPU(r.BrowserPID())) * time.Second / userHZ
+	if got <= 0 || got < own {
+		t.Fatalf("CPUTime %v after a render, want > 0 and ≥ the browser process's own %v", got, own)
+	}
+	t.Logf("browser tree CPU after starting and one render: %v (browser process %v)", got, own)
 }

@@ -386,6 +386,10 @@ type instance struct {
 	users    sync.WaitGroup // renders using it; retire waits for them
 	measured atomic.Int64   // when its memory was last measured (unix ns; 0: never)
 
+	cpuMu  sync.Mutex // guards tree and treeAt (CPUTime)
+	tree   []int      // its processes, as last listed
+	treeAt time.Time
+
 	mu   sync.Mutex
 	free []*tab
 	once sync.Once
