@@ -584,28 +584,38 @@ func (b *boxer) wgs84() geom.BBox {
 	return b.wgs
 }
 
-// edgesToWGS84 transforms a native box by walking its edges (rasters, whose vertices are
-// not listed): 21 points a side bound the curvature of projected edges.
+// edgesToWGS84 transforms a native box by walking its edges: 21 points a side bound the
+// curvature of projected edges.
 func edgesToWGS84(c *crs.CRS, box geom.BBox) geom.BBox {
+	if box.IsEmpty() {
+		return geom.Empty()
+	}
+	return outlineToWGS84(c, [6]float64{box.MinX, box.MaxX - box.MinX, 0, box.MinY, 0, box.MaxY - box.MinY}, 1, 1)
+}
+
+// outlineToWGS84 transforms a raster's outline (w × h pixels placed by the geotransform
+// t, as geotiff.Info.Transform) by walking its four edges, 21 points each, and adds the
+// poles it surrounds. A rotated raster's outline is a parallelogram inside its native box.
+func outlineToWGS84(c *crs.CRS, t [6]float64, w, h float64) geom.BBox {
 	out := geom.Empty()
-	if box.IsEmpty() || !c.CanTransform() {
+	if !c.CanTransform() {
 		return out
+	}
+	at := func(col, row float64) geom.Point {
+		return geom.Point{X: t[0] + col*t[1] + row*t[2], Y: t[3] + col*t[4] + row*t[5]}
 	}
 	const n = 20
 	for i := 0; i <= n; i++ {
-		t := float64(i) / n
-		x := box.MinX + t*(box.MaxX-box.MinX)
-		y := box.MinY + t*(box.MaxY-box.MinY)
-		for _, p := range [][2]float64{{x, box.MinY}, {x, box.MaxY}, {box.MinX, y}, {box.MaxX, y}} {
-			lon, lat, err := c.ToWGS84(p[0], p[1])
+		f := float64(i) / n
+		for _, p := range []geom.Point{at(f*w, 0), at(f*w, h), at(0, f*h), at(w, f*h)} {
+			lon, lat, err := c.ToWGS84(p.X, p.Y)
 			if err != nil {
 				return geom.Empty()
 			}
 			out.Extend(lon, lat)
 		}
 	}
-	coverPoles(&out, c.Poles(), func(x, y float64) bool {
-		return x >= box.MinX && x <= box.MaxX && y >= box.MinY && y <= box.MaxY
-	})
+	ring := [][]geom.Point{{at(0, 0), at(w, 0), at(w, h), at(0, h), at(0, 0)}}
+	coverPoles(&out, c.Poles(), func(x, y float64) bool { return inRings(ring, x, y) })
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"github.com/sonda-search/sonda/internal/shareddata"
 	"math"
 	"os"
@@ -84,16 +85,40 @@ func gdalVector(t *testing.T, src string) gdalLayer {
 }
 
 func ogrBBox(t *testing.T, src string, extra ...string) geom.BBox {
+	return ogrLayerBBox(t, src, "", extra...)
+}
+
+// ogrLayerBBox is ogrBBox of one layer ("": the only one).
+func ogrLayerBBox(t *testing.T, src, layer string, extra ...string) geom.BBox {
+	box, err := tryOgrLayerBBox(src, layer, extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return box
+}
+
+// tryOgrLayerBBox is ogrLayerBBox that returns ogr2ogr's failure (a layer without a CRS
+// cannot be reprojected) as an error.
+func tryOgrLayerBBox(src, layer string, extra ...string) (geom.BBox, error) {
 	args := append([]string{"-f", "GeoJSON", "-lco", "WRITE_BBOX=YES", "-lco", "COORDINATE_PRECISION=15", "-lco", "RFC7946=NO"}, extra...)
 	args = append(args, "/vsistdout/", src)
+	if layer != "" {
+		args = append(args, layer)
+	}
 	var fc struct {
 		BBox []float64 `json:"bbox"`
 	}
-	out := run(t, "ogr2ogr", args...)
-	if err := json.Unmarshal(out, &fc); err != nil || len(fc.BBox) < 4 {
-		t.Fatalf("ogr2ogr %v: no bbox (%v)", args, err)
+	var stderr bytes.Buffer
+	cmd := exec.Command("ogr2ogr", args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return geom.Empty(), fmt.Errorf("ogr2ogr %v: %v: %s", args, err, stderr.String())
 	}
-	return geom.BBox{MinX: fc.BBox[0], MinY: fc.BBox[1], MaxX: fc.BBox[2], MaxY: fc.BBox[3]}
+	if err := json.Unmarshal(out, &fc); err != nil || len(fc.BBox) < 4 {
+		return geom.Empty(), fmt.Errorf("ogr2ogr %v: no bbox (%v)", args, err)
+	}
+	return geom.BBox{MinX: fc.BBox[0], MinY: fc.BBox[1], MaxX: fc.BBox[2], MaxY: fc.BBox[3]}, nil
 }
 
 func near(a, b geom.BBox, tol float64) bool {

@@ -130,7 +130,7 @@ func TestProjectionsAgainstGDAL(t *testing.T) {
 					warp = append(warp, "-te", fmt.Sprint(e[0]), fmt.Sprint(e[1]), fmt.Sprint(e[2]), fmt.Sprint(e[3]), "-ts", "50", "50")
 				}
 				run(t, "gdalwarp", append(warp, elev, tif)...)
-				wgs := gdalEdges(t, tif, c.proj)
+				wgs := gdalEdges(t, tif)
 				check(t, c.name+" (GeoKeys)", tif, wgs, !c.unreadable)
 			})
 		}
@@ -141,61 +141,54 @@ func TestProjectionsAgainstGDAL(t *testing.T) {
 	t.Logf("reported as not readable (%d): %s", len(unsupported), strings.Join(unsupported, ", "))
 }
 
-// gdalEdges is the WGS 84 box of the raster's outline as GDAL transforms it
-// (gdaltransform): 21 points along each edge of its extent (gdalinfo's corner
-// coordinates), as sonda takes them, since a projected raster's edges curve in degrees and
-// its corners alone (gdalinfo's wgs84Extent) miss the bulge.
-func gdalEdges(t *testing.T, tif, proj string) geom.BBox {
+// gdalEdges is the WGS 84 box of the raster's outline as GDAL transforms it from the
+// file's own CRS and georeferencing (gdaltransform with pixel and line input): 21 points
+// along each edge, as sonda takes them, since a projected raster's edges curve in degrees
+// and its corners alone (gdalinfo's wgs84Extent) miss the bulge; plus each pole that GDAL
+// places inside the raster, which the raster then covers with every longitude.
+func gdalEdges(t *testing.T, tif string) geom.BBox {
 	var info struct {
-		CornerCoordinates struct {
-			UpperLeft  []float64 `json:"upperLeft"`
-			LowerRight []float64 `json:"lowerRight"`
-		} `json:"cornerCoordinates"`
+		Size []float64 `json:"size"`
 	}
-	if err := json.Unmarshal(run(t, "gdalinfo", "-json", tif), &info); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal(run(t, "gdalinfo", "-json", tif), &info); err != nil || len(info.Size) != 2 {
+		t.Fatalf("gdalinfo %s: size %v (%v)", tif, info.Size, err)
 	}
-	ul, lr := info.CornerCoordinates.UpperLeft, info.CornerCoordinates.LowerRight
-	minX, maxX, minY, maxY := ul[0], lr[0], lr[1], ul[1]
+	w, h := info.Size[0], info.Size[1]
 	var in strings.Builder
 	const n = 20
 	for i := 0; i <= n; i++ {
 		f := float64(i) / n
-		x, y := minX+f*(maxX-minX), minY+f*(maxY-minY)
-		fmt.Fprintf(&in, "%.10f %.10f\n%.10f %.10f\n%.10f %.10f\n%.10f %.10f\n", x, minY, x, maxY, minX, y, maxX, y)
-	}
-	cmd := exec.Command("gdaltransform", "-s_srs", proj, "-t_srs", "EPSG:4326", "-output_xy")
-	cmd.Stdin = strings.NewReader(in.String())
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("gdaltransform: %v", err)
+		fmt.Fprintf(&in, "%.10f 0\n%.10f %.10f\n0 %.10f\n%.10f %.10f\n", f*w, f*w, h, f*h, w, f*h)
 	}
 	box := geom.Empty()
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(gdaltransform(t, in.String(), "-t_srs", "EPSG:4326", "-output_xy", tif)), "\n") {
 		var lon, lat float64
 		if _, err := fmt.Sscan(line, &lon, &lat); err != nil {
 			t.Fatalf("gdaltransform said %q", line)
 		}
 		box.Extend(lon, lat)
 	}
-	// A raster around a pole covers it and every longitude, though no edge point comes
-	// near: where GDAL puts each pole decides whether the extent holds it.
-	cmd = exec.Command("gdaltransform", "-s_srs", "EPSG:4326", "-t_srs", proj, "-output_xy")
-	cmd.Stdin = strings.NewReader("0 90\n0 -90\n")
-	out, err = cmd.Output()
-	if err != nil {
-		t.Fatalf("gdaltransform: %v", err)
-	}
-	for i, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var x, y float64
-		if _, err := fmt.Sscan(line, &x, &y); err != nil || i > 1 {
+	for i, line := range strings.Split(strings.TrimSpace(gdaltransform(t, "0 90\n0 -90\n", "-i", "-t_srs", "EPSG:4326", tif)), "\n") {
+		var col, row float64
+		if _, err := fmt.Sscan(line, &col, &row); err != nil || i > 1 {
 			continue // a pole the projection cannot place
 		}
-		if x >= minX && x <= maxX && y >= minY && y <= maxY {
+		if col >= 0 && col <= w && row >= 0 && row <= h {
 			lat := []float64{90, -90}[i]
 			box.Extend(-180, lat)
 			box.Extend(180, lat)
 		}
 	}
 	return box
+}
+
+func gdaltransform(t *testing.T, input string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("gdaltransform", args...)
+	cmd.Stdin = strings.NewReader(input)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("gdaltransform %v: %v", args, err)
+	}
+	return string(out)
 }

@@ -193,7 +193,11 @@ func readGeoTIFF(path, name string) (*Layer, error) {
 		l.BBox = geom.Empty()
 		l.Error = "no georeferencing (tie point and pixel scale, or a transformation)"
 	}
-	l.BBoxWGS84 = edgesToWGS84(l.CRS, l.BBox)
+	if in.Georeferenced {
+		l.BBoxWGS84 = outlineToWGS84(l.CRS, in.Transform, float64(in.Width), float64(in.Height))
+	} else {
+		l.BBoxWGS84 = geom.Empty()
+	}
 	if g, err := in.Sample(256, 256); err == nil {
 		l.grid = g
 	} else if l.Error == "" {

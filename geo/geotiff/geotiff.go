@@ -68,8 +68,12 @@ type Info struct {
 	BBox geom.BBox
 	// PixelSizeX, PixelSizeY are the pixel dimensions in CRS units (0 when rotated).
 	PixelSizeX, PixelSizeY float64
-	ModelType              int // 1 projected, 2 geographic, 3 geocentric (GTModelTypeGeoKey)
-	EPSG                   int // ProjectedCSTypeGeoKey or GeographicTypeGeoKey, 0 when user-defined
+	// Transform maps a pixel position (column, row; 0,0 is the outer corner of the first
+	// pixel) to CRS coordinates as GDAL's geotransform does: X = T0 + col·T1 + row·T2,
+	// Y = T3 + col·T4 + row·T5. A rotated raster's outline is not its BBox.
+	Transform [6]float64
+	ModelType int // 1 projected, 2 geographic, 3 geocentric (GTModelTypeGeoKey)
+	EPSG      int // ProjectedCSTypeGeoKey or GeographicTypeGeoKey, 0 when user-defined
 	// UserProjected says the raster is projected (ModelType 1) by a projection its GeoKeys
 	// define themselves (ProjectedCSTypeGeoKey 32767, or none): EPSG is then 0 even when a
 	// geographic code names its datum, since that code describes no coordinate of it.
@@ -401,6 +405,7 @@ func (in *Info) georef() error {
 		in.BBox.Extend(x0, y0)
 		in.BBox.Extend(x0+w*sx, y0-h*sy)
 		in.PixelSizeX, in.PixelSizeY = sx, sy
+		in.Transform = [6]float64{x0, sx, 0, y0, 0, -sy}
 		in.Georeferenced = true
 	case len(matrix) >= 16:
 		m := matrix
@@ -411,6 +416,8 @@ func (in *Info) georef() error {
 		if m[1] == 0 && m[4] == 0 {
 			in.PixelSizeX, in.PixelSizeY = math.Abs(m[0]), math.Abs(m[5])
 		}
+		// The matrix maps raster space (which PixelIsPoint shifts by half a pixel) to model space.
+		in.Transform = [6]float64{m[3] - shift*(m[0]+m[1]), m[0], m[1], m[7] - shift*(m[4]+m[5]), m[4], m[5]}
 		in.Georeferenced = true
 	default:
 		in.BBox = geom.Empty()
