@@ -21,6 +21,12 @@ var packagedGeodata = []string{
 	"/usr/lib/R/site-library/terra/ex",
 }
 
+// packagedGaps are the packaged files sonda does not read as GDAL does for reasons other
+// than their CRS, with the reason.
+var packagedGaps = map[string]string{
+	"sf/gml/fmi_test.gml": "an O&M WFS response (PointTimeSeriesObservation): sonda's GML reader finds no geometry, GDAL 22 points",
+}
+
 // TestPackagedGeodataAgainstGDAL (issue 14 §4): every geodata file these packages ship gets
 // the WGS 84 box GDAL gives (ogr2ogr's reprojection for vectors; gdaltransform of the
 // outline, and the poles, for rasters), within 1e-6°, or none where GDAL finds no CRS
@@ -40,7 +46,7 @@ func TestPackagedGeodataAgainstGDAL(t *testing.T) {
 		}
 		t.Skipf("%d packaged geodata files (apt-get install --no-install-recommends r-cran-sf r-cran-stars r-cran-terra): skipped", len(files))
 	}
-	var read, unreadable, noCRS []string
+	var read, unreadable, noCRS, gaps []string
 	for _, path := range files {
 		name := filepath.Base(filepath.Dir(filepath.Dir(path))) + "/" + filepath.Base(filepath.Dir(path)) + "/" + filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
@@ -62,7 +68,13 @@ func TestPackagedGeodataAgainstGDAL(t *testing.T) {
 					gdal = gdalEdges(t, path)
 				} else {
 					if l.GeometryType == geom.TypeNone {
-						continue // a table without geometries
+						// A table without geometries, unless GDAL finds some in the file.
+						if why, ok := packagedGaps[name]; ok {
+							gaps = append(gaps, name+": "+why)
+						} else if g := reGeometry.FindAllStringSubmatch(string(run(t, "ogrinfo", "-so", "-al", path)), -1); len(g) > 0 && g[0][1] != "None" {
+							t.Errorf("%s: sonda finds no geometry in layer %s, GDAL finds %s", name, l.Name, g[0][1])
+						}
+						continue
 					}
 					var err error
 					if gdal, err = tryOgrLayerBBox(path, l.Name, "-t_srs", "EPSG:4326"); err != nil {
@@ -93,4 +105,5 @@ func TestPackagedGeodataAgainstGDAL(t *testing.T) {
 	t.Logf("read as GDAL does (%d): %s", len(read), strings.Join(read, ", "))
 	t.Logf("reported as not readable (%d): %s", len(unreadable), strings.Join(unreadable, "; "))
 	t.Logf("without a CRS, for GDAL too (%d): %s", len(noCRS), strings.Join(noCRS, ", "))
+	t.Logf("known gaps, not compared (%d): %s", len(gaps), strings.Join(gaps, "; "))
 }
