@@ -60,7 +60,10 @@
 // that takes a partition over rebuilds the partition's queues from it, so nothing queued is
 // lost even when a node's disk never comes back; at most the pages that node had in flight
 // or not yet relayed are fetched again, at most Options.Unconfirmed pages: a node starts
-// no request while that many are in flight or unacknowledged by JetStream.
+// no request while that many are in flight or unacknowledged by JetStream. The relay
+// publishes a page's state only once the links recorded before it are stored: a state
+// stored alone (the two streams store independently) would make the page's next owner
+// take it as done while its links were still only in a node that may never come back.
 //
 // # In-links
 //
@@ -68,7 +71,8 @@
 // (outbox, then the state stream, one compacting subject per page and partition), and
 // every node records in its link graph the links to each partition it ever served: the
 // in-link counts and anchor texts its pages rank with are those of the whole cluster,
-// as one machine would have them (see links.go). PageRank stays per node.
+// as one machine would have them (see links.go). A node whose crawler records its own
+// pages' links in that graph skips the ones its current run sent. PageRank stays per node.
 //
 // # Message ids
 //
