@@ -37,7 +37,22 @@ type WorkerRecord struct {
 	// Quarantined is when a node quarantined it; kept when it is revoked later, so that
 	// a node that was down meanwhile still purges its pages.
 	Quarantined time.Time `json:"quarantined,omitzero"`
+	// Former are the earlier workers of this name (revoked, then the name admitted again),
+	// oldest first: a node that was down meanwhile still purges a quarantined one's pages.
+	Former []FormerWorker `json:"former,omitempty"`
 }
+
+// FormerWorker is an earlier, revoked worker of a name: its key, and when it was
+// quarantined (zero if it never was).
+type FormerWorker struct {
+	Key         string    `json:"key"`
+	Quarantined time.Time `json:"quarantined,omitzero"`
+}
+
+// maxFormer bounds WorkerRecord.Former: the oldest are dropped first (a node down through
+// that many re-admissions of one name purges the dropped ones' pages only when the name
+// is quarantined again).
+const maxFormer = 32
 
 // WorkerStats are what one node saw of one worker.
 type WorkerStats struct {
@@ -115,6 +130,11 @@ func AddWorker(ctx context.Context, js jetstream.JetStream, a *Auth, cluster, na
 		if gerr != nil || json.Unmarshal(e.Value(), &old) != nil || old.State != WorkerRevoked {
 			return nil, fmt.Errorf("worker %q exists already: revoke it first or pick another name", name)
 		}
+		// The new worker's record remembers the old one, whose pages nodes still tell
+		// apart (and purge, if it was quarantined).
+		former := append(old.Former, FormerWorker{Key: old.Key, Quarantined: old.Quarantined})
+		rec, _ = json.Marshal(WorkerRecord{Name: name, Key: pub, State: WorkerActive, Added: now, Since: now,
+			Former: former[max(0, len(former)-maxFormer):]})
 		_, err = kv.Update(ctx, "w."+name, rec, e.Revision())
 	}
 	if err != nil {

@@ -81,8 +81,12 @@ type Dispatcher struct {
 	expired map[string]expiredTask
 	ledger  *ledger
 	// taken are the pages this node took unchecked from a worker and the crawl has not
-	// yet handed to its sinks (Consume), by URL key: the worker's name.
-	taken   map[[16]byte]string
+	// yet handed to its sinks (Consume), by URL key: the worker's ledger owner.
+	taken map[[16]byte]string
+	// purges are the ledger owners (worker incarnations: see owner) whose pages this
+	// dispatcher purges or purged; dropped those whose records it dropped (revoked).
+	purges  map[string]*purgeState
+	dropped map[string]bool
 	purging sync.WaitGroup
 	// flushNow asks for the counters to be written at once: a failed check is evidence
 	// the other nodes judge the worker on too, and a second's delay is tasks a liar gets.
@@ -109,11 +113,28 @@ type workerState struct {
 	stats     cluster.WorkerStats
 	others    map[string]cluster.WorkerStats // other nodes' counters (registry)
 	dirty     bool
-	// purging is set once this dispatcher started purging its pages (the ledger holds
-	// them); dropped once it dropped them (revoked). purgeRuns is set while a purge
-	// goroutine runs, purgeAgain when another pass was asked for meanwhile.
-	purging, dropped      bool
-	purgeRuns, purgeAgain bool
+	// key is the public key of its current incarnation (registry): a name revoked and
+	// admitted again is a new worker, whose pages are told apart from the old one's.
+	key string
+}
+
+// purgeState is the purge of one ledger owner: runs while a goroutine purges, again
+// when another pass was asked for meanwhile.
+type purgeState struct{ runs, again bool }
+
+// owner is the ledger's name for an incarnation of worker name: its name and its key.
+// Records written before incarnations were told apart are under the name alone.
+func owner(name, key string) string {
+	if key == "" {
+		return name
+	}
+	return name + "\x00" + key
+}
+
+// ownerName is the worker name of a ledger owner.
+func ownerName(o string) string {
+	name, _, _ := strings.Cut(o, "\x00")
+	return name
 }
 
 // expiredTask is a task whose deadline passed without a result: a result for it that
@@ -165,6 +186,7 @@ func Start(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, o Options
 	}
 	d := &Dispatcher{o: o, nc: nc, js: js, kv: kv, log: o.Logger, workers: map[string]*workerState{}, pending: map[string]*pendingTask{},
 		known: map[string][]known{}, ledger: &ledger{db: o.DB}, expired: map[string]expiredTask{}, taken: map[[16]byte]string{},
+		purges: map[string]*purgeState{}, dropped: map[string]bool{},
 		flushNow: make(chan struct{}, 1)}
 	d.secret = make([]byte, 32)
 	rand.Read(d.secret)
@@ -334,41 +356,85 @@ func (d *Dispatcher) onRegistry(ctx context.Context, e jetstream.KeyValueEntry) 
 	if json.Unmarshal(e.Value(), &rec) != nil {
 		return
 	}
+	// The owners whose pages go (their incarnation was quarantined), those whose records
+	// go (revoked, never quarantined): the current incarnation and the former ones. The
+	// records under the name alone (before incarnations were told apart) go with any
+	// quarantined incarnation.
+	var purge, drop []string
+	cur := owner(name, rec.Key)
+	switch {
+	case rec.State == cluster.WorkerQuarantined || !rec.Quarantined.IsZero():
+		purge = append(purge, cur, name)
+	case rec.State == cluster.WorkerRevoked:
+		drop = append(drop, cur, name)
+	}
+	for _, f := range rec.Former {
+		if !f.Quarantined.IsZero() {
+			purge = append(purge, owner(name, f.Key), name)
+		} else {
+			drop = append(drop, owner(name, f.Key))
+		}
+	}
 	d.mu.Lock()
 	w := d.state(name)
 	w.state = rec.State
-	purge := !w.purging && (rec.State == cluster.WorkerQuarantined || !rec.Quarantined.IsZero())
-	drop := !purge && !w.purging && !w.dropped && rec.State == cluster.WorkerRevoked
-	w.purging = w.purging || purge
-	w.dropped = w.dropped || drop
-	d.mu.Unlock()
-	switch {
-	case purge:
-		d.purge(name)
-	case drop:
-		// Revoked, never caught lying: what it delivered stays; its records go (the
-		// ledger keeps only what a quarantine could still purge).
-		d.dropAll(name)
+	if w.key != rec.Key {
+		w.key, w.probation = rec.Key, 0 // a new incarnation (or the first word of this one)
 	}
+	purge = d.newPurges(purge)
+	var drops []string
+	for _, o := range drop {
+		if d.purges[o] == nil && !d.dropped[o] {
+			d.dropped[o] = true
+			drops = append(drops, o)
+		}
+	}
+	d.mu.Unlock()
+	for _, o := range purge {
+		d.purge(o)
+	}
+	// Revoked, never caught lying: what it delivered stays; its records go (the ledger
+	// keeps only what a quarantine could still purge).
+	for _, o := range drops {
+		d.dropAll(o)
+	}
+}
+
+// newPurges returns the owners of os this dispatcher has not purged yet, and marks them
+// purged (d.mu held).
+func (d *Dispatcher) newPurges(os []string) []string {
+	var out []string
+	for _, o := range os {
+		if d.purges[o] == nil {
+			d.purges[o] = &purgeState{}
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // purgeBatch bounds the pages of one call to Options.Purge.
 const purgeBatch = 512
 
 // purge removes from the index and queues again every page this node holds from the
-// quarantined worker name, as the ledger says (so also those taken before a restart),
-// dropping their records as it goes. A failure is retried while the dispatcher runs; the
-// rest stays in the ledger for the next start. One purge of a worker runs at a time: a
-// call while it runs makes it read the ledger once more before it ends.
-func (d *Dispatcher) purge(name string) {
+// quarantined worker incarnation o (an owner), as the ledger says (so also those taken
+// before a restart), dropping their records as it goes. A failure is retried while the
+// dispatcher runs; the rest stays in the ledger for the next start. One purge of an owner
+// at a time: a call while it runs makes it read the ledger once more before it ends.
+func (d *Dispatcher) purge(o string) {
+	name := ownerName(o)
 	d.mu.Lock()
-	w := d.state(name)
-	if w.purgeRuns {
-		w.purgeAgain = true
+	p := d.purges[o]
+	if p == nil {
+		p = &purgeState{}
+		d.purges[o] = p
+	}
+	if p.runs {
+		p.again = true
 		d.mu.Unlock()
 		return
 	}
-	w.purgeRuns = true
+	p.runs = true
 	d.mu.Unlock()
 	d.purging.Add(1)
 	go func() {
@@ -376,18 +442,18 @@ func (d *Dispatcher) purge(name string) {
 		total, wait := 0, time.Second
 		defer func() {
 			d.mu.Lock()
-			w.purgeRuns, w.purgeAgain = false, false
+			p.runs, p.again = false, false
 			d.mu.Unlock()
 			if total > 0 {
 				d.log.Warn("volunteer: purged a quarantined worker's pages; they are fetched again", "worker", name, "pages", total)
 			}
 		}()
 		for d.rctx.Err() == nil {
-			items, err := d.ledger.pages(name, purgeBatch)
+			items, err := d.ledger.pages(o, purgeBatch)
 			if err == nil && len(items) == 0 {
 				d.mu.Lock()
-				again := w.purgeAgain
-				w.purgeAgain = false
+				again := p.again
+				p.again = false
 				d.mu.Unlock()
 				if !again {
 					return
@@ -398,7 +464,7 @@ func (d *Dispatcher) purge(name string) {
 				err = d.o.Purge(d.rctx, items)
 			}
 			if err == nil {
-				err = d.ledger.drop(name, items)
+				err = d.ledger.drop(o, items)
 			}
 			if err != nil {
 				if d.rctx.Err() == nil {
@@ -427,41 +493,41 @@ func (d *Dispatcher) Name() string { return "volunteer" }
 // now that the index has it.
 func (d *Dispatcher) Consume(_ context.Context, doc *crawl.Document) error {
 	d.mu.Lock()
-	name, taken := d.taken[doc.Item.Key]
+	o, taken := d.taken[doc.Item.Key]
 	delete(d.taken, doc.Item.Key)
-	again := taken && d.workers[name] != nil && d.workers[name].purging
+	again := taken && d.purges[o] != nil
 	d.mu.Unlock()
 	if !again {
 		return nil
 	}
-	it := doc.Item
+	name, it := ownerName(o), doc.Item
 	// Recorded again first: if the process ends before the purge is done, the next start
 	// purges the page (the worker's records are purged on every start).
-	if err := d.ledger.accept(name, it); err != nil {
+	if err := d.ledger.accept(o, it); err != nil {
 		d.log.Warn("volunteer: cannot record a page's provenance", "url", it.URL, "error", err)
 	}
 	if err := d.o.Purge(d.rctx, []frontier.Item{it}); err != nil {
 		// The record stays: the worker's purge takes it, and retries.
 		d.log.Warn("volunteer: purging a quarantined worker's page failed; retrying", "worker", name, "url", it.URL, "error", err)
-		d.purge(name)
+		d.purge(o)
 		return nil
 	}
-	if err := d.ledger.drop(name, []frontier.Item{it}); err != nil {
+	if err := d.ledger.drop(o, []frontier.Item{it}); err != nil {
 		d.log.Warn("volunteer: cannot update a page's provenance", "url", it.URL, "error", err)
 	}
 	d.log.Warn("volunteer: purged a quarantined worker's page that reached the index during its purge; it is fetched again", "worker", name, "url", it.URL)
 	return nil
 }
 
-// dropAll forgets the records of worker name.
-func (d *Dispatcher) dropAll(name string) {
+// dropAll forgets the records of owner o.
+func (d *Dispatcher) dropAll(o string) {
 	for {
-		items, err := d.ledger.pages(name, purgeBatch)
+		items, err := d.ledger.pages(o, purgeBatch)
 		if err == nil && len(items) > 0 {
-			err = d.ledger.drop(name, items)
+			err = d.ledger.drop(o, items)
 		}
 		if err != nil {
-			d.log.Warn("volunteer: cannot forget a revoked worker's pages", "worker", name, "error", err)
+			d.log.Warn("volunteer: cannot forget a revoked worker's pages", "worker", ownerName(o), "error", err)
 		}
 		if err != nil || len(items) == 0 {
 			return
@@ -726,9 +792,10 @@ func (d *Dispatcher) judge(ctx context.Context, w *workerState, it frontier.Item
 		d.mu.Unlock()
 		return d.mine(ctx, it, req, rest)
 	}
-	err := d.ledger.accept(w.name, it)
+	o := owner(w.name, w.key)
+	err := d.ledger.accept(o, it)
 	if err == nil {
-		d.taken[it.Key] = w.name // until the crawl hands the page to its sinks (Consume)
+		d.taken[it.Key] = o // until the crawl hands the page to its sinks (Consume)
 	}
 	d.mu.Unlock()
 	if err != nil {
@@ -926,11 +993,10 @@ func (d *Dispatcher) quarantine(ctx context.Context, w *workerState, reason stri
 	d.mu.Lock()
 	already := w.state == cluster.WorkerQuarantined
 	w.state = cluster.WorkerQuarantined // no more tasks from here at once
-	purge := !w.purging
-	w.purging = true
+	purge := d.newPurges([]string{owner(w.name, w.key), w.name})
 	d.mu.Unlock()
-	if purge {
-		d.purge(w.name)
+	for _, o := range purge {
+		d.purge(o)
 	}
 	if already {
 		return

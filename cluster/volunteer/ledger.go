@@ -18,8 +18,13 @@ import (
 // (store prefix 'c', cluster mode, next to the outbox), so that a node restarted since can
 // still purge a worker quarantined later:
 //
-//	c w <worker> 0 <url key:16>   the page, by worker (what a quarantine purges): wirePage (JSON)
-//	c u <url key:16>              the worker whose copy the node holds: its name
+//	c w <owner> 0 <url key:16>   the page, by worker (what a quarantine purges): wirePage (JSON)
+//	c u <url key:16>             the worker whose copy the node holds: its owner
+//
+// The owner is a worker's name, a zero byte and its public key: a name revoked and admitted
+// again is another worker, whose pages are told apart from the first one's (records
+// written before 2026-11-27 03:30 UTC have the name alone; they go with any quarantine of
+// the name).
 //
 // A page has at most one record: a later copy replaces it (another worker's unchecked copy
 // moves the record, the node's own copy, checked or fetched by itself, removes it). A

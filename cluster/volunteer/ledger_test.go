@@ -47,24 +47,8 @@ func TestProvenanceSurvivesRestart(t *testing.T) {
 	r.running("subtle", subtle)
 	own := r.own()
 	dir := filepath.Join(t.TempDir(), "node")
-	var mu sync.Mutex
-	purged := map[string]int{}
-	start := func(db *pebble.DB) *Dispatcher {
-		d, err := Start(ctx, r.node, r.js, Options{Cluster: "c", Node: "n1", Fetcher: own, UserAgent: "sonda-test",
-			TaskTimeout: 2 * time.Second, Seed: 7, Canary: -1, DB: db,
-			Purge: func(_ context.Context, items []frontier.Item) error {
-				mu.Lock()
-				defer mu.Unlock()
-				for _, it := range items {
-					purged[it.URL]++
-				}
-				return nil
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	var purged purgeCounts
+	start := func(db *pebble.DB) *Dispatcher { return r.startNode(ctx, own, db, &purged) }
 
 	db := openDB(t, dir)
 	d := start(db.Pebble())
@@ -108,14 +92,14 @@ func TestProvenanceSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, "the purge of the quarantined worker's pages", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(purged) >= len(tampered)
+		purged.mu.Lock()
+		defer purged.mu.Unlock()
+		return len(purged.n) >= len(tampered)
 	})
 	d.purging.Wait()
-	mu.Lock()
-	got := slices.Sorted(maps.Keys(purged))
-	mu.Unlock()
+	purged.mu.Lock()
+	got := slices.Sorted(maps.Keys(purged.n))
+	purged.mu.Unlock()
 	if want := slices.Sorted(maps.Keys(tampered)); !slices.Equal(got, want) {
 		t.Errorf("purged %d pages %v,\nwant the %d the node took unchecked %v", len(got), got, len(want), want)
 	}
@@ -125,9 +109,13 @@ func TestProvenanceSurvivesRestart(t *testing.T) {
 	t.Logf("%d pages: %d checked (the node's copy kept), %d taken unchecked, all purged after the restart", len(r.web.Reachable()), checked, len(tampered))
 }
 
+// ledgerPages counts the ledger's pages of the current incarnation of worker.
 func ledgerPages(t *testing.T, d *Dispatcher, worker string) int {
 	t.Helper()
-	items, err := d.ledger.pages(worker, 1<<20)
+	d.mu.Lock()
+	o := owner(worker, d.state(worker).key)
+	d.mu.Unlock()
+	items, err := d.ledger.pages(o, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +133,8 @@ func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
 }
 
 // TestLedger: a page has one record, the last worker's whose copy the node took; the
-// node's own copy removes it; dropping a worker's pages leaves the others'.
+// node's own copy removes it; dropping a worker's pages leaves the others'; two workers of
+// one name (revoked, admitted again) have their own records.
 func TestLedger(t *testing.T) {
 	l := &ledger{db: openDB(t, t.TempDir()).Pebble()}
 	item := func(u string) frontier.Item {
@@ -176,7 +165,11 @@ func TestLedger(t *testing.T) {
 	must(l.accept("w2", item("b"))) // w2's copy replaced w1's
 	must(l.forget(item("c").Key))   // the node fetched c itself
 	must(l.forget(item("z").Key))   // never recorded: nothing to do
-	for w, want := range map[string][]string{"w1": {"a"}, "w2": {"b"}, "w": nil} {
+	// w1 revoked and its name admitted again: another worker (owner), whose records a
+	// read of the old one's (under the name alone, as before incarnations) does not see.
+	w1again := owner("w1", "UKEY2")
+	must(l.accept(w1again, item("d")))
+	for w, want := range map[string][]string{"w1": {"a"}, "w2": {"b"}, "w": nil, w1again: {"d"}, owner("w1", "UKEY3"): nil} {
 		if got := names(w); !slices.Equal(got, want) {
 			t.Errorf("%s: %v, want %v", w, got, want)
 		}

@@ -105,9 +105,7 @@ func TestPurgeReachesPagesInProcess(t *testing.T) {
 		mu.Lock()
 		both := purged[done.Item.URL] > 0 && purged[inProcess.Item.URL] > 0
 		mu.Unlock()
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return both && !d.workers["subtle"].purgeRuns
+		return both && purgesIdle(d)
 	})
 	mu.Lock()
 	first := purged[inProcess.Item.URL]
@@ -137,4 +135,142 @@ func TestPurgeReachesPagesInProcess(t *testing.T) {
 	if n := ledgerPages(t, d, "subtle"); n != 0 {
 		t.Errorf("the ledger still holds %d pages of the purged worker", n)
 	}
+}
+
+// purgesIdle says whether no purge of d runs.
+func purgesIdle(d *Dispatcher) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, p := range d.purges {
+		if p.runs {
+			return false
+		}
+	}
+	return true
+}
+
+// TestReadmittedWorker: a worker's name revoked and admitted again is another worker. A
+// node that purged the first one (quarantined) still purges the second when it is
+// quarantined in turn; a node down while a worker was quarantined, revoked and its name
+// admitted again purges the quarantined one's pages when it starts, and not the new
+// one's. Each purge takes exactly the pages the node took unchecked from that worker.
+func TestReadmittedWorker(t *testing.T) {
+	r := newRig(t, testweb.Config{Seed: 5, Hosts: 4, PagesPerHost: 15,
+		Disable: testweb.Slow | testweb.Traps | testweb.Errors | testweb.Redirects | testweb.NonHTML | testweb.Compression | testweb.Charsets})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	own := r.own()
+	dir := filepath.Join(t.TempDir(), "node")
+	var purged purgeCounts
+	start := func(db *store.DB) *Dispatcher { return r.startNode(ctx, own, db.Pebble(), &purged) }
+	norm := urlnorm.New(urlnorm.DefaultOptions())
+	next := 0
+	// take fetches pages through d until it took n of the worker's copies unchecked.
+	take := func(d *Dispatcher, n int) map[string]bool {
+		t.Helper()
+		got := map[string]bool{}
+		for len(got) < n {
+			u := r.web.Reachable()[next%len(r.web.Reachable())]
+			next++
+			nu, err := norm.Parse(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := d.FetchPage(ctx, frontier.Item{URL: u, Key: nu.Key(), Host: nu.HostKey()}, fetch.Request{URL: u}, 0)
+			if bytes.Contains(res.UTF8, []byte(tamperWord)) {
+				got[u] = true
+			}
+			if ctx.Err() != nil {
+				t.Fatal("timed out taking pages")
+			}
+		}
+		return got
+	}
+	// purgedExactly waits for the purge of want's pages, then checks it took exactly them.
+	purgedExactly := func(d *Dispatcher, what string, want map[string]bool) {
+		t.Helper()
+		waitFor(t, ctx, what, func() bool {
+			purged.mu.Lock()
+			n := 0
+			for u := range want {
+				n += purged.n[u]
+			}
+			purged.mu.Unlock()
+			return n >= len(want) && purgesIdle(d)
+		})
+		purged.mu.Lock()
+		defer purged.mu.Unlock()
+		for u, k := range purged.n {
+			if k != 1 || !want[u] {
+				t.Errorf("%s: %s purged %d times (want once, and only the %d pages taken from that worker)", what, u, k, len(want))
+			}
+		}
+		clear(purged.n)
+	}
+	active := func(d *Dispatcher, key string) {
+		t.Helper()
+		waitFor(t, ctx, "the worker admitted again", func() bool {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			w := d.workers["x"]
+			return w != nil && w.key != key && w.state == cluster.WorkerActive && time.Since(w.lastSeen) < time.Second
+		})
+	}
+	keyOf := func(d *Dispatcher) string {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.workers["x"].key
+	}
+	readmit := func(stop func()) func() {
+		t.Helper()
+		stop()
+		if err := cluster.SetWorkerState(ctx, r.js, "c", "x", cluster.WorkerRevoked, "revoked"); err != nil {
+			t.Fatal(err)
+		}
+		return r.running("x", subtle)
+	}
+	quarantine := func() {
+		t.Helper()
+		if err := cluster.SetWorkerState(ctx, r.js, "c", "x", cluster.WorkerQuarantined, "caught"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	db := openDB(t, dir)
+	d := start(db)
+	stop := r.running("x", subtle)
+	waitHello(t, ctx, d, "x")
+	first := take(d, 3)
+	quarantine()
+	purgedExactly(d, "the first worker's purge", first)
+	key1 := keyOf(d)
+	stop = readmit(stop)
+	active(d, key1)
+	second := take(d, 3)
+	quarantine()
+	purgedExactly(d, "the purge of the worker admitted again, quarantined in turn", second)
+
+	// The node down while the name's third worker is quarantined, revoked and the name
+	// admitted again.
+	key2 := keyOf(d)
+	stop = readmit(stop)
+	active(d, key2)
+	third := take(d, 3)
+	key3 := keyOf(d)
+	d.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	quarantine()
+	stop = readmit(stop)
+	db = openDB(t, dir)
+	d = start(db)
+	defer d.Close()
+	purgedExactly(d, "the purge, at the start, of a worker quarantined while the node was down", third)
+	active(d, key3)
+	fourth := take(d, 3)
+	if n := ledgerPages(t, d, "x"); n != len(fourth) {
+		t.Errorf("the ledger holds %d pages of the name's fourth worker, want the %d taken from it", n, len(fourth))
+	}
+	stop()
 }

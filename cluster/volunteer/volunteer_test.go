@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -147,14 +148,17 @@ func (r *rig) worker(ctx context.Context, name string, mutate func(*Task, *Resul
 	return w
 }
 
-// running runs a worker in this process until the test ends.
-func (r *rig) running(name string, mutate func(*Task, *Result)) {
+// running admits a worker and runs it in this process until stop is called or the test
+// ends.
+func (r *rig) running(name string, mutate func(*Task, *Result)) (stop func()) {
 	r.t.Helper()
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
 	w := r.worker(ctx, name, mutate)
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(ctx) }()
-	r.t.Cleanup(func() { stop(); <-done })
+	stop = func() { cancel(); <-done }
+	r.t.Cleanup(stop)
+	return stop
 }
 
 // own is a node's own fetcher, closed when the test ends.
@@ -166,6 +170,36 @@ func (r *rig) own() *fetch.Fetcher {
 	}
 	r.t.Cleanup(func() { f.Close() })
 	return f
+}
+
+// purgeCounts counts, by URL, the pages a test's dispatcher purged.
+type purgeCounts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (p *purgeCounts) purge(_ context.Context, items []frontier.Item) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == nil {
+		p.n = map[string]int{}
+	}
+	for _, it := range items {
+		p.n[it.URL]++
+	}
+	return nil
+}
+
+// startNode starts node n1's dispatcher on db, with the node's own fetcher own, counting
+// its purges in p. Canaries are off and the checks' seed fixed.
+func (r *rig) startNode(ctx context.Context, own *fetch.Fetcher, db *pebble.DB, p *purgeCounts) *Dispatcher {
+	r.t.Helper()
+	d, err := Start(ctx, r.node, r.js, Options{Cluster: "c", Node: "n1", Fetcher: own, UserAgent: "sonda-test",
+		TaskTimeout: 2 * time.Second, Seed: 7, Canary: -1, DB: db, Purge: p.purge})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return d
 }
 
 // waitHello waits until d heard worker name announce itself.
