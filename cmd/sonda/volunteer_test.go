@@ -125,9 +125,9 @@ func volunteerHelper() int {
 // answers truthfully first, so that it is checked less when it starts lying and some of
 // its pages get into the index, to be purged. The sleeper then lies on half of its pages:
 // at a quarter, the checks' own odds (CheckRate, Probation, Convicted: 20,000 simulated
-// sleepers, tasks one at a time) let it complete more than 40 tasks after its honest ones
-// in 7 % of runs (median 17, 99th percentile 73), more than this crawl gives it; at a
-// half, in 0.07 % (median 7, 99th percentile 25).
+// sleepers, tasks one at a time, volunteer.TestSleeperConvicted) let it complete more than
+// 40 tasks after its honest ones in 7 % of runs (median 17, 99th percentile 77), more
+// than this crawl gives it; at a half, in 0.1 % (median 7, 99th percentile 25).
 const (
 	liarBound     = 40
 	sleeperHonest = 10
