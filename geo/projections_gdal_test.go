@@ -19,7 +19,7 @@ import (
 // meets in real files and a window of the world where the projection is meant to be used.
 // The last cases vary what the keys carry: a linear unit in US feet, a datum given by its
 // ellipsoid and TOWGS84 (GeogTOWGS84GeoKey), a user-defined geographic CRS, a sphere by its
-// radius (MODIS's sinusoidal grid), and two projections sonda has no formulas for, which
+// radius (MODIS's sinusoidal grid), and a projection sonda has no formulas for, which
 // must be reported as not readable.
 var projectionCases = []struct {
 	name, proj string
@@ -55,7 +55,7 @@ var projectionCases = []struct {
 	// though the polygon has vertices at -89°.
 	{"Lambert Azimuthal Equal Area south polar, raster around the pole", "+proj=laea +lat_0=-90 +lon_0=0 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-90, -89, 90, -60}, false,
 		[]float64{-3000000, -3000000, 3000000, 3000000}},
-	{"Stereographic, oblique", "+proj=stere +lat_0=40 +lon_0=10 +k=1 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{0, 30, 20, 50}, true, nil},
+	{"Stereographic, oblique", "+proj=stere +lat_0=40 +lon_0=10 +k=1 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{0, 30, 20, 50}, false, nil},
 	{"Robinson", "+proj=robin +lon_0=0 +x_0=0 +y_0=0 +datum=WGS84 +units=m", [4]float64{-60, -50, 60, 60}, true, nil},
 }
 

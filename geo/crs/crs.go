@@ -8,7 +8,7 @@
 // Albers comes from github.com/wroge/wgs84; the other methods are written here from IOGP
 // Guidance Note 7-2 and Snyder (1987): transverse Mercator (Krüger's series), Lambert
 // conformal conic, Lambert azimuthal equal-area, Mercator, Web Mercator, equirectangular,
-// oblique and polar stereographic, sinusoidal and equidistant conic.
+// oblique (EPSG's and Snyder's) and polar stereographic, sinusoidal and equidistant conic.
 // Datum shifts follow what PROJ does without grid files, so that results
 // agree with GDAL to well under a metre: the EPSG "ballpark" transformations it picks
 // (NAD83 and other modern datums: no shift; NAD27: EPSG:1173, -8 160 176 m; ...), or the

@@ -100,7 +100,7 @@ func TestFromGeoKeysRefuses(t *testing.T) {
 	}{
 		{with(3075, 3), "Oblique Mercator is not supported"},
 		{with(3075, 99), "not a GeoTIFF coordinate transformation"},
-		{with(3075, 14, 3088, 10, 3089, 40), "oblique (not polar)"},
+		{with(3075, 23), "Robinson is not supported"},
 		{with(), "without ProjCoordTransGeoKey"},
 		{with(3075, 1, 3076, 9999), "linear unit code 9999"},
 		{with(3075, 1, 3076, 32767), "without ProjLinearUnitSizeGeoKey"},

@@ -77,8 +77,8 @@ func projection(method string, p map[string]float64, unit float64) (wgs84.Projec
 //   - GDAL's WKT 1 "Polar_Stereographic" and GeoTIFF's CT_PolarStereographic put either the
 //     pole (variant A) or the standard parallel (variant B) in the latitude of origin;
 //   - ESRI's "Stereographic_North_Pole"/"_South_Pole" give the standard parallel;
-//   - "Stereographic" (PROJ's stere, oblique unless centred on a pole) is read only when
-//     centred on a pole, since its oblique ellipsoidal form is another projection.
+//   - "Stereographic" (PROJ's stere) is polar variant A when centred on a pole, and
+//     Snyder's oblique ellipsoidal stereographic otherwise.
 func polar(method string, p map[string]float64, lon0, lat0, k0, fe, fn float64) (wgs84.Projection, string) {
 	lon0 = param(p, lon0, "longitudeoforigin", "straightverticallongitudefrompole")
 	ts, hasTS := 0.0, false
@@ -94,7 +94,7 @@ func polar(method string, p map[string]float64, lon0, lat0, k0, fe, fn float64) 
 	case "polarstereographicvarianta", "stereographic":
 		if !atPole {
 			if method == "stereographic" {
-				return nil, "oblique (not polar) ellipsoidal stereographic is not supported"
+				return &stereographic{lon0: lon0, lat0: lat0, k0: k0, fe: fe, fn: fn}, ""
 			}
 			return nil, "polar stereographic (variant A) with a natural origin off the pole"
 		}
@@ -214,17 +214,7 @@ func (p *transverseMercator) ToLonLat(east, north float64, s wgs84.Spheroid) (lo
 	}
 	chi := math.Asin(math.Sin(xi) / math.Cosh(eta)) // conformal latitude
 	lambda := math.Atan2(math.Sinh(eta), math.Cos(xi))
-	phi := chi
-	for i := 0; i < 20; i++ {
-		es := k.e * math.Sin(phi)
-		next := 2*math.Atan(math.Tan(math.Pi/4+chi/2)*math.Pow((1+es)/(1-es), k.e/2)) - math.Pi/2
-		if math.Abs(next-phi) < 1e-15 {
-			phi = next
-			break
-		}
-		phi = next
-	}
-	return p.lon0 + deg(lambda), deg(phi)
+	return p.lon0 + deg(lambda), deg(latitudeOfT(math.Tan(math.Pi/4-chi/2), k.e))
 }
 
 func (p *transverseMercator) FromLonLat(lon, lat float64, s wgs84.Spheroid) (east, north float64) {

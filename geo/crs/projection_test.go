@@ -100,6 +100,13 @@ func TestProjectionMethods(t *testing.T) {
 			map[string]float64{"latitudeofcenter": 90, "longitudeofcenter": 0}, 30, 60, 1654909.775510, -2866387.813126},
 		{"Lambert azimuthal equal area, south polar (PROJ laea)", wgs, "lambertazimuthalequalarea",
 			map[string]float64{"latitudeofcenter": -90, "longitudeofcenter": 0, "falseeasting": 100, "falsenorthing": 200}, -120, -70, -1923923.427420, -1110635.443748},
+		{"stereographic, oblique (PROJ stere)", wgs, "stereographic",
+			map[string]float64{"latitudeoforigin": 40, "centralmeridian": 10, "scalefactor": 1}, 15, 45, 395008.735542, 567468.427502},
+		{"stereographic, oblique, far from the origin (PROJ stere)", wgs, "stereographic",
+			map[string]float64{"latitudeoforigin": 40, "centralmeridian": 10, "scalefactor": 1}, 0, 80, -219347.560506, 4669715.238698},
+		{"stereographic, oblique, south (PROJ stere)", intl, "stereographic",
+			map[string]float64{"latitudeoforigin": -30, "centralmeridian": -90, "scalefactor": 0.9999, "falseeasting": 1000, "falsenorthing": 2000},
+			-100, -20, -1054125.606043, 1073246.541773},
 		{"equirectangular off the equator (PROJ eqc)", wgs, "equirectangular",
 			map[string]float64{"latitudeoforigin": 30, "standardparallel1": 20, "centralmeridian": 5, "falseeasting": 100, "falsenorthing": 200},
 			10, 20, 523130.520240, -1112994.907933},
@@ -135,7 +142,6 @@ func TestProjectionMethodsRefused(t *testing.T) {
 		method string
 		params map[string]float64
 	}{
-		{"stereographic", map[string]float64{"latitudeoforigin": 40, "centralmeridian": 10}}, // oblique, not double
 		{"polarstereographicvarianta", map[string]float64{"latitudeofnaturalorigin": 80}},
 		{"polarstereographicvariantb", map[string]float64{"longitudeoforigin": 10}},
 		{"polarstereographic", map[string]float64{"centralmeridian": 10}},

@@ -163,3 +163,56 @@ func (p *polarStereographic) ToLonLat(east, north float64, s wgs84.Spheroid) (lo
 	// North: the meridian λ0 points down the grid from the pole; south: up.
 	return p.lon0 + deg(math.Atan2(dx, -p.hemSgn*dy)), deg(p.hemSgn * phi)
 }
+
+// stereographic is the ellipsoidal oblique stereographic projection of Snyder (1987,
+// eq. 21-27 to 21-38; PROJ's stere off the poles, ESRI's "Stereographic", GeoTIFF's
+// CT_Stereographic): conformal latitudes are projected from a sphere tangent at the origin
+// scaled by m1, unlike EPSG's Oblique Stereographic (obliqueStereographic), which projects
+// the Gauss sphere. It has no EPSG method.
+type stereographic struct {
+	lon0, lat0, k0, fe, fn float64
+
+	once         sync.Once
+	e, akm1      float64 // akm1: 2·a·k0·m1
+	sinX1, cosX1 float64 // the origin's conformal latitude
+}
+
+// conformalLat is the conformal latitude χ of φ (Snyder eq. 3-1).
+func conformalLat(phi, e float64) float64 {
+	es := e * math.Sin(phi)
+	return 2*math.Atan(math.Tan(math.Pi/4+phi/2)*math.Pow((1-es)/(1+es), e/2)) - math.Pi/2
+}
+
+func (p *stereographic) setup(s wgs84.Spheroid) {
+	p.once.Do(func() {
+		p.e = eccentricity(s)
+		phi1 := rad(p.lat0)
+		sin1, cos1 := math.Sincos(phi1)
+		m1 := cos1 / math.Sqrt(1-p.e*p.e*sin1*sin1)
+		p.akm1 = 2 * s.A() * p.k0 * m1
+		p.sinX1, p.cosX1 = math.Sincos(conformalLat(phi1, p.e))
+	})
+}
+
+func (p *stereographic) FromLonLat(lon, lat float64, s wgs84.Spheroid) (east, north float64) {
+	p.setup(s)
+	sinX, cosX := math.Sincos(conformalLat(rad(lat), p.e))
+	sinL, cosL := math.Sincos(rad(lon - p.lon0))
+	a := p.akm1 / (p.cosX1 * (1 + p.sinX1*sinX + p.cosX1*cosX*cosL))
+	return p.fe + a*cosX*sinL, p.fn + a*(p.cosX1*sinX-p.sinX1*cosX*cosL)
+}
+
+func (p *stereographic) ToLonLat(east, north float64, s wgs84.Spheroid) (lon, lat float64) {
+	p.setup(s)
+	x, y := east-p.fe, north-p.fn
+	rho := math.Hypot(x, y)
+	if rho == 0 {
+		return p.lon0, p.lat0
+	}
+	ce := 2 * math.Atan(rho*p.cosX1/p.akm1)
+	sinC, cosC := math.Sincos(ce)
+	chi := math.Asin(cosC*p.sinX1 + y*sinC*p.cosX1/rho)
+	lambda := math.Atan2(x*sinC, rho*p.cosX1*cosC-y*p.sinX1*sinC)
+	// φ from χ (Snyder eq. 3-4): the t of χ on the sphere is the t of φ on the ellipsoid.
+	return p.lon0 + deg(lambda), deg(latitudeOfT(math.Tan(math.Pi/4-chi/2), p.e))
+}
