@@ -279,41 +279,42 @@ var facetColumns = func() map[string]string {
 // countFacets counts the facet values of rows: the ten most common values of each
 // keyword facet, and the date buckets relative to now.
 func countFacets(rows []facetRow, now time.Time) map[string][]FacetCount {
-	counts := map[string]map[string]int{}
-	for _, name := range facetColumns {
-		counts[name] = map[string]int{}
-	}
+	counted := map[facetValue]int{}
 	dates := make([]int, len(dateBuckets))
+	last := len(dateBuckets) - 1 // "older": the documents no other bucket has
+	since := make([]int64, last) // each bucket's start, in unix nanoseconds
+	for i, b := range dateBuckets[:last] {
+		since[i] = now.Add(-b.age).UnixNano()
+	}
 	for _, row := range rows {
 		for _, v := range row.values {
-			counts[v.facet][v.value]++
+			counted[v]++
 		}
 		if row.dated {
-			t := time.Unix(0, row.date)
-			last := len(dateBuckets) - 1 // "older": the documents no other bucket has
-			for i, b := range dateBuckets[:last] {
-				if t.After(now.Add(-b.age)) {
+			for i, t := range since {
+				if row.date > t {
 					dates[i]++
 				}
 			}
-			if !t.After(now.Add(-dateBuckets[last-1].age)) {
+			if row.date <= since[last-1] {
 				dates[last]++
 			}
 		}
 	}
+	counts := map[string][]FacetCount{} // a facet no result has is left out (no dataset facets for pages)
+	for v, n := range counted {
+		counts[v.facet] = append(counts[v.facet], FacetCount{Value: v.value, Count: n})
+	}
 	out := map[string][]FacetCount{}
-	for name, m := range counts {
-		if len(m) == 0 {
-			continue // e.g. no result is a dataset: no dataset facets
-		}
-		fc := make([]FacetCount, 0, len(m))
-		for v, n := range m {
-			fc = append(fc, FacetCount{Value: v, Count: n, Filter: name + ":" + quoteValue(v)})
-		}
+	for name, fc := range counts {
 		sort.Slice(fc, func(i, j int) bool {
 			return fc[i].Count > fc[j].Count || fc[i].Count == fc[j].Count && fc[i].Value < fc[j].Value
 		})
-		out[name] = fc[:min(len(fc), 10)]
+		fc = fc[:min(len(fc), 10)]
+		for i := range fc {
+			fc[i].Filter = name + ":" + quoteValue(fc[i].Value) // for the ten shown only
+		}
+		out[name] = fc
 	}
 	var dc []FacetCount
 	for i, b := range dateBuckets {

@@ -67,6 +67,8 @@ func (c *columnCache) rows(r bindex.IndexReader, docs []collectedHit) (rows []fa
 	}
 	cols := make([]*segmentColumns, len(segs))
 	rows = make([]facetRow, len(docs))
+	// The rows' values share one array: one allocation per search, not one per result.
+	values := make([]facetValue, 0, 4*len(docs))
 	si := 0
 	for i, d := range docs {
 		n := d.iid.Value()
@@ -88,10 +90,11 @@ func (c *columnCache) rows(r bindex.IndexReader, docs []collectedHit) (rows []fa
 			return nil, true, fmt.Errorf("index: read facets: document %d of a segment of %d", local, len(sc.dates))
 		}
 		if ids := sc.ids[sc.at[local]:sc.at[local+1]]; len(ids) > 0 {
-			row.values = make([]facetValue, len(ids))
-			for j, id := range ids {
-				row.values[j] = sc.values[id]
+			from := len(values)
+			for _, id := range ids {
+				values = append(values, sc.values[id])
 			}
+			row.values = values[from:len(values):len(values)]
 		}
 		if t := sc.dates[local]; t != noDate {
 			row.date, row.dated = t, true
