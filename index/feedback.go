@@ -53,8 +53,7 @@ func (ix *Index) relevanceModel(ctx context.Context, hits []scored) ([]feedbackW
 	if total <= 0 {
 		return nil, nil
 	}
-	type key struct{ lang, term string }
-	model := map[key]float64{}
+	model := map[modelKey]float64{}
 	tf := map[string]int{}
 	for _, h := range hits {
 		if h.text <= 0 {
@@ -87,20 +86,10 @@ func (ix *Index) relevanceModel(ctx context.Context, hits []scored) ([]feedbackW
 		}
 		pd := h.text / total
 		for t, c := range tf {
-			model[key{code, t}] += pd * float64(c) / float64(n)
+			model[modelKey{code, t}] += pd * float64(c) / float64(n)
 		}
 	}
-	words := make([]feedbackWord, 0, len(model))
-	for k, p := range model {
-		words = append(words, feedbackWord{k.lang, k.term, p})
-	}
-	sort.Slice(words, func(i, j int) bool {
-		if words[i].p != words[j].p {
-			return words[i].p > words[j].p
-		}
-		return words[i].lang+words[i].term < words[j].lang+words[j].term
-	})
-	words = words[:min(len(words), feedbackTerms)]
+	words := topWords(model, feedbackTerms)
 	sum := 0.0
 	for _, w := range words {
 		sum += w.p
@@ -109,6 +98,44 @@ func (ix *Index) relevanceModel(ctx context.Context, hits []scored) ([]feedbackW
 		words[i].p /= sum
 	}
 	return words, nil
+}
+
+// modelKey is a word of a relevance model: a term of one analyzer language.
+type modelKey struct{ lang, term string }
+
+// topWords returns the n most likely words of model, most likely first (see before), in
+// one pass that keeps the best so far in order: a model has thousands of words and only
+// ten are kept, and sorting them all (ties broken by a concatenated key) cost a twentieth
+// of a search's CPU on 100,000 pages.
+func topWords(model map[modelKey]float64, n int) []feedbackWord {
+	words := make([]feedbackWord, 0, n+1)
+	for k, p := range model {
+		w := feedbackWord{k.lang, k.term, p}
+		if len(words) == n && !w.before(words[n-1]) {
+			continue
+		}
+		i := len(words)
+		for i > 0 && w.before(words[i-1]) {
+			i--
+		}
+		words = append(words, feedbackWord{})
+		copy(words[i+1:], words[i:])
+		words[i] = w
+		words = words[:min(len(words), n)]
+	}
+	return words
+}
+
+// before orders a relevance model's words: the more likely first, then by language and
+// term (every language code has two letters, so this is the order of lang+term).
+func (w feedbackWord) before(o feedbackWord) bool {
+	if w.p != o.p {
+		return w.p > o.p
+	}
+	if w.lang != o.lang {
+		return w.lang < o.lang
+	}
+	return w.term < o.term
 }
 
 func isNumber(s string) bool {
