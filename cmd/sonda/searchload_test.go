@@ -435,7 +435,7 @@ func TestSearchUnderLoad(t *testing.T) {
 			name := strings.TrimSpace(run.name + " " + b.name)
 			var args []string
 			if profDir != "" && b.bin == sondaBin {
-				args = []string{"--profile", filepath.Join(profDir, strings.TrimSpace(run.short+" "+b.name)+".prof")}
+				args = []string{"--profile", filepath.Join(profDir, strings.Trim(run.short+"-"+b.name, "-")+".prof")}
 			}
 			srv, base, out := startServeBin(t, b.bin, data, args, run.env...)
 			warm := searchLoad(base, srv.Process.Pid, log[len(log)-2000:], 4, 2000, 0) // warms the OS page cache, not the result cache (other queries)
