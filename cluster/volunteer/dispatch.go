@@ -604,8 +604,8 @@ func (d *Dispatcher) FetchPage(ctx context.Context, it frontier.Item, req fetch.
 // any worker's: the ledger forgets who delivered the page before.
 func (d *Dispatcher) mine(ctx context.Context, it frontier.Item, req fetch.Request, rest time.Duration) *fetch.Result {
 	res := d.trusted(ctx, it.Host, req, rest)
-	if res.Err != nil && fetch.KindOf(res.Err) == fetch.KindCanceled {
-		return res // not committed: the copy the node holds is unchanged
+	if !replaces(res) {
+		return res // the copy the node holds, and who delivered it, are unchanged
 	}
 	if err := d.ledger.forget(it.Key); err != nil {
 		d.log.Warn("volunteer: cannot update a page's provenance", "url", it.URL, "error", err)
@@ -784,6 +784,9 @@ func (d *Dispatcher) judge(ctx context.Context, w *workerState, it frontier.Item
 		d.verdict(ctx, w, ok, false, req.URL, why)
 		return t
 	}
+	if !replaces(res) {
+		return res // the copy the node holds stays, and so does its provenance
+	}
 	// Recorded under d.mu with the state read: a quarantine (which sets the state under
 	// d.mu before its purge reads the ledger) either sees this record or comes first.
 	d.mu.Lock()
@@ -890,6 +893,16 @@ func (d *Dispatcher) verdict(ctx context.Context, w *workerState, ok, canary boo
 	if Convicted(checked-failed, failed) {
 		d.quarantine(ctx, w, fmt.Sprintf("%d of %d checked pages differed from the node's own copy (last: %s: %s)", failed, checked, url, why))
 	}
+}
+
+// replaces says whether the crawl replaces the copy the node holds of a page with this
+// result (a page, a redirect, a page gone), as opposed to keeping it (304 Not Modified,
+// 429, 5xx, other 4xx, a failed fetch: what index.Keep means). Only a result that replaces
+// the copy changes who delivered it: a page a liar delivered, revisited with a 304 from
+// the node or another worker, is still the liar's page.
+func replaces(res *fetch.Result) bool {
+	s := res.Status
+	return s >= 200 && s < 400 && s != 304 || s == 404 || s == 410
 }
 
 // checkable says whether a result may be checked by fetching the page again: not a failed

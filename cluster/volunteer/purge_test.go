@@ -274,3 +274,59 @@ func TestReadmittedWorker(t *testing.T) {
 	}
 	stop()
 }
+
+// TestNotModifiedKeepsProvenance: a page the node took unchecked from a worker, fetched
+// again by the node itself with a conditional request (a revisit) that answers 304 Not
+// Modified, keeps the worker's copy, so it is still the worker's page: the worker's
+// quarantine purges it. (The node used to forget who delivered it, as if a copy of its
+// own had replaced it, and the tampered copy stayed.)
+func TestNotModifiedKeepsProvenance(t *testing.T) {
+	r := newRig(t, testweb.Config{Seed: 5, Hosts: 2, PagesPerHost: 15,
+		Disable: testweb.Slow | testweb.Traps | testweb.Errors | testweb.Redirects | testweb.NonHTML | testweb.Compression | testweb.Charsets})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	stop := r.running("subtle", subtle)
+	var purged purgeCounts
+	d := r.startNode(ctx, r.own(), openDB(t, t.TempDir()).Pebble(), &purged)
+	defer d.Close()
+	waitHello(t, ctx, d, "subtle")
+	norm := urlnorm.New(urlnorm.DefaultOptions())
+	var it frontier.Item
+	etag := ""
+	for _, u := range r.web.Reachable() {
+		nu, err := norm.Parse(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it = frontier.Item{URL: u, Key: nu.Key(), Host: nu.HostKey()}
+		if res := d.FetchPage(ctx, it, fetch.Request{URL: u}, 0); bytes.Contains(res.UTF8, []byte(tamperWord)) {
+			etag = res.Header.Get("ETag")
+			break
+		}
+	}
+	if etag == "" {
+		t.Fatal("no page with an ETag taken unchecked from the worker")
+	}
+	// The worker leaves; the node revisits the page itself.
+	stop()
+	waitFor(t, ctx, "the worker to be gone", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return time.Since(d.workers["subtle"].lastSeen) > helloTTL
+	})
+	if res := d.FetchPage(ctx, it, fetch.Request{URL: it.URL, ETag: etag}, 0); res.Status != 304 {
+		t.Fatalf("the revisit answered %d (%v), want 304", res.Status, res.Err)
+	}
+	if n := ledgerPages(t, d, "subtle"); n != 1 {
+		t.Fatalf("after a 304 the ledger holds %d of the worker's pages, want the 1 still in its copy", n)
+	}
+	if err := cluster.SetWorkerState(ctx, r.js, "c", "subtle", cluster.WorkerQuarantined, "caught elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the purge", func() bool {
+		purged.mu.Lock()
+		n := purged.n[it.URL]
+		purged.mu.Unlock()
+		return n > 0 && purgesIdle(d)
+	})
+}
