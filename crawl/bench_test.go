@@ -48,8 +48,8 @@ func envInt(name string, def int) int {
 }
 
 // benchCrawl runs a crawl of cfg to its end.
-func benchCrawl(b *testing.B, cfg config.Config) Summary {
-	c, err := New(cfg)
+func benchCrawl(b *testing.B, cfg config.Config, opts ...Option) Summary {
+	c, err := New(cfg, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}

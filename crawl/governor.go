@@ -12,7 +12,7 @@ import (
 // a dozen busy threads and a thread's priority weighs per thread: on a machine with no
 // idle CPU the browser still took about a third of the CPU the crawl of pages that need
 // no browser would have had (docs/benchmarks.md). So when the machine is saturated and the
-// fetch workers all have work, a render starts only when the renders' CPU budget
+// fetch workers are mostly busy, a render starts only when the renders' CPU budget
 // (render.cpu-share of the crawl's CPU, sonda's and the browser's together) has room for
 // one more, and one at a time; pages waiting for that keep their leases (their hosts wait)
 // like pages waiting for a tab. When the machine has idle CPU, or fetching waits for
@@ -147,9 +147,10 @@ func (g *renderGovernor) step(s loadSample) {
 		idleSum += g.idle[i]
 		waitSum += g.waiting[i]
 	}
-	// Fetching waits for the CPU when no worker waited for a due host on average; with no
-	// worker left (the frontier is drained) the renders are all that is left to do.
-	g.saturated = s.workers > 0 && idleSum/float64(n) < saturatedIdle && waitSum < n
+	// Fetching waits for the CPU when fewer than half the workers waited for a due host on
+	// average (with fewer hosts at hand than workers some wait even when CPU-bound); with
+	// no worker left (the frontier is drained) the renders are all that is left to do.
+	g.saturated = s.workers > 0 && idleSum/float64(n) < saturatedIdle && 2*waitSum < n*s.workers
 	g.judged = true
 }
 

@@ -83,7 +83,7 @@ func TestRenderGovernor(t *testing.T) {
 		load *loadScript
 	}{
 		{"idle CPU", newLoadScript(0.5, 8, 0)},
-		{"fetching waits for politeness", newLoadScript(0, 8, 3)},
+		{"fetching waits for politeness", newLoadScript(0, 8, 4)},
 		{"no fetch worker left", newLoadScript(0, 0, 0)},
 		{"load unreadable", &loadScript{broken: true, sampled: make(chan struct{})}},
 	}
@@ -158,6 +158,19 @@ func TestRenderGovernor(t *testing.T) {
 			t.Fatalf("machine idle: %d renders admitted, want 2 (budget %.3f CPU-s)", n, g.tokens)
 		}
 	})
+	t.Run("CPU-bound with fewer hosts than workers", func(t *testing.T) {
+		load := newLoadScript(0, 8, 3) // 5 hosts at hand, 3 workers without one
+		g := newRenderGovernor(0.1, 2, load)
+		for i := 0; i < 3; i++ {
+			g.step(load.sample())
+		}
+		if !g.saturated {
+			t.Fatal("not judged saturated")
+		}
+		if n := admitted(g, 1); n != 0 {
+			t.Fatalf("%d renders admitted with an empty budget", n)
+		}
+	})
 	t.Run("a new browser's counter starts again", func(t *testing.T) {
 		load := newLoadScript(0, 8, 0)
 		g := newRenderGovernor(0.1, 2, load)
@@ -172,7 +185,7 @@ func TestRenderGovernor(t *testing.T) {
 }
 
 // TestRendersWaitForCPUBoundFetching: with render.mode auto on a mixed web, while the
-// machine has no idle CPU and every fetch worker has work, no render starts (the budget
+// machine has no idle CPU and the fetch workers have work, no render starts (the budget
 // is empty: the scripted crawl uses no CPU); the static half is crawled meanwhile, and
 // the pages handed to renders wait with their leases. When the CPU frees, they are all
 // rendered and the crawl ends. Without the governor a page handed over starts rendering

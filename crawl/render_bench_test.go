@@ -83,8 +83,16 @@ func BenchmarkRenderModes(b *testing.B) {
 // issue's "throughput on the static half" means on a mixed web, where the crawl's own
 // pages/s is dominated by the SPA host's renders.
 func staticRate(w *testweb.ScriptWeb) float64 {
-	var first, last time.Time
-	n := 0
+	first, last, n := staticWindow(w)
+	if n < 2 {
+		return 0
+	}
+	return float64(n-1) / last.Sub(first).Seconds()
+}
+
+// staticWindow is when a script web's static half was crawled: its first and last request
+// and how many there were.
+func staticWindow(w *testweb.ScriptWeb) (first, last time.Time, n int) {
 	for h := 0; h < w.StaticHosts; h++ {
 		for _, at := range w.Times(fmt.Sprintf("www.static%d.test", h)) {
 			if first.IsZero() || at.Before(first) {
@@ -96,10 +104,58 @@ func staticRate(w *testweb.ScriptWeb) float64 {
 			n++
 		}
 	}
-	if n < 2 {
-		return 0
+	return first, last, n
+}
+
+// cpuTrace samples this process's CPU time and a browser's every 50 ms, to tell what each
+// used while a static half was crawled.
+type cpuTrace struct {
+	r    *render.Renderer
+	stop chan struct{}
+	done chan struct{}
+	at   []time.Time
+	self []time.Duration
+	br   []time.Duration
+}
+
+func traceCPU(r *render.Renderer) *cpuTrace {
+	t := &cpuTrace{r: r, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var ru syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+			var br time.Duration
+			if r != nil {
+				br = r.CPUTime()
+			}
+			t.at, t.self, t.br = append(t.at, time.Now()), append(t.self, time.Duration(ru.Utime.Nano()+ru.Stime.Nano())), append(t.br, br)
+			select {
+			case <-tick.C:
+			case <-t.stop:
+				return
+			}
+		}
+	}()
+	return t
+}
+
+// within ends the trace and returns the CPU-seconds this process and the browser used
+// from first to last (the samples nearest inside).
+func (t *cpuTrace) within(first, last time.Time) (self, browser float64) {
+	close(t.stop)
+	<-t.done
+	i := slices.IndexFunc(t.at, func(at time.Time) bool { return !at.Before(first) })
+	j := slices.IndexFunc(t.at, func(at time.Time) bool { return at.After(last) }) - 1
+	if j < 0 {
+		j = len(t.at) - 1
 	}
-	return float64(n-1) / last.Sub(first).Seconds()
+	if i < 0 || j <= i {
+		return 0, 0
+	}
+	return (t.self[j] - t.self[i]).Seconds(), max(0, t.br[j]-t.br[i]).Seconds()
 }
 
 // BenchmarkRenderStaticHalf measures what render.mode auto costs the static half of a mixed
@@ -160,19 +216,43 @@ func BenchmarkRenderStaticHalf(b *testing.B) {
 						cfg.Politeness.DelayFactor = 0
 						cfg.Crawl.Concurrency = 8
 					}
-					sum := benchCrawl(b, cfg)
+					// The auto crawl renders with a browser the benchmark holds, to read
+					// its CPU while the static half is crawled.
+					var opts []Option
+					var r *render.Renderer
+					if mode == "auto" {
+						o := RenderOptions(cfg)
+						o.Lazy = true
+						var err error
+						if r, err = render.New(o); err != nil {
+							b.Fatal(err)
+						}
+						opts = append(opts, WithRenderer(r))
+					}
+					trace := traceCPU(r)
+					sum := benchCrawl(b, cfg, opts...)
 					w.Close()
+					first, last, _ := staticWindow(w)
+					self, browser := trace.within(first, last)
+					if r != nil {
+						r.Close()
+					}
 					name := mode
 					if run == 2 {
 						name = "never2"
 					}
 					rates[name] = staticRate(w)
 					b.ReportMetric(rates[name], name+"-static-pages/s")
+					b.ReportMetric(self/last.Sub(first).Seconds(), name+"-static-sonda-cores")
+					if mode == "auto" {
+						b.ReportMetric(browser/last.Sub(first).Seconds(), "auto-static-browser-cores")
+					}
 					if mode == "auto" {
 						b.ReportMetric(float64(sum.Render.Renders), "auto-renders")
 						b.ReportMetric(float64(sum.Render.Waited), "auto-waited")
 						b.ReportMetric(float64(sum.Render.Held), "auto-held")
 						b.ReportMetric(sum.Elapsed.Seconds(), "auto-s")
+						b.ReportMetric(float64(sum.Render.P50Ms), "auto-render-p50-ms")
 					}
 					gaps := staticGaps(w)
 					b.ReportMetric(float64(gaps[len(gaps)/2].Milliseconds()), name+"-gap-p50-ms")
