@@ -377,8 +377,9 @@ func waitExit(t *testing.T, c *exec.Cmd) {
 // clients (SONDA_BENCH_CLIENTS) for 30 s each (SONDA_BENCH_SECONDS) with a search log of
 // short queries, questions and heavy OR queries, repeated as logs repeat (see
 // synthcorpus.Log): with the default settings, with the result cache off (the plain
-// baseline), and with neither cache nor time budget (the full cost of every search);
-// SONDA_BENCH_ONLY=defaults, cache-off or cost runs one of them. It reports
+// baseline), with neither cache nor time budget (the full cost of every search), and the
+// same without feedback; SONDA_BENCH_ONLY=defaults, cache-off, cost or cost-nofeedback
+// runs one of them. It reports
 // requests/s, latency percentiles by kind of query, statuses, partial answers, the
 // server's RSS through the run, and what the run cost: the server's CPU time per answer
 // and answers per CPU-second, the cores it got, how busy the machine was and its load
@@ -427,6 +428,8 @@ func TestSearchUnderLoad(t *testing.T) {
 		// What every search costs in full: no cache, and no time budget, which a starved
 		// server reaches more often, cutting searches short (and cheap).
 		{"cost (no cache, no budget)", "cost", []string{"SONDA_SEARCH_CACHE=-1", "SONDA_SEARCH_TIME_BUDGET=1m"}},
+		// The same without pseudo-relevance feedback, which is about half of it.
+		{"cost, feedback off", "cost-nofeedback", []string{"SONDA_SEARCH_CACHE=-1", "SONDA_SEARCH_TIME_BUDGET=1m", "SONDA_SEARCH_RANKING_FEEDBACK=0"}},
 	} {
 		if only != "" && only != run.short {
 			continue
