@@ -172,7 +172,8 @@ func (t *cpuTrace) within(first, last time.Time) (self, browser float64) {
 // the machine allows and competes with the browser for the CPU.
 //
 // SONDA_BENCH_RENDER_NICE sets render.nice (default 10), SONDA_BENCH_RENDER_CPU_SHARE
-// render.cpu-share (default 0.1; 1 turns the governor off).
+// render.cpu-share (default 0.1; 1 turns the governor off), SONDA_BENCH_STATIC_PAGES the
+// pages of each static host in the cpu regime (default 1,000).
 //
 //	go test -run XXX -bench RenderStaticHalf -benchtime 1x ./crawl
 func BenchmarkRenderStaticHalf(b *testing.B) {
@@ -191,6 +192,9 @@ func BenchmarkRenderStaticHalf(b *testing.B) {
 					if regime == "cpu" {
 						// Big enough to be crawled while the browser starts and renders.
 						w.StaticPages = 1000
+						if n, err := strconv.Atoi(os.Getenv("SONDA_BENCH_STATIC_PAGES")); err == nil && n > 0 {
+							w.StaticPages = n // a longer CPU-bound stretch, in which held renders get their budget
+						}
 					}
 					if _, err := w.Start(); err != nil {
 						b.Fatal(err)
