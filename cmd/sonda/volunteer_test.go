@@ -120,6 +120,9 @@ func volunteerHelper() int {
 	return 0
 }
 
+// The first liar rewrites three pages in four from its first task, the sleeper (below) half
+// of its pages after its honest ones: two liars at different rates, as issue 15 asks.
+//
 // liarBound is the most tasks a liar of this test may complete after it began to lie and
 // before it is quarantined; sleeperHonest is how many tasks the second liar (the sleeper)
 // answers truthfully first, so that it is checked less when it starts lying and some of
@@ -175,7 +178,7 @@ func TestVolunteerWorkers(t *testing.T) {
 			"--allow-private", "--resolve", r.web.Resolve()))
 	}
 	vanishedURL := filepath.Join(dir, "vanished-url")
-	for name, role := range map[string]string{"liar50": "liar,0.5,0", "liarsleeper": "liar,0.5," + strconv.Itoa(sleeperHonest), "vanish": "vanish,3," + vanishedURL} {
+	for name, role := range map[string]string{"liar75": "liar,0.75,0", "liarsleeper": "liar,0.5," + strconv.Itoa(sleeperHonest), "vanish": "vanish,3," + vanishedURL} {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), volunteerHelperEnv+"="+role, "VOLUNTEER_NATS="+r.nats,
 			"VOLUNTEER_CREDS="+add(name), "VOLUNTEER_RESOLVE="+r.web.Resolve())
@@ -259,7 +262,7 @@ func TestVolunteerWorkers(t *testing.T) {
 	waitFor(t, 30*time.Second, "the cluster dashboard to list the workers", func() bool {
 		code, body := httpDo0("http://" + listen + "/dashboard")
 		dash = body
-		return code == 200 && strings.Contains(body, `<tr class="worker-quarantined"><th scope="row">liar50</th>`)
+		return code == 200 && strings.Contains(body, `<tr class="worker-quarantined"><th scope="row">liar75</th>`)
 	})
 	if !strings.Contains(dash, `<tr class="worker-active"><th scope="row">honest2</th>`) || !strings.Contains(dash, `<tr class="worker-revoked"><th scope="row">honest1</th>`) {
 		t.Errorf("dashboard workers:\n%s", dash)
