@@ -365,11 +365,15 @@ func TestLongQueueStaysFast(t *testing.T) {
 		}
 		return time.Since(start)
 	}
-	first := timeBatch()
-	for i := 0; i < 15; i++ {
+	// The fastest of three batches at each end: on a busy machine one batch can be
+	// descheduled for longer than the slowdown this looks for, the fastest of three is the
+	// cost of popping.
+	fastest := func() time.Duration { return min(timeBatch(), timeBatch(), timeBatch()) }
+	first := fastest()
+	for i := 0; i < 11; i++ {
 		timeBatch()
 	}
-	last := timeBatch()
+	last := fastest()
 	if last > 4*first+50*time.Millisecond {
 		t.Fatalf("popping slowed down from %v to %v per 1000 as the queue head filled with tombstones", first, last)
 	}
