@@ -1,6 +1,8 @@
 // Package procstat reads process and machine figures from /proc (resident set sizes, CPU
 // time, the machine's busy time and load average), for benchmarks that report them beside
-// wall-clock figures, so that a reader can tell what a run cost from what it waited for.
+// wall-clock figures, so that a reader can tell what a run cost from what it waited for,
+// and for the crawl's render governor, which holds renders back while the machine has no
+// idle CPU.
 package procstat
 
 import (
