@@ -503,7 +503,7 @@ func (s *Sink) flush(ctx context.Context) error {
 	// What the site templates learnt since these documents were made (siteTemplates):
 	// a document made before a block of its host was found to be a template loses it now.
 	for id, op := range batch {
-		if !op.remove && s.templates.hasTemplate(op.doc.Host) {
+		if !op.remove {
 			op.doc.Body = s.templates.strip(op.doc.Host, op.doc.Body)
 			batch[id] = op
 		}

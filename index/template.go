@@ -144,14 +144,6 @@ func (t *siteTemplates) strip(host, body string) string {
 	return b.String()
 }
 
-// hasTemplate reports whether host has template blocks.
-func (t *siteTemplates) hasTemplate(host string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	h := t.hosts[host]
-	return h != nil && h.templates > 0
-}
-
 // takeGrown returns the hosts that found new template blocks since the last call.
 func (t *siteTemplates) takeGrown() []string {
 	t.mu.Lock()
