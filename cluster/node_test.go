@@ -79,6 +79,17 @@ func dirBytes(t *testing.T, dir string) int64 {
 	return n
 }
 
+// loneNode starts a NATS server and one test node "a" on it, with a context of 60 s that
+// ends, and whose tenures have stopped, before the node's crawler closes its database.
+func loneNode(t *testing.T) (context.Context, *Node) {
+	t.Helper()
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
+	t.Cleanup(func() { cancel(); a.tenures.Wait() })
+	return ctx, a
+}
+
 // testNode joins cluster "t" as id with a crawler on its own data directory, and makes its
 // membership valid for the test's length without running its loops.
 func testNode(t *testing.T, nc *nats.Conn, id, dir string) *Node {
@@ -776,11 +787,7 @@ func TestStateStreamBounded(t *testing.T) {
 // from the start stepped over every deleted record), so a record numbered below one it
 // already published must still be found: here lease A routes first and commits last.
 func TestRelayOutOfOrderCommits(t *testing.T) {
-	nc := startTestServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
-	t.Cleanup(func() { cancel(); a.tenures.Wait() }) // before the crawler closes its database
+	ctx, a := loneNode(t)
 	for p := 0; p < a.nparts; p++ {
 		takeNow(t, ctx, a, p)
 	}
@@ -828,11 +835,7 @@ func TestRelayOutOfOrderCommits(t *testing.T) {
 // lasts until another node could take the host over (a TTL after the node's last
 // heartbeat): the politeness delay of every page is not worth a message.
 func TestShortRestsNotRecorded(t *testing.T) {
-	nc := startTestServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
-	t.Cleanup(func() { cancel(); a.tenures.Wait() }) // before the crawler closes its database
+	ctx, a := loneNode(t)
 	a.mu.Lock()
 	a.validUntil = time.Now().Add(a.ttl / 2) // as right after a heartbeat
 	a.mu.Unlock()
@@ -1022,11 +1025,7 @@ func TestStateStreamDiskBounded(t *testing.T) {
 // next, so nothing else would ever queue it. Seen in TestClusterNATSRestart: two pages
 // never fetched.
 func TestLocalLinksStaleMembership(t *testing.T) {
-	nc := startTestServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
-	t.Cleanup(func() { cancel(); a.tenures.Wait() })
+	ctx, a := loneNode(t)
 	link := testItem("www.example.net", "/found")
 	p := a.partitionOf(link.Host)
 	pt := takeNow(t, ctx, a, p)
@@ -1094,11 +1093,7 @@ func TestRefetch(t *testing.T) {
 // node then cut off or killed, the page's next owner would rebuild it as done and the
 // cluster would end without the link.
 func TestStateNotRecordedBeforeItsLinks(t *testing.T) {
-	nc := startTestServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	a := testNode(t, nc, "a", filepath.Join(t.TempDir(), "a"))
-	t.Cleanup(func() { cancel(); a.tenures.Wait() })
+	ctx, a := loneNode(t)
 	page := testItem("www.example.org", "/page")
 	p := a.partitionOf(page.Host)
 	var link frontier.Item // for a partition a does not serve: it goes through the links stream
