@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/document"
 	bindex "github.com/blevesearch/bleve_index_api"
 )
@@ -58,19 +57,6 @@ const (
 	keywordOptions = bindex.IndexField | bindex.DocValues
 	storeOnly      = bindex.StoreField
 )
-
-// replay is an analyzer that returns a token stream analyzed beforehand: documents are
-// analyzed once, here, so their field lengths are known before Bleve indexes them. It
-// hands its stream over once and forgets it: Bleve analyzes each field once, into term
-// frequencies, and the stream (about 100 bytes a word) would otherwise stay in memory
-// with the document until the whole batch is written.
-type replay struct{ ts analysis.TokenStream }
-
-func (r *replay) Analyze([]byte) analysis.TokenStream {
-	ts := r.ts
-	r.ts = nil
-	return ts
-}
 
 // built is a document ready for Bleve, with what the index's statistics need.
 type built struct {
@@ -138,11 +124,10 @@ func build(d Doc) (*built, error) {
 		if value == "" {
 			return
 		}
-		ts := terms(b.lang, value)
-		b.lens[i] = len(ts)
 		v := []byte(value) // one copy for both fields: neither changes it
-		if len(ts) > 0 {
-			doc.AddField(document.NewTextFieldCustom(langField(name, b.lang), nil, v, textOptions, &replay{ts}))
+		if f := newAnalyzedField(langField(name, b.lang), b.lang, value, v); f != nil {
+			b.lens[i] = f.length
+			doc.AddField(f)
 		}
 		doc.AddField(document.NewTextFieldCustom(storedPrefix+name, nil, v, storeOnly, nil))
 	}
@@ -162,18 +147,16 @@ func build(d Doc) (*built, error) {
 		return nil, fmt.Errorf("index: document %s: %w", d.ID, err)
 	}
 	if extra != "" {
-		ts := terms(b.lang, extra)
-		b.lens[5] = len(ts)
-		if len(ts) > 0 {
-			doc.AddField(document.NewTextFieldCustom(langField(fieldExtra, b.lang), nil, []byte(extra), textOptions, &replay{ts}))
+		if f := newAnalyzedField(langField(fieldExtra, b.lang), b.lang, extra, []byte(extra)); f != nil {
+			b.lens[5] = f.length
+			doc.AddField(f)
 		}
 	}
 	if d.URL != "" {
 		words := urlWords(d.URL)
-		ts := terms(neutral, words)
-		b.lens[6] = len(ts)
-		if len(ts) > 0 {
-			doc.AddField(document.NewTextFieldCustom(fieldURL, nil, []byte(words), textOptions, &replay{ts}))
+		if f := newAnalyzedField(fieldURL, neutral, words, []byte(words)); f != nil {
+			b.lens[6] = f.length
+			doc.AddField(f)
 		}
 		keyword(storedPrefix+"url", d.URL, storeOnly)
 	}

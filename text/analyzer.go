@@ -114,14 +114,17 @@ func (a *Analyzer) AppendTerms(dst []string, s string) []string {
 
 // Tokens is Terms with each term's offsets in s and its word position (stop words leave
 // gaps in positions, so phrase matching still knows which words were adjacent).
-func (a *Analyzer) Tokens(s string) []Token {
-	var out []Token
+func (a *Analyzer) Tokens(s string) []Token { return a.AppendTokens(nil, s) }
+
+// AppendTokens appends the tokens of s to dst: a caller that analyzes text after text
+// reuses one slice.
+func (a *Analyzer) AppendTokens(dst []Token, s string) []Token {
 	eachWord(s, func(start, end, pos int) {
 		if t, ok := a.term(s[start:end]); ok {
-			out = append(out, Token{Term: t, Start: start, End: end, Position: pos})
+			dst = append(dst, Token{Term: t, Start: start, End: end, Position: pos})
 		}
 	})
-	return out
+	return dst
 }
 
 // Term analyzes one word; ok is false for a stop word or a word that is not one word.

@@ -1,0 +1,119 @@
+package index
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/blevesearch/bleve/v2/document"
+	bindex "github.com/blevesearch/bleve_index_api"
+
+	"github.com/sonda-search/sonda/text"
+)
+
+// analyzedField is an indexed text field that sonda analyzed itself: its term
+// frequencies, with each occurrence's position and offsets, are built straight from the
+// analyzer's tokens when the document is built, and Bleve takes them as they are.
+//
+// Bleve's own way (document.TextField with an analyzer) costs a page's body, per word, an
+// analysis.Token (about 100 bytes with its term) that lives until Bleve has analyzed the
+// field, then a map entry, a location and a growing slice of pointers per term in
+// analysis.TokenFrequency, and scorch's Batch walks every location again to size the
+// document. Here a field costs a handful of allocations, whatever its length, and knows its
+// size. The terms, positions and offsets are the same, so the index is the same byte for
+// byte (TestAnalyzedFieldMatchesBleve).
+type analyzedField struct {
+	name   string
+	value  []byte
+	length int // analyzed tokens (stop words excluded)
+	freqs  bindex.TokenFrequencies
+	size   int
+}
+
+var _ document.Field = (*analyzedField)(nil)
+
+// tokenScratch holds the token slices and per-token term records that building a field
+// needs only for its duration.
+var tokenScratch = sync.Pool{New: func() any { return new(scratch) }}
+
+type scratch struct {
+	toks []text.Token
+	tfs  []*bindex.TokenFreq
+}
+
+// Sizes of Bleve's records, for Size (Bleve counts them the same way).
+const (
+	sizeTokenFreq     = int(unsafe.Sizeof(bindex.TokenFreq{}))
+	sizeTokenLocation = int(unsafe.Sizeof(bindex.TokenLocation{}))
+	sizeAnalyzedField = int(unsafe.Sizeof(analyzedField{}))
+	sizeMapEntry      = int(unsafe.Sizeof("")) + int(unsafe.Sizeof((*bindex.TokenFreq)(nil)))
+)
+
+// newAnalyzedField analyzes s with the analyzer of code into a field named name, whose
+// value is value (s as bytes, shared with the stored copy); nil when s has no terms (only
+// stop words, or no words).
+func newAnalyzedField(name, code, s string, value []byte) *analyzedField {
+	sc := tokenScratch.Get().(*scratch)
+	defer tokenScratch.Put(sc)
+	sc.toks = textAnalyzerFor(code).AppendTokens(sc.toks[:0], s)
+	defer clear(sc.toks) // the pool must not keep terms or pages alive
+	toks := sc.toks
+	if len(toks) == 0 {
+		return nil
+	}
+	// First pass: one record per distinct term, carved from chunks, with its frequency;
+	// tfs remembers each token's record for the second pass.
+	freqs := make(bindex.TokenFrequencies, len(toks)/2)
+	sc.tfs = sc.tfs[:0]
+	defer clear(sc.tfs)
+	var chunk []bindex.TokenFreq
+	termBytes := 0
+	for i, tok := range toks {
+		tf := freqs[tok.Term]
+		if tf == nil {
+			if len(chunk) == cap(chunk) {
+				chunk = make([]bindex.TokenFreq, 0, min(len(toks)-i, 128))
+			}
+			chunk = chunk[:len(chunk)+1]
+			tf = &chunk[len(chunk)-1]
+			freqs[tok.Term] = tf
+			termBytes += len(tok.Term)
+		}
+		tf.SetFrequency(tf.Frequency() + 1)
+		sc.tfs = append(sc.tfs, tf)
+	}
+	// Second pass: every record's locations are a slice of one array of pointers, sized
+	// by its frequency, pointing into one array of locations; the terms share one array.
+	locs := make([]bindex.TokenLocation, len(toks))
+	ptrs := make([]*bindex.TokenLocation, len(toks))
+	terms := make([]byte, 0, termBytes)
+	next := 0
+	for i, tok := range toks {
+		tf := sc.tfs[i]
+		if tf.Locations == nil {
+			n := tf.Frequency()
+			tf.Locations = ptrs[next : next : next+n]
+			next += n
+			from := len(terms)
+			terms = append(terms, tok.Term...)
+			tf.Term = terms[from:len(terms):len(terms)]
+		}
+		locs[i] = bindex.TokenLocation{Start: tok.Start, End: tok.End, Position: tok.Position}
+		tf.Locations = append(tf.Locations, &locs[i])
+	}
+	return &analyzedField{
+		name: name, value: value, length: len(toks), freqs: freqs,
+		size: sizeAnalyzedField + len(name) + len(value) +
+			len(freqs)*(sizeMapEntry+sizeTokenFreq) + 2*termBytes + len(toks)*(8+sizeTokenLocation),
+	}
+}
+
+func (f *analyzedField) Name() string                                      { return f.name }
+func (f *analyzedField) ArrayPositions() []uint64                          { return nil }
+func (f *analyzedField) Options() bindex.FieldIndexingOptions              { return textOptions }
+func (f *analyzedField) Analyze()                                          {} // done when built
+func (f *analyzedField) Value() []byte                                     { return f.value }
+func (f *analyzedField) NumPlainTextBytes() uint64                         { return uint64(len(f.value)) }
+func (f *analyzedField) Size() int                                         { return f.size }
+func (f *analyzedField) EncodedFieldType() byte                            { return 't' }
+func (f *analyzedField) AnalyzedLength() int                               { return f.length }
+func (f *analyzedField) AnalyzedTokenFrequencies() bindex.TokenFrequencies { return f.freqs }

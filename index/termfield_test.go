@@ -1,0 +1,79 @@
+package index
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2/document"
+
+	"github.com/sonda-search/sonda/testweb"
+)
+
+// TestAnalyzedFieldMatchesBleve checks that a field sonda analyzes itself gives Bleve the
+// same terms, frequencies, positions and offsets as Bleve's own text field with the same
+// analyzer: the index it builds is the one Bleve would build.
+func TestAnalyzedFieldMatchesBleve(t *testing.T) {
+	texts := []struct{ code, text string }{
+		{"en", "The boundary layer of the boundary: a layer on a layer. The end, the END."},
+		{"en", "the of and a"}, // stop words only: no field
+		{"en", ""},
+		{"es", "Los niños corrían por el parque; el parque estaba lleno de niños."},
+		{"fr", "L'été dernier, à Paris, il a fait très chaud — très, très chaud."},
+		{"pt", "Ação e reação: a ação de agir, a reação ao agir."},
+		{neutral, "www example org manual pdf 2026 Zürich Москва 東京 東京"},
+	}
+	if paras, err := testweb.LoadCorpus(filepath.Join("..", "..", "shared", "testdata", "dragnet", "gold")); err == nil {
+		for i := 0; i < len(paras) && i < 400; i += 7 {
+			texts = append(texts, struct{ code, text string }{"en", paras[i]})
+		}
+	} else {
+		t.Log("no Dragnet corpus in the shared test data; checking the small texts only:", err)
+	}
+	for _, tc := range texts {
+		got := newAnalyzedField("body_"+tc.code, tc.code, tc.text, []byte(tc.text))
+		want := document.NewTextFieldCustom("body_"+tc.code, nil, []byte(tc.text), textOptions, analyzerFor(tc.code))
+		want.Analyze()
+		if want.AnalyzedLength() == 0 {
+			if got != nil {
+				t.Errorf("%.40q: a field with %d terms, Bleve's has none", tc.text, got.AnalyzedLength())
+			}
+			continue
+		}
+		if got == nil {
+			t.Errorf("%.40q: no field, Bleve's has %d terms", tc.text, want.AnalyzedLength())
+			continue
+		}
+		if got.AnalyzedLength() != want.AnalyzedLength() {
+			t.Errorf("%.40q: length %d, Bleve's %d", tc.text, got.AnalyzedLength(), want.AnalyzedLength())
+		}
+		if got.Options() != want.Options() || got.Name() != want.Name() || string(got.Value()) != string(want.Value()) {
+			t.Errorf("%.40q: name, options or value differ from Bleve's field", tc.text)
+		}
+		gf, wf := got.AnalyzedTokenFrequencies(), want.AnalyzedTokenFrequencies()
+		if len(gf) != len(wf) {
+			t.Errorf("%.40q: %d distinct terms, Bleve has %d", tc.text, len(gf), len(wf))
+		}
+		for term, w := range wf {
+			g := gf[term]
+			if g == nil {
+				t.Errorf("%.40q: term %q missing", tc.text, term)
+				continue
+			}
+			if string(g.Term) != string(w.Term) || g.Frequency() != w.Frequency() || len(g.Locations) != len(w.Locations) {
+				t.Errorf("%.40q: term %q: %q ×%d at %d places, Bleve %q ×%d at %d", tc.text, term,
+					g.Term, g.Frequency(), len(g.Locations), w.Term, w.Frequency(), len(w.Locations))
+				continue
+			}
+			for i := range w.Locations {
+				g, w := g.Locations[i], w.Locations[i]
+				if g.Start != w.Start || g.End != w.End || g.Position != w.Position || g.Field != w.Field || len(g.ArrayPositions)+len(w.ArrayPositions) != 0 {
+					t.Errorf("%.40q: term %q location %d: %+v, Bleve %+v", tc.text, term, i, *g, *w)
+				}
+			}
+		}
+		// Scorch budgets a batch's memory by Size: it must stay of the order of Bleve's.
+		if gs, ws := got.Size(), want.Size(); gs < ws/2 || gs > 2*ws {
+			t.Errorf("%.40q: Size %d, Bleve's field %d", tc.text, gs, ws)
+		}
+	}
+}
