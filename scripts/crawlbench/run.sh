@@ -5,7 +5,12 @@
 #
 #	scripts/crawlbench/run.sh            # 200 hosts x ~100 pages of ~11 KB real prose
 #	HOSTS=20 PAGES=50 scripts/crawlbench/run.sh
+#	BINS="old=/tmp/sonda-old new=/tmp/sonda-new" ROUNDS=2 MODES=async scripts/crawlbench/run.sh
 #
+# BINS compares sonda binaries (name=path, built before from the commits to compare) in the
+# same run, alternated ROUNDS times (default 1) so that a change of the machine's load
+# falls on both; by default the tree's own sonda is built and measured. Each crawl's data
+# folder is removed after it is measured unless KEEP=1.
 # The web is `sonda testweb --bench --corpus` over the Dragnet main texts of the shared test
 # data (CORPUS), served by its own process; each crawler runs as its own process under
 # /usr/bin/time, so its CPU time and peak RSS are its own. One connection per host, no
@@ -18,9 +23,11 @@ CONC=${CONC:-256}
 PORT=${PORT:-18931}
 CORPUS=${CORPUS:-../shared/testdata/dragnet/gold}
 MODES=${MODES:-"async off sync"}
+ROUNDS=${ROUNDS:-1}
 [ -d "$CORPUS" ] || { echo "no corpus at $CORPUS (the shared test data's dragnet/gold)" >&2; exit 2; }
 OUT=$(mktemp -d /tmp/crawlbench.XXXXXX)
 go build -o "$OUT/sonda" ./cmd/sonda
+BINS=${BINS:-"sonda=$OUT/sonda"}
 (cd scripts/crawlbench/colly && go build -o "$OUT/colly-baseline" .)
 "$OUT/sonda" testweb --bench --hosts "$HOSTS" --pages "$PAGES" --corpus "$CORPUS" --addr 127.0.0.1:$PORT >"$OUT/web.log" 2>&1 &
 WEB=$!
@@ -44,15 +51,25 @@ measure colly "$OUT/colly-baseline" -resolve 127.0.0.1:$PORT -parallel "$CONC" $
 report colly "$(sed -n 's/^colly: \([0-9]*\) pages.*/\1/p' "$OUT/colly.out")"
 grep '^colly:' "$OUT/colly.out"
 
-for mode in $MODES; do
-	args=""
-	for s in $SEEDS; do args="$args --seed $s"; done
-	SONDA_SCOPE_FOLLOW=any SONDA_LOG_LEVEL=warn measure "sonda-$mode" "$OUT/sonda" crawl --data "$OUT/data-$mode" \
-		--allow-private --resolve "*.test=127.0.0.1:$PORT" --min-delay 0 --concurrency "$CONC" --index "$mode" \
-		--profile "$OUT/sonda-$mode.pprof" $args
-	pages=$(sed -n 's/.*[^0-9]\([0-9][0-9]*\) pages fetched.*/\1/p' "$OUT/sonda-$mode.out" | head -1)
-	report "sonda-$mode" "${pages:-0}"
-	grep -E 'pages/s|pages fetched' "$OUT/sonda-$mode.out" | head -2 | sed 's/^/    /'
-	sed -n '/^CPU profile/,$p' "$OUT/sonda-$mode.err" | sed 's/^/    /'
+round=0
+while [ $round -lt "$ROUNDS" ]; do
+	round=$((round+1))
+	for mode in $MODES; do
+		for bin in $BINS; do
+			name=${bin%%=*}-$mode
+			[ "$ROUNDS" -eq 1 ] || name=$name.$round
+			args=""
+			for s in $SEEDS; do args="$args --seed $s"; done
+			SONDA_SCOPE_FOLLOW=any SONDA_LOG_LEVEL=warn measure "$name" "${bin#*=}" crawl --data "$OUT/data-$name" \
+				--allow-private --resolve "*.test=127.0.0.1:$PORT" --min-delay 0 --concurrency "$CONC" --index "$mode" \
+				--profile "$OUT/$name.pprof" $args
+			pages=$(sed -n 's/.*[^0-9]\([0-9][0-9]*\) pages fetched.*/\1/p' "$OUT/$name.out" | head -1)
+			echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
+			report "$name" "${pages:-0}"
+			grep -E 'pages/s|pages fetched' "$OUT/$name.out" | head -2 | sed 's/^/    /'
+			sed -n '/^CPU profile/,$p' "$OUT/$name.err" | sed 's/^/    /'
+			[ -n "${KEEP:-}" ] || rm -rf "$OUT/data-$name" # about 600 MB each; KEEP=1 keeps them
+		done
+	done
 done
 echo "outputs in $OUT"
