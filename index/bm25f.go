@@ -52,6 +52,22 @@ type bm25fQuery struct {
 
 // Searcher implements Bleve's query.Query.
 func (q *bm25fQuery) Searcher(ctx context.Context, i bindex.IndexReader, _ mapping.IndexMapping, options search.SearcherOptions) (search.Searcher, error) {
+	s, err := q.open(ctx, i)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range s.words {
+		if err := w.start(); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// open returns the searcher with its words' postings opened, not yet read: their IDFs
+// are known, and it is ready to start.
+func (q *bm25fQuery) open(ctx context.Context, i bindex.IndexReader) (*bm25fSearcher, error) {
 	s := &bm25fSearcher{q: q, all: q.all}
 	ok := false
 	defer func() {
@@ -126,11 +142,6 @@ func (q *bm25fQuery) Searcher(ctx context.Context, i bindex.IndexReader, _ mappi
 	}
 	if len(s.words) == 0 {
 		s.empty = true
-	}
-	for _, w := range s.words {
-		if err := w.start(); err != nil {
-			return nil, err
-		}
 	}
 	ok = true
 	return s, nil
@@ -251,7 +262,7 @@ func (w *wordCursor) score(k1, b float64) float64 {
 		if avg <= 0 {
 			avg = length
 		}
-		tf += f.weight * float64(f.cur.Freq) / (1 - b + b*length/avg)
+		tf += fieldTF(f.weight, int(f.cur.Freq), length, avg, b)
 		if f.lang != "" {
 			lang, urlOnly = f.lang, false
 		}
@@ -261,7 +272,19 @@ func (w *wordCursor) score(k1, b float64) float64 {
 	if !urlOnly {
 		idf, w.lang = w.idf[lang], lang
 	}
-	return w.weight * idf * tf * (k1 + 1) / (tf + k1)
+	return saturate(w.weight, idf, tf, k1)
+}
+
+// fieldTF is a word's frequency in one field of a document, weighted by the field's
+// weight and normalized by the field's length against its average (BM25F).
+func fieldTF(weight float64, freq int, length, avg, b float64) float64 {
+	return weight * float64(freq) / (1 - b + b*length/avg)
+}
+
+// saturate is a word's BM25F score from its weighted, normalized frequency tf summed over
+// fields.
+func saturate(weight, idf, tf, k1 float64) float64 {
+	return weight * idf * tf * (k1 + 1) / (tf + k1)
 }
 
 // positions returns the positions of the word in one field of the current document, in

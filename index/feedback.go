@@ -54,25 +54,79 @@ type feedbackWord struct {
 }
 
 // relevanceModel returns the feedbackTerms most likely words of the relevance model of
-// hits (RM1): P(w|R) = Σ_d P(w|d)·P(d|q), with P(w|d) the word's share of the document's
-// terms and P(d|q) the document's share of the hits' text scores. Words for which common
-// says true are left out (see the file's comment); common may be nil. Probabilities are
-// renormalized over the words kept.
-func (ix *Index) relevanceModel(ctx context.Context, hits []scored, common func(feedbackWord) (bool, error)) ([]feedbackWord, error) {
+// hits (RM1): P(w|R) = Σ_d P(w|d)·P(d|q), with P(w|d) the word's share of the terms of the
+// document's title and body and P(d|q) the document's share of the hits' scores. Words
+// for which common says true are left out (see the file's comment); common may be nil.
+// Probabilities are renormalized over the words kept. The documents' terms are read from
+// their forward term lists (forward.go) in snapshot r; a document stored without one has
+// its first feedbackRead bytes of text analyzed again.
+func (ix *Index) relevanceModel(ctx context.Context, r bindex.IndexReader, hits []collectedHit, common func(feedbackWord) (bool, error)) ([]feedbackWord, error) {
 	total := 0.0
 	for _, h := range hits {
-		total += max(0, h.text)
+		total += max(0, h.score)
 	}
 	if total <= 0 {
 		return nil, nil
 	}
 	model := map[modelKey]float64{}
 	tf := map[string]int{}
-	for _, h := range hits {
-		if h.text <= 0 {
-			continue
+	// add adds a document's words, counted in tf, to the model.
+	add := func(code string, score float64) {
+		n := 0
+		for _, c := range tf {
+			n += c
 		}
-		d, ok, err := ix.Document(ctx, h.id)
+		if n == 0 {
+			return
+		}
+		pd := score / total
+		for t, c := range tf {
+			model[modelKey{code, t}] += pd * float64(c) / float64(n)
+		}
+	}
+	iids := make([]bindex.IndexInternalID, 0, len(hits))
+	scores := make([]float64, 0, len(hits))
+	for _, h := range hits {
+		if h.score > 0 {
+			iids = append(iids, h.iid)
+			scores = append(scores, h.score)
+		}
+	}
+	var scratch []byte
+	var unlisted []int // documents stored without a forward term list
+	err := forwardLists(r, iids, func(i int, list forwardList, ok bool) error {
+		if !ok {
+			unlisted = append(unlisted, i)
+			return nil
+		}
+		clear(tf)
+		err := list.eachSection(func(sec forwardSection) error {
+			if textFields[sec.field] != fieldTitle && textFields[sec.field] != fieldBody {
+				return nil
+			}
+			var err error
+			scratch, err = sec.eachTerm(scratch, func(term []byte, c int) {
+				if modelTerm(term) {
+					tf[string(term)] += c
+				}
+			})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		add(list.lang, scores[i])
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range unlisted {
+		id, err := r.ExternalID(iids[i])
+		if err != nil {
+			return nil, err
+		}
+		d, ok, err := ix.Document(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -85,22 +139,12 @@ func (ix *Index) relevanceModel(ctx context.Context, hits []scored, common func(
 			text = text[:feedbackRead]
 		}
 		clear(tf)
-		n := 0
 		for _, t := range textAnalyzerFor(code).Terms(text) {
-			// One-letter terms and numbers say little about a topic and match widely.
-			if len(t) < 2 || isNumber(t) {
-				continue
+			if modelTerm([]byte(t)) {
+				tf[t]++
 			}
-			tf[t]++
-			n++
 		}
-		if n == 0 {
-			continue
-		}
-		pd := h.text / total
-		for t, c := range tf {
-			model[modelKey{code, t}] += pd * float64(c) / float64(n)
-		}
+		add(code, scores[i])
 	}
 	words := topWords(model, feedbackCandidates)
 	kept := words[:0]
@@ -131,6 +175,12 @@ func (ix *Index) relevanceModel(ctx context.Context, hits []scored, common func(
 		words[i].p /= sum
 	}
 	return words, nil
+}
+
+// modelTerm says whether a relevance model counts a term: one-letter terms and numbers
+// say little about a topic and match widely.
+func modelTerm(t []byte) bool {
+	return len(t) >= 2 && !isNumber(t)
 }
 
 // modelKey is a word of a relevance model: a term of one analyzer language.
@@ -171,8 +221,8 @@ func (w feedbackWord) before(o feedbackWord) bool {
 	return w.term < o.term
 }
 
-func isNumber(s string) bool {
-	for _, c := range []byte(s) {
+func isNumber(s []byte) bool {
+	for _, c := range s {
 		if c < '0' || c > '9' {
 			return false
 		}
@@ -188,7 +238,8 @@ func isNumber(s string) bool {
 //
 // so each typed word weighs (1 − r.Feedback)/words against the model's words, as in RM3's
 // interpolated query. The matches after the window keep their order, their scores scaled
-// alike, below the window's.
+// alike, below the window's. The model's words are scored in each document of the window
+// from its forward term list (forward.go), as the postings would score them.
 func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25fStats) func(bindex.IndexReader, []collectedHit, uint64) error {
 	return func(ir bindex.IndexReader, best []collectedHit, total uint64) error {
 		// With no more matches than the model reads there is no best few to learn from:
@@ -196,14 +247,6 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 		// to each other.
 		if total <= feedbackDocs || len(best) == 0 {
 			return nil
-		}
-		top := make([]scored, 0, feedbackDocs)
-		for _, h := range best[:min(len(best), feedbackDocs)] {
-			id, err := ir.ExternalID(h.iid)
-			if err != nil {
-				return err
-			}
-			top = append(top, scored{id: id, text: h.score})
 		}
 		// A word is common when the body fields of more than half of its language's
 		// documents have it (the field most documents have; the same counts the query's
@@ -223,7 +266,7 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 			}
 			return float64(df) > n/2, nil
 		}
-		model, err := ix.relevanceModel(ctx, top, common)
+		model, err := ix.relevanceModel(ctx, ir, best[:min(len(best), feedbackDocs)], common)
 		if err != nil || len(model) == 0 {
 			return err
 		}
@@ -232,7 +275,7 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 			ws[i] = bm25fWord{terms: map[string]string{m.lang: m.term}, weight: r.Feedback * m.p}
 		}
 		q := &bm25fQuery{words: ws, fields: textFields, r: r, stats: stats}
-		s, err := q.Searcher(ctx, ir, ix.bi.Mapping(), search.SearcherOptions{})
+		s, err := q.open(ctx, ir)
 		if err != nil {
 			return err
 		}
@@ -242,30 +285,12 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 			best[i].score *= scale
 		}
 		window := best[:min(len(best), r.Window)]
-		// The expansion's postings are read forward, in document order.
-		order := make([]int, len(window))
-		for i := range order {
-			order[i] = i
+		unlisted, err := s.rescoreForward(ir, window)
+		if err != nil {
+			return err
 		}
-		sort.Slice(order, func(a, b int) bool { return bytes.Compare(window[order[a]].iid, window[order[b]].iid) < 0 })
-		sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize()+1, 0), IndexReader: ir}
-		var at *search.DocumentMatch // the expansion's last match, at or after the document asked
-		for _, i := range order {
-			h := &window[i]
-			if at == nil || bytes.Compare(at.IndexInternalID, h.iid) < 0 {
-				if at != nil {
-					sctx.DocumentMatchPool.Put(at)
-				}
-				if at, err = s.Advance(sctx, h.iid); err != nil {
-					return err
-				}
-				if at == nil {
-					break // the expansion matches nothing further
-				}
-			}
-			if bytes.Equal(at.IndexInternalID, h.iid) {
-				h.score += at.Score
-			}
+		if err := s.rescorePostings(window, unlisted); err != nil {
+			return err
 		}
 		sort.SliceStable(window, func(a, b int) bool {
 			if window[a].score != window[b].score {
@@ -275,4 +300,151 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 		})
 		return nil
 	}
+}
+
+// rescoreForward adds s's score in each document of window to its score, reading the
+// words' frequencies from the documents' forward term lists in snapshot ir. It returns the
+// positions in window of the documents it could not read that way (stored without a list).
+func (s *bm25fSearcher) rescoreForward(ir bindex.IndexReader, window []collectedHit) (unlisted []int, err error) {
+	if s.empty {
+		return nil, nil
+	}
+	// The words to look for in a document of each language.
+	type wanted struct {
+		term string
+		word int // in s.words
+	}
+	want := map[string][]wanted{}
+	for wi, w := range s.words {
+		for lang, term := range s.q.words[w.index].terms {
+			if _, ok := w.idf[lang]; ok {
+				want[lang] = append(want[lang], wanted{term, wi})
+			}
+		}
+	}
+	// Which of a document's fields the words are looked for in (as open's readers).
+	weights := make([]float64, len(textFields))
+	for _, f := range s.q.fields {
+		for i, name := range textFields {
+			if name == f {
+				weights[i] = s.q.r.fieldWeight(f)
+			}
+		}
+	}
+	// The fields' average lengths in each language (-1: no document has the field).
+	avgs := map[string][]float64{}
+	averages := func(lang string) []float64 {
+		a, ok := avgs[lang]
+		if !ok {
+			a = make([]float64, len(textFields))
+			for i, f := range textFields {
+				a[i] = -1
+				if avg, has := s.q.stats.avgLen[langField(f, lang)]; has {
+					a[i] = avg
+				}
+			}
+			avgs[lang] = a
+		}
+		return a
+	}
+	k1, b := s.q.r.K1, s.q.r.B
+	nf := len(textFields)
+	tf := make([]float64, len(s.words)*nf) // word × field: weighted, normalized frequency
+	iids := make([]bindex.IndexInternalID, len(window))
+	for i := range window {
+		iids[i] = window[i].iid
+	}
+	var scratch []byte
+	err = forwardLists(ir, iids, func(i int, list forwardList, ok bool) error {
+		if !ok {
+			unlisted = append(unlisted, i)
+			return nil
+		}
+		words := want[list.lang]
+		if len(words) == 0 {
+			return nil
+		}
+		clear(tf)
+		avgLen := averages(list.lang)
+		err := list.eachSection(func(sec forwardSection) error {
+			weight, avg := weights[sec.field], avgLen[sec.field]
+			if weight <= 0 || avg == -1 {
+				return nil
+			}
+			length := fieldLength(sec.length)
+			if avg <= 0 {
+				avg = length
+			}
+			for _, w := range words {
+				var freq int
+				var err error
+				if freq, scratch, err = sec.find(w.term, scratch); err != nil {
+					return err
+				}
+				if freq > 0 {
+					tf[w.word*nf+sec.field] = fieldTF(weight, freq, length, avg, b)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		score := 0.0
+		for wi, w := range s.words {
+			sum, matched := 0.0, false
+			for _, x := range tf[wi*nf : (wi+1)*nf] {
+				if x != 0 {
+					sum, matched = sum+x, true
+				}
+			}
+			if matched {
+				score += saturate(w.weight, w.idf[list.lang], sum, k1)
+			}
+		}
+		window[i].score += score
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return unlisted, nil
+}
+
+// rescorePostings adds s's score in the documents of window at positions at to their
+// scores, advancing s's postings to each: the way for documents stored without a forward
+// term list. It walks each word's postings up to the last document asked for.
+func (s *bm25fSearcher) rescorePostings(window []collectedHit, at []int) error {
+	if len(at) == 0 || s.empty {
+		return nil
+	}
+	for _, w := range s.words {
+		if err := w.start(); err != nil {
+			return err
+		}
+	}
+	// The postings are read forward, in document order.
+	order := append([]int(nil), at...)
+	sort.Slice(order, func(a, b int) bool { return bytes.Compare(window[order[a]].iid, window[order[b]].iid) < 0 })
+	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize()+1, 0)}
+	var m *search.DocumentMatch // the last match, at or after the document asked
+	var err error
+	for _, i := range order {
+		h := &window[i]
+		if m == nil || bytes.Compare(m.IndexInternalID, h.iid) < 0 {
+			if m != nil {
+				sctx.DocumentMatchPool.Put(m)
+			}
+			if m, err = s.Advance(sctx, h.iid); err != nil {
+				return err
+			}
+			if m == nil {
+				break // nothing further matches
+			}
+		}
+		if bytes.Equal(m.IndexInternalID, h.iid) {
+			h.score += m.Score
+		}
+	}
+	return nil
 }

@@ -120,6 +120,7 @@ func build(d Doc) (*built, error) {
 	}
 	b := &built{doc: document.NewDocument(d.ID), docLengths: docLengths{lang: langCode(d.Lang), topic: d.Relevance >= 0}}
 	doc := b.doc
+	fw := newForwardBuilder(b.lang)
 	addText := func(name string, i int, value string) {
 		if value == "" {
 			return
@@ -127,6 +128,7 @@ func build(d Doc) (*built, error) {
 		v := []byte(value) // one copy for both fields: neither changes it
 		if f := newAnalyzedField(langField(name, b.lang), b.lang, value, v); f != nil {
 			b.lens[i] = f.length
+			fw.add(i, f)
 			doc.AddField(f)
 		}
 		doc.AddField(document.NewTextFieldCustom(storedPrefix+name, nil, v, storeOnly, nil))
@@ -149,6 +151,7 @@ func build(d Doc) (*built, error) {
 	if extra != "" {
 		if f := newAnalyzedField(langField(fieldExtra, b.lang), b.lang, extra, []byte(extra)); f != nil {
 			b.lens[5] = f.length
+			fw.add(5, f)
 			doc.AddField(f)
 		}
 	}
@@ -204,6 +207,7 @@ func build(d Doc) (*built, error) {
 		keyword(fieldFields, string(j), storeOnly)
 	}
 	keyword(fieldLens, b.term(), bindex.IndexField|bindex.DocValues)
+	doc.AddField(document.NewTextFieldCustom(fieldTerms, nil, fw.buf, storeOnly, nil))
 	return b, nil
 }
 

@@ -1,0 +1,373 @@
+package index
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2/document"
+	bindex "github.com/blevesearch/bleve_index_api"
+)
+
+// forwardCorpus is n pages in English, Portuguese and German over a small vocabulary, so
+// that pages share words, with words in every text field and some fields empty.
+func forwardCorpus(n int, seed int64) []Doc {
+	vocab := map[string][]string{
+		"en": strings.Fields("reactor fuel rods uranium pellets power plant cooling water steam turbine neutron fission core control safety pressure vessel heat energy grid coal solar wind panel storage battery 2024 a x"),
+		"pt": strings.Fields("reator combustível urânio usina energia água vapor turbina nêutron fissão núcleo controle segurança pressão calor rede carvão solar vento painel bateria"),
+		"de": strings.Fields("Reaktor Brennstoff Uran Kraftwerk Energie Wasser Dampf Turbine Neutron Spaltung Kern Sicherheit Druck Wärme Netz Kohle Sonne Wind Batterie"),
+	}
+	langs := []string{"en", "pt", "de"}
+	rng := rand.New(rand.NewSource(seed))
+	words := func(lang string, n int) string {
+		v := vocab[lang]
+		out := make([]string, n)
+		for i := range out {
+			// Zipf-like: the first words are the most common.
+			out[i] = v[int(float64(len(v))*math.Pow(rng.Float64(), 2.5))]
+		}
+		return strings.Join(out, " ")
+	}
+	docs := make([]Doc, n)
+	for i := range docs {
+		lang := langs[rng.Intn(len(langs))]
+		d := Doc{
+			ID:   fmt.Sprintf("http://site%d.test/p%d", i%7, i),
+			URL:  fmt.Sprintf("http://site%d.test/p%d", i%7, i),
+			Host: fmt.Sprintf("site%d.test", i%7), Lang: lang, Relevance: -1,
+			Title: words(lang, 1+rng.Intn(5)),
+			Body:  words(lang, 5+rng.Intn(200)),
+		}
+		if rng.Intn(2) == 0 {
+			d.Headings = words(lang, 1+rng.Intn(10))
+		}
+		if rng.Intn(3) == 0 {
+			d.Description = words(lang, 3+rng.Intn(20))
+		}
+		if rng.Intn(3) == 0 {
+			d.Anchors = []string{words(lang, 1+rng.Intn(4)), words(lang, 1+rng.Intn(4))}
+		}
+		if rng.Intn(5) == 0 {
+			d.Kind = KindArticle
+			d.Fields = map[string]any{"authors": []string{words(lang, 2)}}
+		}
+		docs[i] = d
+	}
+	return docs
+}
+
+// putUnlisted adds docs as an index written before forward term lists were stored had
+// them: the same document without its list; or, with future, with a list of a later
+// version than this sonda reads.
+func putUnlisted(t *testing.T, ix *Index, future bool, docs ...Doc) {
+	t.Helper()
+	b := ix.bi.NewBatch()
+	var lens []docLengths
+	for _, d := range docs {
+		bd, err := build(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bd.doc.Fields = slices.DeleteFunc(bd.doc.Fields, func(f document.Field) bool { return f.Name() == fieldTerms })
+		if future {
+			bd.doc.AddField(document.NewTextFieldCustom(fieldTerms, nil, []byte{forwardVersion + 1, 0xff, 0xff}, storeOnly, nil))
+		}
+		if err := b.IndexAdvanced(bd.doc); err != nil {
+			t.Fatal(err)
+		}
+		lens = append(lens, bd.docLengths)
+	}
+	if err := ix.bi.Batch(b); err != nil {
+		t.Fatal(err)
+	}
+	ix.statsMu.Lock()
+	for _, l := range lens {
+		ix.stats.add(l)
+	}
+	ix.statsMu.Unlock()
+	ix.wrote()
+}
+
+// TestForwardListMatchesPostings: every document's forward term list holds exactly the
+// terms, frequencies and field lengths the postings hold for it, in every text field.
+func TestForwardListMatchesPostings(t *testing.T) {
+	ix := openTest(t, Options{})
+	docs := forwardCorpus(120, 1)
+	for i := 0; i < len(docs); i += 40 { // several segments
+		if err := ix.Put(ctx, docs[i:i+40]...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := ix.reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	checked := 0
+	for _, d := range docs {
+		iid, err := r.InternalID(d.ID)
+		if err != nil || iid == nil {
+			t.Fatalf("%s: %v", d.ID, err)
+		}
+		var list forwardList
+		err = forwardLists(r, []bindex.IndexInternalID{iid}, func(_ int, l forwardList, ok bool) error {
+			if !ok {
+				return fmt.Errorf("%s has no forward term list", d.ID)
+			}
+			list = l
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", d.ID, err)
+		}
+		if want := langCode(d.Lang); list.lang != want {
+			t.Errorf("%s: language %q, want %q", d.ID, list.lang, want)
+		}
+		fields := 0
+		err = list.eachSection(func(sec forwardSection) error {
+			fields++
+			name := langField(textFields[sec.field], list.lang)
+			var prev []byte
+			_, err := sec.eachTerm(nil, func(term []byte, tf int) {
+				if prev != nil && string(prev) >= string(term) {
+					t.Errorf("%s %s: %q after %q", d.ID, name, term, prev)
+				}
+				if got, _, err := sec.find(string(term), nil); got != tf || err != nil {
+					t.Errorf("%s %s: find %q gives %d (%v), want %d", d.ID, name, term, got, err, tf)
+				}
+				prev = append(prev[:0], term...)
+				tfr, err := r.TermFieldReader(ctx, term, name, true, true, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tfr.Close()
+				p, err := tfr.Advance(iid, nil)
+				if err != nil || p == nil || !p.ID.Equals(iid) {
+					t.Errorf("%s %s: %q is not in its postings (%v)", d.ID, name, term, err)
+					return
+				}
+				if int(p.Freq) != tf {
+					t.Errorf("%s %s %q: frequency %d, postings %d", d.ID, name, term, tf, p.Freq)
+				}
+				if got, want := fieldLength(sec.length), 1/(p.Norm*p.Norm); got != want {
+					t.Errorf("%s %s: length %d gives %v, postings' norm %v", d.ID, name, sec.length, got, want)
+				}
+				checked++
+			})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fields == 0 {
+			t.Errorf("%s: no fields in its forward term list", d.ID)
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d terms checked", checked)
+	}
+}
+
+// TestForwardFind: a section's terms are found through its restart points, whatever their
+// number, and a term that is not there is not found, before, between and after them.
+func TestForwardFind(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for _, n := range []int{1, 2, 15, 16, 17, 33, 1000} {
+		want := map[string]int{}
+		var ts []string
+		for len(want) < n {
+			w := fmt.Sprintf("w%x", rng.Intn(1<<20))
+			want[w] = 1 + rng.Intn(3)
+		}
+		for w, tf := range want {
+			for range tf {
+				ts = append(ts, w)
+			}
+		}
+		f := newForwardBuilder("en")
+		text := strings.Join(ts, " ")
+		f.add(1, newAnalyzedField("body_xx", "xx", text, []byte(text)))
+		l, err := parseForward(f.buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sections := 0
+		err = l.eachSection(func(sec forwardSection) error {
+			sections++
+			if got := len(sec.restarts) / 4; got != (n+forwardRestart-1)/forwardRestart {
+				t.Errorf("%d terms: %d restart points", n, got)
+			}
+			var scratch []byte
+			for w, tf := range want {
+				for _, probe := range []string{w, w + "0", w[:len(w)-1], "a" + w, "z" + w} {
+					got, s, err := sec.find(probe, scratch)
+					scratch = s
+					if err != nil || got != want[probe] {
+						t.Errorf("%d terms: find %q gives %d (%v), want %d", n, probe, got, err, want[probe])
+					}
+				}
+				_ = tf
+			}
+			for _, probe := range []string{"", "a", "w", "x", "\xff"} {
+				if got, _, err := sec.find(probe, nil); err != nil || got != want[probe] {
+					t.Errorf("%d terms: find %q gives %d (%v)", n, probe, got, err)
+				}
+			}
+			return nil
+		})
+		if err != nil || sections != 1 {
+			t.Fatalf("%d terms: %d sections, %v", n, sections, err)
+		}
+	}
+}
+
+// TestForwardListMalformed: a damaged list is an error, not a panic or a wrong score.
+func TestForwardListMalformed(t *testing.T) {
+	f := newForwardBuilder("en")
+	f.add(1, newAnalyzedField("body_en", "en", "reactor fuel rods reactor", nil))
+	good := f.buf
+	for cut := range len(good) - 1 {
+		b := good[:cut]
+		l, err := parseForward(b)
+		if err == nil {
+			err = l.eachSection(func(s forwardSection) error {
+				_, err := s.eachTerm(nil, func([]byte, int) {})
+				if err == nil {
+					_, _, err = s.find("rods", nil)
+				}
+				return err
+			})
+		}
+		if err == nil && cut > 4 { // a cut between sections is a shorter, valid list
+			t.Errorf("a list cut at %d of %d bytes read without error", cut, len(good))
+		}
+	}
+	if _, err := parseForward([]byte{9, 0}); err == nil {
+		t.Error("an unknown version read without error")
+	}
+}
+
+// TestFeedbackForwardEqualsPostings: feedback's rescoring from forward term lists gives
+// each document of the window the score the postings give it, and a search over an index
+// whose documents were partly stored without lists (the postings' way for those) ranks
+// and scores as over one where every document has its list (or partly with lists of a
+// later version).
+func TestFeedbackForwardEqualsPostings(t *testing.T) {
+	docs := forwardCorpus(400, 2)
+	listed := openTest(t, Options{})
+	mixed := openTest(t, Options{})
+	for i := 0; i < len(docs); i += 100 {
+		part := docs[i : i+100]
+		if err := listed.Put(ctx, part...); err != nil {
+			t.Fatal(err)
+		}
+		if i%200 == 0 {
+			putUnlisted(t, mixed, i == 0, part...)
+		} else if err := mixed.Put(ctx, part...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queries := []string{"reactor", "fuel rods", "neutron core safety", "usina energia", "Reaktor Wärme", "steam", "turbine water pressure"}
+
+	// The two ways, on the same windows.
+	r := DefaultRanking()
+	compared, changed := 0, 0
+	for _, q := range queries {
+		first := strings.Fields(q)[0]
+		lang := "en"
+		for l, words := range map[string]string{"pt": "usina energia", "de": "Reaktor Wärme"} {
+			if strings.Contains(words, first) {
+				lang = l
+			}
+		}
+		listed.statsMu.Lock()
+		stats := listed.stats.bm25f()
+		listed.statsMu.Unlock()
+		var ws []bm25fWord
+		for _, w := range strings.Fields(q) {
+			ws = append(ws, bm25fWord{terms: map[string]string{lang: textAnalyzerFor(lang).Terms(w)[0]}})
+		}
+		query := &bm25fQuery{words: ws, fields: textFields, r: r, stats: stats}
+		_, err := listed.collect(ctx, query, collectOptions{n: r.Window, rescore: func(ir bindex.IndexReader, best []collectedHit, total uint64) error {
+			model, err := listed.relevanceModel(ctx, ir, best[:min(len(best), feedbackDocs)], nil)
+			if err != nil || len(model) == 0 {
+				t.Fatalf("%q: model %v, %v", q, model, err)
+			}
+			fq := &bm25fQuery{fields: textFields, r: r, stats: stats}
+			for _, m := range model {
+				fq.words = append(fq.words, bm25fWord{terms: map[string]string{m.lang: m.term}, weight: r.Feedback * m.p})
+			}
+			forward := slices.Clone(best)
+			postings := slices.Clone(best)
+			s1, err := fq.open(ctx, ir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s1.Close()
+			unlisted, err := s1.rescoreForward(ir, forward)
+			if err != nil || len(unlisted) > 0 {
+				t.Fatalf("%q: %d documents without lists, %v", q, len(unlisted), err)
+			}
+			s2, err := fq.open(ctx, ir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s2.Close()
+			all := make([]int, len(postings))
+			for i := range all {
+				all[i] = i
+			}
+			if err := s2.rescorePostings(postings, all); err != nil {
+				t.Fatal(err)
+			}
+			for i := range best {
+				if d := math.Abs(forward[i].score - postings[i].score); d > 1e-12*math.Abs(postings[i].score) {
+					t.Errorf("%q, document %d: %v from its forward list, %v from the postings", q, i, forward[i].score, postings[i].score)
+				}
+				compared++
+				if postings[i].score != best[i].score {
+					changed++
+				}
+			}
+			return nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if compared < 500 || changed < compared/4 {
+		t.Fatalf("compared %d documents, feedback changed %d of them: too few to tell", compared, changed)
+	}
+
+	// End to end: the same results from an index partly without lists.
+	for _, q := range queries {
+		a, err := listed.Search(ctx, Request{Query: q, PerPage: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := mixed.Search(ctx, Request{Query: q, PerPage: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Hits) < 20 || len(a.Hits) != len(b.Hits) || a.Total != b.Total {
+			t.Fatalf("%q: %d hits of %d, and %d of %d", q, len(a.Hits), a.Total, len(b.Hits), b.Total)
+		}
+		// Equal scores are ordered by internal document number, which depends on how
+		// each index's segments were written and merged: the same scores rank by rank,
+		// and each page its score in both (or a tie with the last one, cut in the other).
+		score := map[string]float64{}
+		for _, h := range b.Hits {
+			score[h.ID] = h.Score
+		}
+		last := a.Hits[len(a.Hits)-1].Score
+		for i, h := range a.Hits {
+			other, ok := score[h.ID]
+			if math.Abs(h.Score-b.Hits[i].Score) > 1e-9 || ok && math.Abs(h.Score-other) > 1e-9 || !ok && math.Abs(h.Score-last) > 1e-9 {
+				t.Errorf("%q #%d: %s %v with lists, %s %v partly without", q, i+1, h.ID, h.Score, b.Hits[i].ID, b.Hits[i].Score)
+			}
+		}
+	}
+}
