@@ -204,13 +204,17 @@ func IndexOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
 		return index.Options{}, fmt.Errorf("search.operator: %w", err)
 	}
 	r := cfg.Search.Ranking
+	facetCache := int64(cfg.Search.FacetCache)
+	if facetCache == 0 {
+		facetCache = -1 // none kept (index.Options' zero is its default)
+	}
 	return index.Options{
 		Ranking: index.Ranking{
 			Title: r.Title, Body: r.Body, Headings: r.Headings, Description: r.Description, Anchors: r.Anchors,
 			Extra: r.Extra, URL: r.URL, K1: r.K1, B: r.B, Proximity: r.Proximity, Feedback: r.Feedback, Link: r.Link, Relevance: r.Relevance,
 			LinkSignal: r.LinkSignal, Window: r.Window,
 		},
-		Implicit: op, CacheEntries: cfg.Search.Cache, MaxResults: cfg.Search.MaxResults, Logger: log,
+		Implicit: op, CacheEntries: cfg.Search.Cache, FacetCache: facetCache, MaxResults: cfg.Search.MaxResults, Logger: log,
 		Budget: cfg.Search.TimeBudget, MaxSearches: cfg.Search.MaxSearches, QueueWait: cfg.Search.QueueWait,
 	}, nil
 }

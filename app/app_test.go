@@ -626,3 +626,22 @@ func TestRebuildsIndexWhoseCreationNeverFinished(t *testing.T) {
 		t.Errorf("the remade index has %d pages, the store %d", got, pages)
 	}
 }
+
+// TestIndexOptionsFacetCache: search.facet-cache reaches the index, 0 meaning no cache
+// (index.Options' zero is its default size).
+func TestIndexOptionsFacetCache(t *testing.T) {
+	for _, tc := range []struct {
+		set  config.ByteSize
+		want int64
+	}{{128 << 20, 128 << 20}, {1 << 30, 1 << 30}, {0, -1}} {
+		cfg := config.Default()
+		cfg.Search.FacetCache = tc.set
+		o, err := IndexOptions(cfg, nil)
+		if err != nil || o.FacetCache != tc.want {
+			t.Errorf("facet-cache %d: index.Options.FacetCache %d (%v), want %d", tc.set, o.FacetCache, err, tc.want)
+		}
+	}
+	if got := config.Default().Search.FacetCache; got != index.DefaultFacetCache {
+		t.Errorf("search.facet-cache defaults to %d, index.DefaultFacetCache is %d", got, index.DefaultFacetCache)
+	}
+}

@@ -13,6 +13,7 @@ type Search struct {
 	Operator         string        `yaml:"operator"`
 	MaxResults       int           `yaml:"max-results"`
 	Cache            int           `yaml:"cache"`
+	FacetCache       ByteSize      `yaml:"facet-cache"`
 	TimeBudget       time.Duration `yaml:"time-budget"`
 	MaxSearches      int           `yaml:"max-searches"`
 	QueueWait        time.Duration `yaml:"queue-wait"`

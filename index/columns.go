@@ -21,11 +21,20 @@ import (
 // them, and kept while the segment is part of the index: a few bytes per document (each
 // document's value numbers and date) plus each segment's distinct values.
 
+//
+// The cache is bounded (Options.FacetCache, 128 MiB by default: about five million
+// documents): when the segments it holds exceed the bound, those unused for longest are
+// dropped and decoded again when a search needs them. A segment too big for the bound on
+// its own is never kept: its results' values are read through Bleve's doc value reader,
+// as they were before the cache.
+
 // segmentColumns are the facet values and dates of one segment's documents, by local
 // document number.
 type segmentColumns struct {
 	once sync.Once
 	err  error
+	used  uint64 // the cache's clock when a search last asked for it (under columnCache.mu)
+	bytes int64  // its size once decoded and counted in columnCache.bytes (0: not yet)
 	// Document d's values are values[ids[at[d]:at[d+1]]].
 	at     []uint32
 	ids    []uint32
@@ -33,15 +42,26 @@ type segmentColumns struct {
 	dates  []int64 // math.MinInt64: no date
 }
 
-// columnCache holds the columns of the segments of the index's current snapshots.
+// columnCache holds the columns of the segments of the index's current snapshots, at
+// most limit bytes of them.
 type columnCache struct {
-	mu   sync.Mutex
-	segs map[segment.Segment]*segmentColumns
+	mu    sync.Mutex
+	segs  map[segment.Segment]*segmentColumns
+	limit int64 // negative: no cache
+	bytes int64 // of the decoded segments held
+	clock uint64
 }
 
-func newColumnCache() *columnCache {
-	return &columnCache{segs: map[segment.Segment]*segmentColumns{}}
+// DefaultFacetCache is the default of Options.FacetCache.
+const DefaultFacetCache = 128 << 20
+
+func newColumnCache(limit int64) *columnCache {
+	return &columnCache{segs: map[segment.Segment]*segmentColumns{}, limit: limit}
 }
+
+// columnBytesPerDoc estimates a segment's decoded columns before decoding them: a
+// document's offset, date and about three value numbers (its site, type and language).
+const columnBytesPerDoc = 4 + 8 + 3*4
 
 // noDate marks a document without a date in segmentColumns.dates.
 const noDate = math.MinInt64
@@ -65,8 +85,13 @@ func (c *columnCache) rows(r bindex.IndexReader, docs []collectedHit) (rows []fa
 		}
 		offsets[i+1] = offsets[i] + s.Segment().Count()
 	}
+	if c.limit < 0 {
+		return nil, false, nil
+	}
 	cols := make([]*segmentColumns, len(segs))
+	kept := make([]bool, len(segs)) // cols[si] was asked for (nil: too big to keep)
 	rows = make([]facetRow, len(docs))
+	var uncached []int // the documents of segments too big to keep
 	// The rows' values share one array: one allocation per search, not one per result.
 	values := make([]facetValue, 0, 4*len(docs))
 	si := 0
@@ -78,10 +103,15 @@ func (c *columnCache) rows(r bindex.IndexReader, docs []collectedHit) (rows []fa
 		if si == len(segs) {
 			return nil, true, fmt.Errorf("index: read facets: document number %d is beyond the index's %d", n, offsets[si])
 		}
-		if cols[si] == nil {
+		if !kept[si] {
 			if cols[si], err = c.segment(segs, si); err != nil {
 				return nil, true, err
 			}
+			kept[si] = true
+		}
+		if cols[si] == nil {
+			uncached = append(uncached, i)
+			continue
 		}
 		sc, local := cols[si], n-offsets[si]
 		row := &rows[i]
@@ -100,40 +130,101 @@ func (c *columnCache) rows(r bindex.IndexReader, docs []collectedHit) (rows []fa
 			row.date, row.dated = t, true
 		}
 	}
+	if len(uncached) > 0 {
+		some := make([]collectedHit, len(uncached))
+		for j, i := range uncached {
+			some[j] = docs[i]
+		}
+		read, err := facetRowsOf(r, some)
+		if err != nil {
+			return nil, true, err
+		}
+		for j, i := range uncached {
+			rows[i] = read[j]
+		}
+	}
 	return rows, true, nil
 }
 
-// segment returns the columns of segs[i], decoded on first use. Decoding a new segment
-// also forgets the segments no longer in the index (merged away, or replaced by their
-// persisted copies), so the cache holds the current segments only.
+// segment returns the columns of segs[i], decoded on first use, or nil when the segment
+// is too big for the cache on its own. Decoding a new segment also forgets the segments no
+// longer in the index (merged away, or replaced by their persisted copies), so the cache
+// holds the current segments only, and then those unused for longest while it holds more
+// than its limit.
 func (c *columnCache) segment(segs []*scorch.SegmentSnapshot, i int) (*segmentColumns, error) {
 	seg := segs[i].Segment()
 	c.mu.Lock()
 	sc, ok := c.segs[seg]
 	if !ok {
+		if int64(seg.Count())*columnBytesPerDoc > c.limit {
+			c.mu.Unlock()
+			return nil, nil
+		}
 		sc = &segmentColumns{}
 		c.segs[seg] = sc
 		live := make(map[segment.Segment]bool, len(segs))
 		for _, s := range segs {
 			live[s.Segment()] = true
 		}
-		for s := range c.segs {
+		for s, old := range c.segs {
 			if !live[s] {
-				delete(c.segs, s)
+				c.drop(s, old)
 			}
 		}
 	}
+	c.clock++
+	sc.used = c.clock
 	c.mu.Unlock()
 	sc.once.Do(func() { sc.err = sc.decode(seg) })
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if sc.err != nil {
-		c.mu.Lock()
 		if c.segs[seg] == sc {
 			delete(c.segs, seg) // a later search tries again
 		}
-		c.mu.Unlock()
 		return nil, sc.err
 	}
+	if sc.bytes == 0 && c.segs[seg] == sc {
+		sc.bytes = sc.size()
+		c.bytes += sc.bytes
+		c.evict()
+	}
 	return sc, nil
+}
+
+// drop forgets a segment's columns (c.mu held).
+func (c *columnCache) drop(s segment.Segment, sc *segmentColumns) {
+	delete(c.segs, s)
+	c.bytes -= sc.bytes
+	sc.bytes = 0
+}
+
+// evict drops the decoded segments unused for longest while the cache holds more than its
+// limit (c.mu held). A search still using a dropped segment's columns keeps them until it
+// is done.
+func (c *columnCache) evict() {
+	for c.bytes > c.limit {
+		var oldest segment.Segment
+		var osc *segmentColumns
+		for s, sc := range c.segs {
+			if sc.bytes > 0 && (osc == nil || sc.used < osc.used) {
+				oldest, osc = s, sc
+			}
+		}
+		if osc == nil {
+			return
+		}
+		c.drop(oldest, osc)
+	}
+}
+
+// size is the memory the decoded columns take, about.
+func (sc *segmentColumns) size() int64 {
+	n := int64(4*len(sc.at) + 4*len(sc.ids) + 8*len(sc.dates))
+	for _, v := range sc.values {
+		n += int64(len(v.facet) + len(v.value) + 32)
+	}
+	return max(n, 1)
 }
 
 // decode reads the facet columns of every document of seg.

@@ -20,23 +20,7 @@ import (
 // holds only the segments of the current snapshot.
 func TestColumnsMatchDocValues(t *testing.T) {
 	ix := openTest(t, Options{CacheEntries: -1})
-	mk := func(i int) Doc {
-		host := fmt.Sprintf("h%d.test", i%7)
-		d := Doc{ID: fmt.Sprintf("http://%s/%d", host, i), URL: fmt.Sprintf("http://%s/%d", host, i), Host: host,
-			Lang: []string{"en", "pt-BR", "de", ""}[i%4], Title: "page", Body: "common words",
-			Fetched: time.Unix(1700000000+int64(i)*3600, 0), Relevance: -1}
-		switch i % 5 {
-		case 1:
-			d.Kind = KindArticle
-		case 2:
-			d = boxDoc(i, BBox{West: -1, South: -1, East: 1, North: 1})
-			d.Title, d.Body = "page", "common words"
-			d.Fields["format"], d.Fields["crs"], d.Fields["producer"] = "shapefile", "epsg:4326", []string{"a.br", "b.br"}
-		case 3:
-			d.Fetched = time.Time{}
-		}
-		return d
-	}
+	mk := columnDoc
 	check := func(when string) {
 		t.Helper()
 		r, err := ix.reader()
@@ -64,19 +48,7 @@ func TestColumnsMatchDocValues(t *testing.T) {
 		if !ok || err != nil {
 			t.Fatalf("%s: columns: ok %v, %v", when, ok, err)
 		}
-		norm := func(rows []facetRow) []string {
-			out := make([]string, len(rows))
-			for i, row := range rows {
-				vs := make([]string, len(row.values))
-				for j, v := range row.values {
-					vs[j] = v.facet + "=" + v.value
-				}
-				slices.Sort(vs)
-				out[i] = fmt.Sprintf("%v %v %d %v", row.score, row.dated, row.date, strings.Join(vs, ","))
-			}
-			return out
-		}
-		if g, w := norm(got), norm(want); !reflect.DeepEqual(g, w) {
+		if g, w := rowStrings(got), rowStrings(want); !reflect.DeepEqual(g, w) {
 			for i := range w {
 				if i < len(g) && g[i] != w[i] {
 					t.Fatalf("%s: document %d: columns %s, doc values %s", when, i, g[i], w[i])
@@ -126,5 +98,144 @@ func TestColumnsMatchDocValues(t *testing.T) {
 	}
 	if res.FacetsOver != int(res.Total) || len(res.Facets[FacetSite]) != 9 || len(res.Facets[FacetProducer]) != 2 {
 		t.Errorf("facets of a search over the columns: over %d of %d, %v", res.FacetsOver, res.Total, res.Facets)
+	}
+}
+
+// columnDoc is document i of the facet columns' tests: pages of three languages (and
+// none), articles, datasets with typed fields, documents without a date, over 7 hosts.
+func columnDoc(i int) Doc {
+	host := fmt.Sprintf("h%d.test", i%7)
+	d := Doc{ID: fmt.Sprintf("http://%s/%d", host, i), URL: fmt.Sprintf("http://%s/%d", host, i), Host: host,
+		Lang: []string{"en", "pt-BR", "de", ""}[i%4], Title: "page", Body: "common words",
+		Fetched: time.Unix(1700000000+int64(i)*3600, 0), Relevance: -1}
+	switch i % 5 {
+	case 1:
+		d.Kind = KindArticle
+	case 2:
+		d = boxDoc(i, BBox{West: -1, South: -1, East: 1, North: 1})
+		d.Title, d.Body = "page", "common words"
+		d.Fields["format"], d.Fields["crs"], d.Fields["producer"] = "shapefile", "epsg:4326", []string{"a.br", "b.br"}
+	case 3:
+		d.Fetched = time.Time{}
+	}
+	return d
+}
+
+// rowStrings writes facet rows out comparably.
+func rowStrings(rows []facetRow) []string {
+	out := make([]string, len(rows))
+	for i, row := range rows {
+		vs := make([]string, len(row.values))
+		for j, v := range row.values {
+			vs[j] = v.facet + "=" + v.value
+		}
+		slices.Sort(vs)
+		out[i] = fmt.Sprintf("%v %v %d %v", row.score, row.dated, row.date, strings.Join(vs, ","))
+	}
+	return out
+}
+
+// TestColumnCacheBounded: the column cache holds at most its limit, dropping the segments
+// unused for longest first; a segment too big for it is read through the doc values; with
+// no cache, the caller is told to read them itself. The rows are right in every case.
+func TestColumnCacheBounded(t *testing.T) {
+	if got := openTest(t, Options{}).columns.limit; got != DefaultFacetCache {
+		t.Errorf("default limit %d, want %d", got, DefaultFacetCache)
+	}
+	ix := openTest(t, Options{CacheEntries: -1})
+	for b := range 4 {
+		var batch []Doc
+		for i := range 40 {
+			batch = append(batch, columnDoc(b*40+i))
+		}
+		load(t, ix, batch...)
+	}
+	r, err := ix.reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	segs := r.(*scorch.IndexSnapshot).Segments()
+	if len(segs) < 3 {
+		t.Fatalf("%d segments; the test needs three", len(segs))
+	}
+	var all []collectedHit
+	of := make([][]collectedHit, len(segs)) // each segment's documents
+	next := uint64(0)
+	for si, s := range segs {
+		for d := range s.Segment().Count() {
+			h := collectedHit{iid: bindex.NewIndexInternalID(nil, next+d), score: float64(next + d)}
+			of[si] = append(of[si], h)
+			all = append(all, h)
+		}
+		next += s.Segment().Count()
+	}
+	read := func(c *columnCache, docs []collectedHit) {
+		t.Helper()
+		ix.columns = c
+		got, ok, err := c.rows(r, docs)
+		if !ok || err != nil {
+			t.Fatalf("limit %d: ok %v, %v", c.limit, ok, err)
+		}
+		want, err := facetRowsOf(r, docs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := rowStrings(got), rowStrings(want); !reflect.DeepEqual(g, w) {
+			t.Fatalf("limit %d: rows %v, doc values %v", c.limit, g, w)
+		}
+		if c.bytes > c.limit || c.bytes < 0 {
+			t.Fatalf("limit %d: holds %d bytes", c.limit, c.bytes)
+		}
+	}
+	held := func(c *columnCache) []int {
+		var out []int
+		for si, s := range segs {
+			if sc, ok := c.segs[s.Segment()]; ok && sc.bytes > 0 {
+				out = append(out, si)
+			}
+		}
+		return out
+	}
+	// Each segment's size, from a cache with room for all.
+	big := newColumnCache(1 << 30)
+	read(big, all)
+	size := make([]int64, len(segs))
+	for si, s := range segs {
+		size[si] = big.segs[s.Segment()].bytes
+	}
+	if h := held(big); len(h) != len(segs) {
+		t.Fatalf("a big cache holds segments %v of %d", h, len(segs))
+	}
+
+	// Room for any two of three segments, not all three: the one unused for longest goes.
+	c := newColumnCache(size[0] + size[1] + size[2] - 1)
+	for _, step := range []struct {
+		ask  int
+		want []int
+	}{{0, []int{0}}, {1, []int{0, 1}}, {2, []int{1, 2}}, {0, []int{0, 2}}, {2, []int{0, 2}}, {1, []int{1, 2}}} {
+		read(c, of[step.ask])
+		if got := held(c); !slices.Equal(got, step.want) {
+			t.Fatalf("after asking for segment %d: holds %v, want %v", step.ask, got, step.want)
+		}
+	}
+	// Rows over every segment at once are right whatever is dropped meanwhile.
+	read(c, all)
+
+	// No segment fits: every row from the doc values, nothing held.
+	small := newColumnCache(10)
+	read(small, all)
+	if h := held(small); len(h) > 0 || small.bytes != 0 {
+		t.Fatalf("a 10-byte cache holds segments %v, %d bytes", h, small.bytes)
+	}
+
+	// No cache: the caller reads the doc values (Index.facetRows does).
+	if _, ok, _ := newColumnCache(-1).rows(r, all); ok {
+		t.Fatal("a disabled cache answered")
+	}
+	ix.columns = newColumnCache(-1)
+	rows, err := ix.facetRows(r, all)
+	if err != nil || len(rows) != len(all) {
+		t.Fatalf("facet rows without a cache: %d of %d, %v", len(rows), len(all), err)
 	}
 }

@@ -48,6 +48,10 @@ type Options struct {
 	Links Links
 	// CacheEntries is the size of the result cache (default 1024; negative: no cache).
 	CacheEntries int
+	// FacetCache bounds the memory of the segments' facet columns decoded for facet
+	// counts (columns.go; default DefaultFacetCache; negative: none, every search reads
+	// its results' values through Bleve's doc value reader).
+	FacetCache int64
 	// MaxResults is the deepest result a query may page to (default 1000, as the search
 	// engines seed 002 compares itself with: deep pages cost more and are never read).
 	MaxResults int
@@ -82,6 +86,9 @@ func (o Options) withDefaults() Options {
 	o.Ranking = o.Ranking.withDefaults()
 	if o.CacheEntries == 0 {
 		o.CacheEntries = 1024
+	}
+	if o.FacetCache == 0 {
+		o.FacetCache = DefaultFacetCache
 	}
 	if o.MaxResults <= 0 {
 		o.MaxResults = defaultMaxResults
@@ -236,7 +243,7 @@ func openBleve(dir string, config map[string]any) (bi bleve.Index, err error) {
 
 // newIndex wraps an open Bleve index.
 func newIndex(bi bleve.Index, dir string, opts Options) *Index {
-	return &Index{bi: bi, dir: dir, opts: opts, cache: newResultCache(opts.CacheEntries), columns: newColumnCache(), turns: make(chan struct{}, opts.MaxSearches)}
+	return &Index{bi: bi, dir: dir, opts: opts, cache: newResultCache(opts.CacheEntries), columns: newColumnCache(opts.FacetCache), turns: make(chan struct{}, opts.MaxSearches)}
 }
 
 // openReadOnly opens the complete index in dir without writing anything (Options.ReadOnly).
