@@ -103,11 +103,10 @@ func (q *bm25fQuery) open(ctx context.Context, i bindex.IndexReader) (*bm25fSear
 			}
 			anyDF += df
 			if df > 0 {
-				n := max(q.stats.langs[lang], df)
 				if cw.idf == nil {
 					cw.idf = map[string]float64{}
 				}
-				cw.idf[lang] = math.Log(1 + (n-df+0.5)/(df+0.5))
+				cw.idf[lang] = q.idf(lang, df)
 			}
 		}
 		if _, any := q.stats.avgLen[fieldURL]; any && w.urlTerm != "" && q.r.URL > 0 && len(q.fields) > 1 {
@@ -145,6 +144,42 @@ func (q *bm25fQuery) open(ctx context.Context, i bindex.IndexReader) (*bm25fSear
 	}
 	ok = true
 	return s, nil
+}
+
+// idf is the IDF of a word that df documents of language lang have in some field.
+func (q *bm25fQuery) idf(lang string, df float64) float64 {
+	n := max(q.stats.langs[lang], df)
+	return math.Log(1 + (n-df+0.5)/(df+0.5))
+}
+
+// textIDFs returns the IDF of each word of q in each language whose fields have it, as
+// open computes them (the URL field aside), from count: how many documents have a term in
+// a field.
+func (q *bm25fQuery) textIDFs(count func(term, field string) (uint64, error)) ([]map[string]float64, error) {
+	out := make([]map[string]float64, len(q.words))
+	for wi, w := range q.words {
+		for lang, term := range w.terms {
+			df := 0.0
+			for _, f := range q.fields {
+				name := langField(f, lang)
+				if _, any := q.stats.avgLen[name]; !any || q.r.fieldWeight(f) <= 0 {
+					continue
+				}
+				n, err := count(term, name)
+				if err != nil {
+					return nil, err
+				}
+				df = max(df, float64(n))
+			}
+			if df > 0 {
+				if out[wi] == nil {
+					out[wi] = map[string]float64{}
+				}
+				out[wi][lang] = q.idf(lang, df)
+			}
+		}
+	}
+	return out, nil
 }
 
 // fieldReader is the postings of one term in one field.

@@ -31,8 +31,8 @@ import (
 // segmentColumns are the facet values and dates of one segment's documents, by local
 // document number.
 type segmentColumns struct {
-	once sync.Once
-	err  error
+	once  sync.Once
+	err   error
 	used  uint64 // the cache's clock when a search last asked for it (under columnCache.mu)
 	bytes int64  // its size once decoded and counted in columnCache.bytes (0: not yet)
 	// Document d's values are values[ids[at[d]:at[d+1]]].

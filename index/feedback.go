@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"sort"
+	"sync"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
 
 	"github.com/blevesearch/bleve/v2/search"
 	bindex "github.com/blevesearch/bleve_index_api"
@@ -275,22 +278,28 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 			ws[i] = bm25fWord{terms: map[string]string{m.lang: m.term}, weight: r.Feedback * m.p}
 		}
 		q := &bm25fQuery{words: ws, fields: textFields, r: r, stats: stats}
-		s, err := q.open(ctx, ir)
+		idfs, err := q.textIDFs(func(term, field string) (uint64, error) { return ix.dfs.count(ctx, ir, term, field) })
 		if err != nil {
 			return err
 		}
-		defer s.Close()
 		scale := (1 - r.Feedback) / float64(max(1, words))
 		for i := range best {
 			best[i].score *= scale
 		}
 		window := best[:min(len(best), r.Window)]
-		unlisted, err := s.rescoreForward(ir, window)
+		unlisted, err := q.rescoreForward(ir, idfs, window)
 		if err != nil {
 			return err
 		}
-		if err := s.rescorePostings(window, unlisted); err != nil {
-			return err
+		if len(unlisted) > 0 {
+			s, err := q.open(ctx, ir)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if err := s.rescorePostings(window, unlisted); err != nil {
+				return err
+			}
 		}
 		sort.SliceStable(window, func(a, b int) bool {
 			if window[a].score != window[b].score {
@@ -302,32 +311,30 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 	}
 }
 
-// rescoreForward adds s's score in each document of window to its score, reading the
-// words' frequencies from the documents' forward term lists in snapshot ir. It returns the
-// positions in window of the documents it could not read that way (stored without a list).
-func (s *bm25fSearcher) rescoreForward(ir bindex.IndexReader, window []collectedHit) (unlisted []int, err error) {
-	if s.empty {
-		return nil, nil
-	}
+// rescoreForward adds q's score in each document of window to its score, reading the
+// words' frequencies from the documents' forward term lists in snapshot ir; idfs are the
+// words' IDFs (textIDFs). It returns the positions in window of the documents it could not
+// read that way (stored without a list). The arithmetic is bm25fSearcher's, in its order.
+func (q *bm25fQuery) rescoreForward(ir bindex.IndexReader, idfs []map[string]float64, window []collectedHit) (unlisted []int, err error) {
 	// The words to look for in a document of each language.
 	type wanted struct {
 		term string
-		word int // in s.words
+		word int // in q.words
 	}
 	want := map[string][]wanted{}
-	for wi, w := range s.words {
-		for lang, term := range s.q.words[w.index].terms {
-			if _, ok := w.idf[lang]; ok {
+	for wi, w := range q.words {
+		for lang, term := range w.terms {
+			if _, ok := idfs[wi][lang]; ok {
 				want[lang] = append(want[lang], wanted{term, wi})
 			}
 		}
 	}
 	// Which of a document's fields the words are looked for in (as open's readers).
 	weights := make([]float64, len(textFields))
-	for _, f := range s.q.fields {
+	for _, f := range q.fields {
 		for i, name := range textFields {
 			if name == f {
-				weights[i] = s.q.r.fieldWeight(f)
+				weights[i] = q.r.fieldWeight(f)
 			}
 		}
 	}
@@ -339,7 +346,7 @@ func (s *bm25fSearcher) rescoreForward(ir bindex.IndexReader, window []collected
 			a = make([]float64, len(textFields))
 			for i, f := range textFields {
 				a[i] = -1
-				if avg, has := s.q.stats.avgLen[langField(f, lang)]; has {
+				if avg, has := q.stats.avgLen[langField(f, lang)]; has {
 					a[i] = avg
 				}
 			}
@@ -347,9 +354,9 @@ func (s *bm25fSearcher) rescoreForward(ir bindex.IndexReader, window []collected
 		}
 		return a
 	}
-	k1, b := s.q.r.K1, s.q.r.B
+	k1, b := q.r.K1, q.r.B
 	nf := len(textFields)
-	tf := make([]float64, len(s.words)*nf) // word × field: weighted, normalized frequency
+	tf := make([]float64, len(q.words)*nf) // word × field: weighted, normalized frequency
 	iids := make([]bindex.IndexInternalID, len(window))
 	for i := range window {
 		iids[i] = window[i].iid
@@ -391,7 +398,7 @@ func (s *bm25fSearcher) rescoreForward(ir bindex.IndexReader, window []collected
 			return err
 		}
 		score := 0.0
-		for wi, w := range s.words {
+		for wi, w := range q.words {
 			sum, matched := 0.0, false
 			for _, x := range tf[wi*nf : (wi+1)*nf] {
 				if x != 0 {
@@ -399,7 +406,11 @@ func (s *bm25fSearcher) rescoreForward(ir bindex.IndexReader, window []collected
 				}
 			}
 			if matched {
-				score += saturate(w.weight, w.idf[list.lang], sum, k1)
+				weight := w.weight
+				if weight == 0 {
+					weight = 1 // a typed word (as open's cursors)
+				}
+				score += saturate(weight, idfs[wi][list.lang], sum, k1)
 			}
 		}
 		window[i].score += score
@@ -447,4 +458,51 @@ func (s *bm25fSearcher) rescorePostings(window []collectedHit, at []int) error {
 		}
 	}
 	return nil
+}
+
+// dfCache keeps how many documents have a term in a field, for the snapshot the index
+// was last searched through: the expansion words of feedback are common words that come
+// back query after query, and looking their counts up in every segment's term dictionary
+// for every field cost a twentieth of a search. A new snapshot (any write) starts it
+// afresh; it holds at most dfCacheSize counts.
+type dfCache struct {
+	mu   sync.Mutex
+	snap *scorch.IndexSnapshot
+	n    map[fieldTerm]uint64
+}
+
+type fieldTerm struct{ field, term string }
+
+const dfCacheSize = 1 << 16
+
+func (c *dfCache) count(ctx context.Context, r bindex.IndexReader, term, field string) (uint64, error) {
+	snap, _ := r.(*scorch.IndexSnapshot)
+	key := fieldTerm{field, term}
+	if snap != nil {
+		c.mu.Lock()
+		if c.snap != snap {
+			c.snap, c.n = snap, map[fieldTerm]uint64{}
+		}
+		n, ok := c.n[key]
+		c.mu.Unlock()
+		if ok {
+			return n, nil
+		}
+	}
+	tfr, err := r.TermFieldReader(ctx, []byte(term), field, false, false, false)
+	if err != nil {
+		return 0, err
+	}
+	n := tfr.Count()
+	if err := tfr.Close(); err != nil {
+		return 0, err
+	}
+	if snap != nil {
+		c.mu.Lock()
+		if c.snap == snap && len(c.n) < dfCacheSize {
+			c.n[key] = n
+		}
+		c.mu.Unlock()
+	}
+	return n, nil
 }

@@ -214,12 +214,13 @@ func (s forwardSection) find(term string, scratch []byte) (int, []byte, error) {
 		if b, err = restart(mid); err != nil {
 			return 0, scratch, err
 		}
-		var t []byte
-		if t, _, _, err = nextEntry(b, scratch[:0]); err != nil {
-			return 0, scratch, err
+		// A restart point's term shares nothing: it is read in place.
+		shared, k1 := binary.Uvarint(b)
+		n, k2 := binary.Uvarint(b[max(k1, 0):])
+		if k1 <= 0 || k2 <= 0 || shared != 0 || uint64(len(b)-k1-k2) < n {
+			return 0, scratch, errForward
 		}
-		scratch = t
-		if compareTerm(t, term) <= 0 {
+		if compareTerm(b[k1+k2:k1+k2+int(n)], term) <= 0 {
 			lo = mid + 1
 		} else {
 			hi = mid

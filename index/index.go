@@ -121,6 +121,7 @@ type Index struct {
 	gen        atomic.Uint64 // bumped by every write: the result cache's validity
 	cache      *resultCache
 	columns    *columnCache  // the segments' facet columns, decoded
+	dfs        dfCache       // document counts of feedback's words
 	turns      chan struct{} // one token per search running (Options.MaxSearches)
 	unclean    bool
 	created    bool         // this Open created the index (it was missing or its creation never finished)
