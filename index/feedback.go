@@ -259,15 +259,8 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 			if n <= 0 {
 				return false, nil
 			}
-			fr, err := ir.TermFieldReader(ctx, []byte(w.term), langField(fieldBody, w.lang), false, false, false)
-			if err != nil {
-				return false, err
-			}
-			df := fr.Count()
-			if err := fr.Close(); err != nil {
-				return false, err
-			}
-			return float64(df) > n/2, nil
+			df, err := ix.dfs.count(ctx, ir, w.term, langField(fieldBody, w.lang))
+			return float64(df) > n/2, err
 		}
 		model, err := ix.relevanceModel(ctx, ir, best[:min(len(best), feedbackDocs)], common)
 		if err != nil || len(model) == 0 {
@@ -462,8 +455,9 @@ func (s *bm25fSearcher) rescorePostings(window []collectedHit, at []int) error {
 
 // dfCache keeps how many documents have a term in a field, for the snapshot the index
 // was last searched through: the expansion words of feedback are common words that come
-// back query after query, and looking their counts up in every segment's term dictionary
-// for every field cost a twentieth of a search. A new snapshot (any write) starts it
+// back query after query (and the model's thirty candidates are checked against the
+// collection), and looking their counts up in every segment's term dictionary for every
+// field cost a twentieth of a search. A new snapshot (any write) starts it
 // afresh; it holds at most dfCacheSize counts.
 type dfCache struct {
 	mu   sync.Mutex
