@@ -1314,7 +1314,7 @@ func (n *Node) admit(ctx context.Context, p int, pt *part, batch []jetstream.Msg
 	if !n.serving(pt) {
 		return errNotServing
 	}
-	fresh, err := n.fr.Unseen(items)
+	fresh, check, err := n.fr.Unseen(items)
 	if err != nil {
 		return err
 	}
@@ -1338,7 +1338,7 @@ func (n *Node) admit(ctx context.Context, p int, pt *part, batch []jetstream.Msg
 	}
 	// Unsynced: the state stream holds these URLs already, and a node rebuilds its
 	// queues from it when it takes a partition, also after a crash (Attach purges).
-	if _, err := n.fr.AddRecorded(fresh); err != nil {
+	if _, err := n.fr.AddUnseen(fresh, check); err != nil {
 		return err
 	}
 	if err := n.fr.Restore(again, nil, nil); err != nil {
@@ -1531,7 +1531,7 @@ func (n *Node) relayOnce(ctx context.Context) (int, error) {
 		}
 		return 0, nil
 	}
-	local, err := n.localLinks(msgs)
+	local, check, err := n.localLinks(msgs)
 	if err != nil {
 		return 0, err
 	}
@@ -1646,7 +1646,7 @@ settle:
 	}
 	// The local links JetStream recorded join the frontier before their outbox records go
 	// (a crash in between publishes them again: duplicates, admitted once).
-	if err := n.admitLocal(local[:settled]); err != nil {
+	if err := n.admitLocal(local[:settled], check); err != nil {
 		return 0, err
 	}
 	if settled > 0 {
@@ -1654,6 +1654,12 @@ settle:
 		defer b.Close()
 		for _, m := range msgs[:settled] {
 			_ = b.Delete(m.key, nil)
+		}
+		n.outMu.Lock()
+		err := n.out.saveSeq(b)
+		n.outMu.Unlock()
+		if err != nil {
+			return 0, err
 		}
 		if err := b.Commit(pebble.NoSync); err != nil {
 			return 0, err
@@ -1690,8 +1696,8 @@ type localLink struct {
 }
 
 // localLinks finds, among msgs, the links for partitions this node serves now, and which
-// of them are new here.
-func (n *Node) localLinks(msgs []outMsg) ([]localLink, error) {
+// of them are new here (as of the check it returns, for admitLocal).
+func (n *Node) localLinks(msgs []outMsg) ([]localLink, frontier.SeenCheck, error) {
 	local := make([]localLink, len(msgs))
 	for i, m := range msgs {
 		if m.kind != kindLink || m.subject == "" {
@@ -1726,11 +1732,11 @@ func (n *Node) localLinks(msgs []outMsg) ([]localLink, error) {
 	}
 	n.mu.Unlock()
 	if len(cand) == 0 {
-		return local, nil
+		return local, frontier.SeenCheck{}, nil
 	}
-	fresh, err := n.fr.Unseen(cand) // each URL once
+	fresh, check, err := n.fr.Unseen(cand) // each URL once
 	if err != nil {
-		return nil, err
+		return nil, check, err
 	}
 	first := make(map[[16]byte]bool, len(fresh))
 	for _, it := range fresh {
@@ -1742,15 +1748,16 @@ func (n *Node) localLinks(msgs []outMsg) ([]localLink, error) {
 			delete(first, l.it.Key)
 		}
 	}
-	return local, nil
+	return local, check, nil
 }
 
 // admitLocal adds to the frontier the fresh local links whose state JetStream recorded,
 // for the tenures this node still holds (a partition that moved meanwhile is rebuilt by
 // its next owner from the state stream, which has them). A tenure whose membership merely
 // went stale (heartbeats failing while NATS restarts) still holds: the links are its own,
-// and nobody else would queue them, since their outbox records are deleted next.
-func (n *Node) admitLocal(local []localLink) error {
+// and nobody else would queue them, since their outbox records are deleted next. check is
+// localLinks': the seen set is not read again for links it found new.
+func (n *Node) admitLocal(local []localLink, check frontier.SeenCheck) error {
 	type tenure struct {
 		pt *part
 		p  int
@@ -1772,7 +1779,7 @@ func (n *Node) admitLocal(local []localLink) error {
 		if !held {
 			continue
 		}
-		if _, err := n.fr.AddRecorded(items); err != nil {
+		if _, err := n.fr.AddUnseen(items, check); err != nil {
 			return err
 		}
 		n.admitted.Add(int64(len(items)))

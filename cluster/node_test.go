@@ -1033,7 +1033,7 @@ func TestLocalLinksStaleMembership(t *testing.T) {
 	a.validUntil = time.Now().Add(-time.Second) // the last heartbeat is too old
 	epoch := pt.epoch
 	a.mu.Unlock()
-	if err := a.admitLocal([]localLink{{pt: pt, fence: fence{part: p, epoch: epoch}, it: link, fresh: true}}); err != nil {
+	if err := a.admitLocal([]localLink{{pt: pt, fence: fence{part: p, epoch: epoch}, it: link, fresh: true}}, frontier.SeenCheck{}); err != nil {
 		t.Fatal(err)
 	}
 	if seen, _ := a.fr.Seen(link.Key); !seen {
@@ -1045,7 +1045,7 @@ func TestLocalLinksStaleMembership(t *testing.T) {
 	pt.lost = true // as lose marks it
 	delete(a.owned, p)
 	a.mu.Unlock()
-	if err := a.admitLocal([]localLink{{pt: pt, fence: fence{part: p, epoch: epoch}, it: lost, fresh: true}}); err != nil {
+	if err := a.admitLocal([]localLink{{pt: pt, fence: fence{part: p, epoch: epoch}, it: lost, fresh: true}}, frontier.SeenCheck{}); err != nil {
 		t.Fatal(err)
 	}
 	if seen, _ := a.fr.Seen(lost.Key); seen {

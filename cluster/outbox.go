@@ -18,7 +18,8 @@ import (
 //
 //	c o <seq:8>   a message to publish: kind, written at (unix ns, 8 bytes), [state records:
 //	              partition (4 bytes) and the owner's epoch there (8 bytes)], subject, 0, payload
-//	c n           the last sequence number used
+//	c n           a sequence number used: at least that of every record relayed (the relay
+//	              writes it with its deletions, not every record with itself)
 //	c f <p:4>     a partition whose routed links the node records in its link graph (links.go)
 //	c w, c u      which volunteer worker delivered a page (package cluster/volunteer, ledger.go)
 //
@@ -98,8 +99,10 @@ func openOutbox(db *pebble.DB, node string) (*outbox, int, error) {
 	defer b.Close()
 	n := 0
 	if it.Last() && len(it.Key()) == len(prefixOutbox)+8 {
-		// The counter is written in the batch of each record, but batches commit in their
-		// own order (a page's and a hand-over's): never number a record below one kept.
+		// The counter is written when records are relayed: never number a record below
+		// one kept. A number of a record relayed and deleted before the counter reached it
+		// may be used again, which is harmless: a message id also holds the time its
+		// record was written (decode).
 		o.seq = max(o.seq, binary.BigEndian.Uint64(it.Key()[len(prefixOutbox):]))
 	}
 	for it.First(); it.Valid(); it.Next() {
@@ -141,9 +144,13 @@ func (o *outbox) put(b store.Writer, kind byte, subject string, payload []byte, 
 	v = append(v, subject...)
 	v = append(v, 0)
 	v = append(v, payload...)
-	if err := b.Set(k, v, nil); err != nil {
-		return err
-	}
+	return b.Set(k, v, nil)
+}
+
+// saveSeq records the last number used in b (the relay's batch of deletions): once per
+// relay round rather than with every record, which would write a key to the node's
+// database for each. Callers hold Node.outMu.
+func (o *outbox) saveSeq(b *pebble.Batch) error {
 	return b.Set(keyOutboxSeq, binary.AppendUvarint(nil, o.seq), nil)
 }
 

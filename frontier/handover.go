@@ -162,8 +162,10 @@ func (f *Frontier) restore(b *pebble.Batch, items []Item, seen [][16]byte, rest 
 }
 
 // Unseen returns the items whose URL is not in the seen set, each URL once: what Add would
-// admit (MaxPerHost aside). A cluster node records those before admitting them.
-func (f *Frontier) Unseen(items []Item) ([]Item, error) {
+// admit (MaxPerHost aside), and the check to admit them with (AddUnseen). A cluster node
+// records those before admitting them.
+func (f *Frontier) Unseen(items []Item) ([]Item, SeenCheck, error) {
+	c := SeenCheck{mark: f.recent.mark(), ok: true}
 	out := items[:0:0]
 	batch := make(map[[16]byte]bool, len(items))
 	for _, it := range items {
@@ -173,13 +175,31 @@ func (f *Frontier) Unseen(items []Item) ([]Item, error) {
 		batch[it.Key] = true
 		seen, err := f.isSeen(it.Key)
 		if err != nil {
-			return nil, fmt.Errorf("frontier: seen-set lookup: %w", err)
+			return nil, SeenCheck{}, fmt.Errorf("frontier: seen-set lookup: %w", err)
 		}
 		if !seen {
 			out = append(out, it)
 		}
 	}
-	return out, nil
+	return out, c, nil
+}
+
+// SeenCheck is when Unseen looked its items up in the seen set (the seen cache's mark
+// before the lookups). The zero SeenCheck trusts nothing.
+type SeenCheck struct {
+	mark uint64
+	ok   bool
+}
+
+// AddUnseen is AddRecorded for items Unseen found unseen with c: it does not look them up
+// in the seen set again. A URL admitted since (by a page, a restore, another admission) is
+// in the seen cache, and as long as the cache holds everything added since c's lookups
+// (RecentKeys.covers) a miss there proves the item still unseen; otherwise each item is
+// read again, as AddRecorded would.
+func (f *Frontier) AddUnseen(items []Item, c SeenCheck) (Admission, error) {
+	b := f.db.NewBatch()
+	defer b.Close()
+	return f.add(b, items, seenCheck{mark: c.mark, clean: c.ok})
 }
 
 // Seen reports whether the URL with key k was ever admitted here (or restored as seen).

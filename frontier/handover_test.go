@@ -3,6 +3,7 @@ package frontier
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func TestPurgeRestore(t *testing.T) {
 	if st := f.Stats(); st.Queued != 0 || st.Hosts != 0 {
 		t.Fatalf("after purge: %+v, want nothing queued", st)
 	}
-	if un, _ := f.Unseen([]Item{a1, b1, item("c.test", "/", 0), item("c.test", "/", 0)}); len(un) != 1 || un[0].Host != "c.test" {
+	if un, _, _ := f.Unseen([]Item{a1, b1, item("c.test", "/", 0), item("c.test", "/", 0)}); len(un) != 1 || un[0].Host != "c.test" {
 		t.Fatalf("Unseen = %v, want only c.test once: the seen set survives a purge", un)
 	}
 	rest := clock.Now().Add(time.Minute)
@@ -161,5 +162,48 @@ func TestAddRecorded(t *testing.T) {
 	}
 	if syncs.Load() == before {
 		t.Error("Add did not sync: the counting file system sees no sync at all")
+	}
+}
+
+// TestAddUnseen: AddUnseen admits what Unseen found unseen without reading the seen set
+// again, yet never admits a URL twice: one admitted between the two calls is caught by the
+// seen cache, and once the cache no longer holds all that was added since (it rotated
+// twice), by reading the seen set.
+func TestAddUnseen(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cache int // Options.SeenCache: 4 keeps two generations of 2 keys
+		check bool
+	}{
+		{"cache covers", 0, true},
+		{"cache rotated past the check", 4, true},
+		{"zero check", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := open(t, memDB(t, vfs.NewMem()), &fakeClock{t: time.Unix(1000, 0)}, Options{SeenCache: tc.cache})
+			a, b := item("a.test", "/a", 1), item("b.test", "/b", 1)
+			fresh, c, err := f.Unseen([]Item{a, b, a})
+			if err != nil || len(fresh) != 2 {
+				t.Fatalf("Unseen: %v, %v; want a and b once", fresh, err)
+			}
+			// a is admitted meanwhile, and then (small cache) enough others to evict it.
+			others := []Item{a}
+			for i := range 6 {
+				others = append(others, item("c.test", fmt.Sprintf("/%d", i), 1))
+			}
+			if _, err := f.AddRecorded(others); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check {
+				c = SeenCheck{}
+			}
+			adm, err := f.AddUnseen(fresh, c)
+			if err != nil || adm.Added != 1 || adm.Seen != 1 {
+				t.Fatalf("AddUnseen: %+v, %v; want b added and a seen (admitted in between)", adm, err)
+			}
+			if st := f.Stats(); st.Queued != 8 || st.Seen != 8 {
+				t.Errorf("after AddUnseen: %+v, want 8 queued, 8 seen", st)
+			}
+		})
 	}
 }
