@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"net/url"
 	"strconv"
 	"strings"
@@ -70,10 +69,7 @@ func (n *Node) Journal(d *crawl.Document, w store.Writer) error {
 	n.outMu.Lock()
 	defer n.outMu.Unlock()
 	for p, ls := range byPart {
-		payload, err := json.Marshal(edgesMsg{Src: src, Run: n.run, Links: ls})
-		if err != nil {
-			return err
-		}
+		payload := encodeEdges(edgesMsg{Src: src, Run: n.run, Links: ls})
 		if err := n.out.put(w, kindEdges, n.names.edges(p, key[:]), payload, fence{}); err != nil {
 			return err
 		}
@@ -160,10 +156,10 @@ func (n *Node) followEdges(ctx context.Context, p int, f *follower) {
 			if err != nil {
 				break
 			}
-			var e edgesMsg
+			e, err := decodeEdges(m.Data())
 			switch {
-			case json.Unmarshal(m.Data(), &e) != nil || e.Src == "":
-				n.log.Warn("skipping malformed links", "subject", m.Subject())
+			case err != nil:
+				n.log.Warn("skipping links this node cannot read", "subject", m.Subject(), "error", err)
 			case n.skipOwnEdges && e.Run == n.run:
 				// This run's crawler recorded them when it fetched the page. A later run
 				// (a restart, perhaps on an empty disk) records them from here.

@@ -1213,6 +1213,11 @@ func (n *Node) rebuild(ctx context.Context, p int) error {
 				continue
 			}
 			w, err := decodeItem(m.Data())
+			if errors.Is(err, errNewerWire) {
+				// Refuse rather than rebuild the partition without it (a URL lost): the
+				// tenure retries, and this node must be upgraded.
+				return fmt.Errorf("URL state %s: %w", m.Subject(), err)
+			}
 			if err != nil {
 				n.log.Warn("skipping a malformed URL state", "subject", m.Subject(), "error", err)
 				continue
@@ -1296,8 +1301,13 @@ func (n *Node) consumeOnce(ctx context.Context, p int, pt *part) error {
 func (n *Node) admit(ctx context.Context, p int, pt *part, batch []jetstream.Msg) error {
 	items := make([]frontier.Item, 0, len(batch))
 	var again []frontier.Item // to fetch again although seen (Node.Refetch)
+	var newer []jetstream.Msg // in a wire format this node cannot read: left for an upgrade
 	for _, m := range batch {
 		w, err := decodeItem(m.Data())
+		if errors.Is(err, errNewerWire) {
+			newer = append(newer, m)
+			continue
+		}
 		if err == nil {
 			var it frontier.Item
 			if it, err = w.item(); err == nil && n.partitionOf(it.Host) == p {
@@ -1345,7 +1355,18 @@ func (n *Node) admit(ctx context.Context, p int, pt *part, batch []jetstream.Msg
 		return err
 	}
 	n.admitted.Add(int64(len(fresh) + len(again)))
+	if len(newer) > 0 {
+		// Not dropped: JetStream delivers them again, to this node once it is upgraded or to
+		// the partition's next owner. Meanwhile the cluster does not end (the links stream
+		// is not empty).
+		n.log.Error("routed URLs written by a newer sonda: left in JetStream, retried every minute; upgrade this node",
+			"partition", p, "messages", len(newer), "subject", newer[0].Subject())
+	}
 	for _, m := range batch {
+		if slices.Contains(newer, m) {
+			_ = m.NakWithDelay(time.Minute)
+			continue
+		}
 		_ = m.Ack()
 	}
 	return nil

@@ -3,14 +3,12 @@ package cluster
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/sonda-search/sonda/frontier"
 	"github.com/sonda-search/sonda/store"
 )
 
@@ -192,72 +190,4 @@ func (o *outbox) decode(k, v []byte) (outMsg, error) {
 	// and stays the same when the same record is published again.
 	return outMsg{key: append([]byte(nil), k...), seq: seq, id: fmt.Sprintf("%s-%d-%x", o.node, seq, uint64(written.UnixNano())), kind: v[0],
 		subject: string(rest[:i]), payload: append([]byte(nil), rest[i+1:]...), written: written, fence: f}, nil
-}
-
-// wireItem is a frontier item on the wire (links and URL states).
-type wireItem struct {
-	URL        string    `json:"u,omitempty"` // empty in the state of a URL that is done
-	Key        []byte    `json:"k"`
-	Host       string    `json:"h,omitempty"`
-	Priority   float64   `json:"p,omitempty"`
-	Depth      int       `json:"d,omitempty"`
-	Parent     string    `json:"from,omitempty"`
-	Via        []string  `json:"via,omitempty"`
-	Attempts   int       `json:"a,omitempty"`
-	Visits     int       `json:"v,omitempty"`
-	Due        time.Time `json:"due,omitzero"`
-	Discovered time.Time `json:"disc,omitzero"`
-	Done       bool      `json:"done,omitempty"` // states only: fetched, nothing scheduled
-	// Refetch marks a routed URL its owner must queue again although it was done (Node.Refetch).
-	Refetch bool `json:"re,omitempty"`
-}
-
-func toWire(it frontier.Item) wireItem {
-	return wireItem{URL: it.URL, Key: it.Key[:], Host: it.Host, Priority: it.Priority, Depth: it.Depth, Parent: it.Parent,
-		Via: it.Via, Attempts: it.Attempts, Visits: it.Visits, Due: it.Due, Discovered: it.Discovered}
-}
-
-func (w wireItem) item() (frontier.Item, error) {
-	if len(w.Key) != 16 || w.URL == "" || w.Host == "" {
-		return frontier.Item{}, errors.New("cluster: malformed URL message")
-	}
-	it := frontier.Item{URL: w.URL, Host: w.Host, Priority: w.Priority, Depth: w.Depth, Parent: w.Parent, Via: w.Via,
-		Attempts: w.Attempts, Visits: w.Visits, Due: w.Due, Discovered: w.Discovered}
-	copy(it.Key[:], w.Key)
-	return it, nil
-}
-
-func encodeItem(w wireItem) []byte {
-	b, _ := json.Marshal(w) // plain data: cannot fail
-	return b
-}
-
-func decodeItem(b []byte) (wireItem, error) {
-	var w wireItem
-	if err := json.Unmarshal(b, &w); err != nil {
-		return w, fmt.Errorf("cluster: malformed URL message: %w", err)
-	}
-	return w, nil
-}
-
-// edgesMsg is a page's links into one partition (subject edges.<partition>.<page key>): the
-// partition's owner records them in its link graph, so in-link counts and anchor texts
-// are those of every page that links there, wherever it was crawled.
-type edgesMsg struct {
-	Src string `json:"src"`
-	// Run names the run of the node that sent it (Node.run): that run's crawler recorded
-	// the links in its own graph already.
-	Run   string     `json:"run,omitempty"`
-	Links []edgeLink `json:"l"`
-}
-
-type edgeLink struct {
-	URL    string `json:"u"`
-	Anchor string `json:"a,omitempty"`
-}
-
-// restMsg is a host's rest time in the state stream.
-type restMsg struct {
-	Host  string    `json:"h"`
-	Until time.Time `json:"until"`
 }
