@@ -94,6 +94,7 @@ type optimal struct {
 	// and plannedPending how many the last plan counted.
 	pending, plannedPending int
 	pendingHorizon          float64 // seconds until the pending pages are fetched (setPending)
+	held                    float64 // revisits per second the last plan set aside for the pending pages
 	cut                     float64 // cutoff's cache; 0: to compute
 	solved                  bool
 	fitted                  bool // the prior comes from empirical Bayes
@@ -233,11 +234,24 @@ func (p *optimal) Visit(key Key, o Observation) time.Time {
 		pg.probes++
 		next = probe
 	}
-	if p.plannedPending > 0 {
-		// The plan counted pages still to be discovered: look again once they are.
+	if p.pending > 0 && p.heldForDiscovery() {
+		// The plan set budget aside for pages still to be discovered: look again once they
+		// are.
 		return after(o.At, min(next, max(p.pendingHorizon, p.prob.MinInterval)))
 	}
 	return after(o.At, next)
+}
+
+// heldForDiscovery says the plan set more than a tenth of the budget aside for pages still
+// to be discovered (the tolerance the re-plans allow a plan's spending to drift by): its
+// intervals are then made for a budget discovery shares, and hold only until discovery
+// ends (setPending). A plan that set aside less is as good as one made without them: with
+// a handful of URLs pending for minutes (the last links of a crawl, slow or failing hosts)
+// capping every interval at their horizon would fetch pages the plan gives up on over
+// and over (issue 13's live runs: pages that never change fetched every 15 s for two
+// minutes while 5 of 205 URLs waited). Callers hold mu.
+func (p *optimal) heldForDiscovery() bool {
+	return p.plannedPending > 0 && p.held > 0.1*p.prob.Budget
 }
 
 // Probing. A visit that finds a page changed says little about how fast it changes once
@@ -262,7 +276,7 @@ func (p *optimal) probe(pg *optPage) float64 {
 	if p.opt.NoProbe || p.grid == nil || pg.probes >= maxProbes || !p.fitted || pg.hist.Changes() == 0 {
 		return 0
 	}
-	if p.pending > 0 {
+	if p.pending > 0 && p.heldForDiscovery() {
 		return 0 // while pages wait for their first fetch, each is surely stale: discovery first
 	}
 	cut := p.cutoff()
@@ -367,10 +381,13 @@ func (p *optimal) learn(pg *optPage, o Observation) {
 	}
 	// Last-Modified is used while it agrees with the content: it must move exactly when the
 	// text changed (servers that stamp every response with the current time, or change it
-	// when only an ignored fragment such as a date changed, lose the trust).
+	// when only an ignored fragment such as a date changed, lose the trust). An HTTP date
+	// has whole seconds, so a change in the second of the last visit, after it, carries a
+	// Last-Modified up to a second before that visit: no disagreement.
 	lmMoved := lm > 0 && pg.lastMod > 0 && lm != pg.lastMod
+	lmAfter := lm > 0 && lm+int64(time.Second) > prevVisit
 	if lm > 0 && pg.lastMod > 0 {
-		if lmMoved == g.changed && (!g.changed || lm > prevVisit) {
+		if lmMoved == g.changed && (!g.changed || lmAfter) {
 			pg.trustLM = min(pg.trustLM+1, 3)
 		} else {
 			pg.trustLM = -1 << 20 // one disagreement is enough: the header is not about the text
@@ -380,10 +397,12 @@ func (p *optimal) learn(pg *optPage, o Observation) {
 	case !g.changed:
 		pg.ev.Unchanged(g.seconds)
 		pg.hist.Unchanged(g.seconds)
-	case pg.trustLM > 0 && lm > prevVisit:
-		// When the page last changed is known: the exact, conjugate update.
-		pg.ev.ChangedAt(float64(now-lm) / 1e9)
-		pg.hist.ChangedAt(float64(now-lm) / 1e9)
+	case pg.trustLM > 0 && lmAfter:
+		// When the page last changed is known: the exact, conjugate update (unchanged since,
+		// within the interval).
+		since := min(float64(now-lm)/1e9, g.seconds)
+		pg.ev.ChangedAt(since)
+		pg.hist.ChangedAt(since)
 	case p.grid != nil:
 		pg.hist.Changed(g.seconds)
 	default:
@@ -502,8 +521,11 @@ func (p *optimal) replanDue() bool {
 	// ask for more visits, and the plan can overspend (or underspend by a tenth) before the
 	// next scheduled re-plan.
 	drift := p.planned > 1.1*p.prob.Budget || p.planned < 0.9*p.sol.Used
+	// A plan that set budget aside for pages still to be discovered is made again as soon
+	// as discovery ends, however few they were: it under-spends on the pages known.
 	phantoms := min(p.pending, maxPhantoms(n))
-	pendingMoved := abs(phantoms-p.plannedPending) >= max(16, p.plannedPending/10)
+	pendingMoved := abs(phantoms-p.plannedPending) >= max(16, p.plannedPending/10) ||
+		phantoms == 0 && p.heldForDiscovery()
 	return !p.solved || grown || drift || pendingMoved || 2*n <= p.plannedPages || p.sinceReplan >= every
 }
 
@@ -568,6 +590,7 @@ type replanInput struct {
 // replanOutput is a solved plan and the prior it was solved under.
 type replanOutput struct {
 	sol    alloc.Solution
+	held   float64 // fetches per second planned for the pending pages
 	grid   *estimate.Grid
 	groups *estimate.Groups
 	prior  estimate.Gamma
@@ -746,6 +769,9 @@ func (in *replanInput) solve() (replanOutput, error) {
 	}
 	if in.phantoms > 0 {
 		// The plan promises the known pages what they get; the rest is left to discovery.
+		for _, iv := range sol.Intervals[n:] {
+			out.held += rateOf(iv)
+		}
 		sol.Intervals = sol.Intervals[:n]
 		sol.Used, sol.Expected = 0, 0
 		for _, iv := range sol.Intervals {
@@ -780,6 +806,6 @@ func (p *optimal) install(in *replanInput, out replanOutput) {
 	}
 	// A budget changed meanwhile asks for another plan.
 	p.solved = p.prob.Budget == in.prob.Budget
-	p.plannedPages, p.plannedPending = len(in.pages), in.phantoms
+	p.plannedPages, p.plannedPending, p.held = len(in.pages), in.phantoms, out.held
 	p.sinceReplan -= in.sinceReplan
 }

@@ -91,3 +91,55 @@ func TestOptimalPlansForUndiscoveredPages(t *testing.T) {
 		t.Errorf("discovery over: %.3f revisits/s planned, want the budget 1 again", got)
 	}
 }
+
+// TestOptimalHoldsForDiscoveryOnlyWhenItMatters: while the plan sets budget aside for
+// pages still to be discovered, every visit is scheduled for the end of discovery at the
+// latest. When only a handful of URLs stay pending (issue 13's live runs: 5 of 205 for
+// two minutes), the plan is as good as the final one and must not cap intervals at their
+// horizon: pages that never change (Last-Modified a year ago) keep their long intervals,
+// before and after discovery ends.
+func TestOptimalHoldsForDiscoveryOnlyWhenItMatters(t *testing.T) {
+	// The scheduled re-plan (every two uniform cycles of visits by default) out of reach.
+	p, err := newOptimal(Options{Budget: 1, Optimal: OptimalOptions{ReplanEvery: 1 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := t0
+	const pages = 40
+	// Half the pages never change (Last-Modified a year ago); the other half change about
+	// every 20 s (Last-Modified says when) and take the budget.
+	obs := func(i int, first bool) Observation {
+		o := Observation{At: now, Status: OK, First: first, Host: "h", LastModified: t0.Add(-365 * 24 * time.Hour)}
+		if i%2 == 1 {
+			o.Changed, o.LastModified = !first, now.Add(-10*time.Second).Truncate(time.Second)
+		}
+		return o
+	}
+	visitAll := func(first bool) (longest time.Duration) {
+		for i := 0; i < pages; i++ {
+			now = now.Add(500 * time.Millisecond)
+			next := p.Visit(Key{byte(i)}, obs(i, first))
+			longest = max(longest, next.Sub(now))
+		}
+		return longest
+	}
+	neverPage := func() time.Duration {
+		now = now.Add(time.Second)
+		return p.Visit(Key{0}, obs(0, false)).Sub(now)
+	}
+	visitAll(true)
+	p.setPending(180, 10)
+	if got := visitAll(false); got > 10*time.Second {
+		t.Fatalf("180 pages still to be discovered within 10 s: a page was scheduled %v ahead, want at most the discovery horizon", got)
+	}
+	p.setPending(5, 10) // the tail of discovery
+	visitAll(false)
+	if got := neverPage(); got < time.Hour {
+		t.Errorf("5 pages still to be discovered: a page last modified a year ago is scheduled %v ahead, want the plan's interval (hours at least), not the discovery horizon", got)
+	}
+	p.setPending(0, 0)
+	visitAll(false)
+	if got := neverPage(); got < time.Hour {
+		t.Errorf("discovery over: a page last modified a year ago is scheduled %v ahead, want the plan's interval (hours at least)", got)
+	}
+}
