@@ -196,5 +196,39 @@ func writeLiveEval(out io.Writer, res liveeval.Result) {
 		tw.Flush()
 	}
 	table("live crawls (freshness from the test web's logs):", res.Runs, true)
+	writeComponents(out, res)
 	table("simulator, same rates and budget (every page known at the start):", res.Sim, false)
+}
+
+// writeComponents breaks the last window down by mixture component: each policy's
+// fetches of the component's pages (of them, of pages that send Last-Modified) and their
+// freshness. Against the oracle's, it shows where a policy's budget went astray.
+func writeComponents(out io.Writer, res liveeval.Result) {
+	ws := res.Config.Windows
+	if len(ws) == 0 || len(res.Runs) == 0 || len(res.Runs[0].Components) != len(ws) {
+		return
+	}
+	last := len(ws) - 1
+	fmt.Fprintf(out, "\nby change rate, %v: fetches (of pages sending Last-Modified) and freshness\n", ws[last])
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "policy\t"
+	for _, c := range res.Runs[0].Components[last] {
+		iv := "never"
+		if c.MeanInterval > 0 {
+			iv = c.MeanInterval.String()
+		}
+		head += fmt.Sprintf("%s (%d pages)\t\t", iv, c.Pages)
+	}
+	fmt.Fprintln(tw, head)
+	for _, r := range res.Runs {
+		if len(r.Components) != len(ws) {
+			continue
+		}
+		line := r.Policy + "\t"
+		for _, c := range r.Components[last] {
+			line += fmt.Sprintf("%d (%d)\t%.3f\t", c.Fetches, c.Validated, c.Freshness)
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
 }

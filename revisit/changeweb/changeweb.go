@@ -46,7 +46,7 @@ type Config struct {
 	// 96.9 scaled to 5 s : 15.5 s : 159 s : 485 s, with shares 11/9/11/69 %).
 	Mixture []Component
 	// Validators is the share of pages that send ETag and Last-Modified and answer
-	// conditional requests with 304 (default 0.5; negative: none).
+	// conditional requests with 304 (default DefaultValidators; negative: none).
 	Validators float64
 	// Seed drives the rates, the change times and the text.
 	Seed uint64
@@ -157,6 +157,9 @@ func (k *Kinds) draw(rng *rand.Rand, mix []Component, c int, seed uint64) int {
 	return k.kindOf(mix, c, seed)
 }
 
+// DefaultValidators is the share of pages that send validators by default.
+const DefaultValidators = 0.5
+
 // DefaultMixture is seed 004's class shape, 1 day scaled to 5 seconds.
 var DefaultMixture = []Component{
 	{5 * time.Second, 0.11}, {15500 * time.Millisecond, 0.09}, {159 * time.Second, 0.11}, {485 * time.Second, 0.69},
@@ -174,6 +177,7 @@ type Set struct {
 type page struct {
 	url        string
 	rate       float64 // changes per second
+	comp       int     // index of its component in the mixture
 	validators bool
 	kind       int           // index in KindNames (with Config.Kinds)
 	dated      bool          // the text shows when the page was last updated
@@ -201,7 +205,7 @@ func New(cfg Config) *Set {
 		cfg.Mixture = DefaultMixture
 	}
 	if cfg.Validators == 0 {
-		cfg.Validators = 0.5
+		cfg.Validators = DefaultValidators
 	}
 	return &Set{cfg: cfg, pages: map[string]*page{}}
 }
@@ -232,6 +236,7 @@ func (s *Set) Extra(host string, _ *rand.Rand) []testweb.Page {
 		path := fmt.Sprintf("/live/page-%d.html", i)
 		title := fmt.Sprintf("Live page %d of %s", i, host)
 		p := &page{
+			comp:       ci,
 			validators: rng.Float64() < s.cfg.Validators,
 			rng:        rand.New(rand.NewPCG(s.cfg.Seed^0xc4a7, hostHash+uint64(i))),
 		}
@@ -560,6 +565,20 @@ type Report struct {
 	Changed   float64 // share of those fetches that found a newer version than the one before
 	NotMod    int     // 304 answers
 	Changes   int     // changes in the period
+	// Components break the period down by mixture component (in the Config's order): where
+	// a crawler's fetches went, against where the freshness was to be had.
+	Components []ComponentReport
+}
+
+// ComponentReport is one mixture component's part of a Report.
+type ComponentReport struct {
+	MeanInterval time.Duration // the component's (0: its pages never change)
+	Pages        int
+	Freshness    float64 // time-averaged over the component's pages
+	Fetches      int     // responses of its pages in the period
+	// Validated is how many of those fetches were of pages that send Last-Modified and
+	// ETag.
+	Validated int
 }
 
 // Freshness computes how fresh the crawler's copies of the changing pages were over
@@ -571,6 +590,10 @@ func (s *Set) Freshness(from, to time.Time) Report {
 	defer s.mu.Unlock()
 	var rep Report
 	var fresh, age, exposure float64
+	rep.Components = make([]ComponentReport, len(s.cfg.Mixture))
+	for i, c := range s.cfg.Mixture {
+		rep.Components[i].MeanInterval = c.MeanInterval
+	}
 	for _, p := range s.order {
 		s.advance(p, to)
 		span := to.Sub(from).Seconds()
@@ -578,6 +601,12 @@ func (s *Set) Freshness(from, to time.Time) Report {
 			continue
 		}
 		exposure += span
+		cr := &ComponentReport{} // a page of no component (a Set made by hand) counts in none
+		if p.comp < len(rep.Components) {
+			cr = &rep.Components[p.comp]
+		}
+		cr.Pages++
+		pageFresh := fresh
 		copyVer, copySince := -1, from // version held, and since when
 		prevVer := -1
 		for _, sv := range p.served {
@@ -586,6 +615,10 @@ func (s *Set) Freshness(from, to time.Time) Report {
 			}
 			if !sv.At.Before(from) {
 				rep.Fetches++
+				cr.Fetches++
+				if p.validators {
+					cr.Validated++
+				}
 				if sv.Status == http.StatusNotModified {
 					rep.NotMod++
 				}
@@ -602,6 +635,7 @@ func (s *Set) Freshness(from, to time.Time) Report {
 		f, a := p.credit(copyVer, copySince, to, from)
 		fresh += f
 		age += a
+		cr.Freshness += (fresh - pageFresh) / span // the page's share of the period, summed
 		for _, c := range p.changes {
 			if c.After(from) && !c.After(to) {
 				rep.Changes++
@@ -614,6 +648,11 @@ func (s *Set) Freshness(from, to time.Time) Report {
 	}
 	if rep.Fetches > 0 {
 		rep.Changed /= float64(rep.Fetches)
+	}
+	for i := range rep.Components {
+		if cr := &rep.Components[i]; cr.Pages > 0 {
+			cr.Freshness /= float64(cr.Pages)
+		}
 	}
 	return rep
 }

@@ -16,22 +16,39 @@ import (
 func TestFreshnessArithmetic(t *testing.T) {
 	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	sec := func(x float64) time.Time { return t0.Add(time.Duration(x * float64(time.Second))) }
-	s := &Set{start: t0, pages: map[string]*page{}}
-	p := &page{url: "u", rate: 1, horizon: sec(100), changes: []time.Time{sec(2), sec(3)},
+	s := &Set{start: t0, pages: map[string]*page{}, cfg: Config{Mixture: []Component{{0, 0.5}, {time.Second, 0.5}}}}
+	p := &page{url: "u", rate: 1, comp: 1, validators: true, horizon: sec(100), changes: []time.Time{sec(2), sec(3)},
 		served: []Serve{{sec(1), 0, 200}, {sec(2.5), 1, 200}, {sec(4), 2, 304}}}
-	s.order = []*page{p}
+	never := &page{url: "v", served: []Serve{{sec(3), 0, 200}}}
+	s.order = []*page{p, never}
 	rep := s.Freshness(sec(0), sec(5))
 	// Stale [0,1) (no copy), fresh [1,2), stale [2,2.5), fresh [2.5,3), stale [3,4),
-	// fresh [4,5): 2.5 s of 5.
-	if math.Abs(rep.Freshness-0.5) > 1e-9 {
-		t.Errorf("freshness %v, want 0.5", rep.Freshness)
+	// fresh [4,5): 2.5 s of 5. The page that never changes is stale until its fetch at
+	// 3 s: 2 s fresh of 5. Together 4.5 s of 10.
+	if math.Abs(rep.Freshness-0.45) > 1e-9 {
+		t.Errorf("freshness %v, want 0.45", rep.Freshness)
 	}
-	// Age: ∫[0,1) s ds = 0.5, ∫[2,2.5) (s−2) = 0.125, ∫[3,4) (s−3) = 0.5: 1.125 over 5 s.
-	if want := 1.125 / 5; math.Abs(rep.Age.Seconds()-want) > 1e-6 {
+	// Age: ∫[0,1) s ds = 0.5, ∫[2,2.5) (s−2) = 0.125, ∫[3,4) (s−3) = 0.5; the other
+	// page ∫[0,3) s ds = 4.5: 5.625 over 10 page-seconds.
+	if want := 5.625 / 10; math.Abs(rep.Age.Seconds()-want) > 1e-6 {
 		t.Errorf("age %v, want %vs", rep.Age, want)
 	}
-	if rep.Fetches != 3 || rep.NotMod != 1 || rep.Changes != 2 || math.Abs(rep.Changed-2.0/3) > 1e-9 {
+	if rep.Fetches != 4 || rep.NotMod != 1 || rep.Changes != 2 || math.Abs(rep.Changed-2.0/4) > 1e-9 {
 		t.Errorf("report %+v", rep)
+	}
+	// By component, in the mixture's order: where the fetches went, and the freshness.
+	want := []ComponentReport{
+		{MeanInterval: 0, Pages: 1, Freshness: 0.4, Fetches: 1},
+		{MeanInterval: time.Second, Pages: 1, Freshness: 0.5, Fetches: 3, Validated: 3},
+	}
+	if len(rep.Components) != len(want) {
+		t.Fatalf("components %+v, want %+v", rep.Components, want)
+	}
+	for i, c := range rep.Components {
+		w := want[i]
+		if c.MeanInterval != w.MeanInterval || c.Pages != w.Pages || c.Fetches != w.Fetches || c.Validated != w.Validated || math.Abs(c.Freshness-w.Freshness) > 1e-9 {
+			t.Errorf("component %d: %+v, want %+v", i, c, w)
+		}
 	}
 }
 

@@ -70,11 +70,14 @@ type Run struct {
 	Policy    string
 	Freshness float64   // over the whole crawl
 	Windows   []float64 // over Config.Windows
-	Series    []float64 // over consecutive Steps
-	Requests  float64   // requests per second achieved (pages and robots.txt)
-	Fetches   int       // responses of the changing pages
-	Changed   float64   // share of those that found a change
-	Reason    string    // why the crawl ended
+	// Components are, for each of Config.Windows, the freshness and fetches of each
+	// mixture component's pages (live crawls only): where the fetches went.
+	Components [][]changeweb.ComponentReport `json:",omitempty"`
+	Series     []float64                     // over consecutive Steps
+	Requests   float64                       // requests per second achieved (pages and robots.txt)
+	Fetches    int                           // responses of the changing pages
+	Changed    float64                       // share of those that found a change
+	Reason     string                        // why the crawl ended
 }
 
 // Result is an evaluation.
@@ -278,7 +281,9 @@ func (r *liveRun) score(ec Config, start time.Time) Run {
 		run.Requests = float64(r.sum.Pages+r.sum.RobotsTxt) / s
 	}
 	for _, w := range ec.Windows {
-		run.Windows = append(run.Windows, r.set.Freshness(start.Add(w.From), start.Add(w.To)).Freshness)
+		rep := r.set.Freshness(start.Add(w.From), start.Add(w.To))
+		run.Windows = append(run.Windows, rep.Freshness)
+		run.Components = append(run.Components, rep.Components)
 	}
 	for t := time.Duration(0); t < ec.Duration; t += ec.Step {
 		run.Series = append(run.Series, r.set.Freshness(start.Add(t), start.Add(min(t+ec.Step, ec.Duration))).Freshness)
@@ -286,9 +291,10 @@ func (r *liveRun) score(ec Config, start time.Time) Run {
 	return run
 }
 
-// simulate runs the simulator on the evaluation's rates: one simulated day is one second,
-// pages that never change get a rate of once in ten thousand crawls' time, the budget is
-// the live one (all of it revisits: every page is known from the start).
+// simulate runs the simulator on the evaluation's rates, in seconds: pages that never
+// change get a rate of once in ten thousand crawls' time, the same share of pages as on
+// the test web sends Last-Modified, and the budget is the live one (all of it revisits:
+// every page is known from the start).
 func simulate(ec Config) ([]Run, error) {
 	horizon := ec.Duration.Seconds()
 	var mix sim.Mixture
@@ -307,7 +313,7 @@ func simulate(ec Config) ([]Run, error) {
 		mix[i].Share /= total
 	}
 	per := ec.Pages / ec.Hosts
-	tr := sim.Generate(per*ec.Hosts, horizon, mix, 0, ec.Seed)
+	tr := sim.Generate(per*ec.Hosts, horizon, mix, changeweb.DefaultValidators, ec.Seed)
 	if k := ec.Kinds; k != nil {
 		// The URL sections only (the simulator's pages have no text): the kind each
 		// component's pages get, kept with the fidelity the test web's pages have.
@@ -331,19 +337,17 @@ func simulate(ec Config) ([]Run, error) {
 		}
 	}
 	samples := int(math.Ceil(ec.Duration.Seconds() / ec.Step.Seconds()))
-	// The simulator's time unit is a day: intervals bound in seconds become days.
-	scale := func(d time.Duration) time.Duration { return d * 24 * 60 * 60 }
 	opts := revisit.Options{}
 	if ec.Revisit != nil {
-		opts.MinInterval, opts.MaxInterval = scale(ec.Revisit.MinInterval), scale(ec.Revisit.MaxInterval)
+		opts.MinInterval, opts.MaxInterval = ec.Revisit.MinInterval, ec.Revisit.MaxInterval
 	}
-	res, err := sim.Run(sim.Config{Budget: ec.Budget, Policies: names, Samples: samples, Seed: ec.Seed, Options: opts}, tr)
+	res, err := sim.Run(sim.Config{Budget: ec.Budget, Policies: names, Samples: samples, Seed: ec.Seed, Options: opts, Unit: time.Second}, tr)
 	if err != nil {
 		return nil, fmt.Errorf("liveeval: simulation: %w", err)
 	}
 	if noFeatures {
 		opts.Optimal.NoFeaturePrior = true
-		nf, err := sim.Run(sim.Config{Budget: ec.Budget, Policies: []string{revisit.DefaultPolicy}, Samples: samples, Seed: ec.Seed, Options: opts}, tr)
+		nf, err := sim.Run(sim.Config{Budget: ec.Budget, Policies: []string{revisit.DefaultPolicy}, Samples: samples, Seed: ec.Seed, Options: opts, Unit: time.Second}, tr)
 		if err != nil {
 			return nil, fmt.Errorf("liveeval: simulation: %w", err)
 		}

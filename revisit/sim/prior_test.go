@@ -2,12 +2,15 @@ package sim
 
 import (
 	"testing"
+	"time"
 )
 
-// coldStart is a crawl-like setting in simulated seconds: 400 pages discovered over the
-// first 200 s (first fetches outside the budget), 3.8 revisits per second (the live
-// evaluation's 200 pages at 1.9/s, doubled), ten minutes; half the pages send
-// Last-Modified.
+// coldStart is a crawl-like setting in simulated seconds (Config.Unit): 400 pages
+// discovered over the first 200 s (first fetches outside the budget), 3.8 revisits per
+// second (the live evaluation's 200 pages at 1.9/s, doubled), ten minutes; half the pages
+// send Last-Modified. Until 2026-11-27 these runs were made in days by mistake (the
+// simulator had no unit), where pages that never change sat at the policy's slowest
+// rate and Last-Modified could not single them out.
 type coldStart struct {
 	early, late float64 // freshness over the first 3 minutes and minutes 5–10
 	pageVisits  []int   // in minutes 5–10
@@ -26,7 +29,7 @@ func runColdStart(t *testing.T, mix Mixture, fidelity float64, seeds int, noFeat
 		tr := Generate(400, 600, mix, 0.5, seed)
 		tr.Kinds(mix, kindSections, fidelity, seed)
 		tr.Discover(200, seed)
-		cfg := Config{Budget: 3.8, Policies: []string{"optimal"}, Samples: 60, Seed: seed, CountFrom: 300}
+		cfg := Config{Budget: 3.8, Policies: []string{"optimal"}, Samples: 60, Seed: seed, CountFrom: 300, Unit: time.Second}
 		cfg.Options.Optimal.NoFeaturePrior = noFeatures
 		cfg.Options.Optimal.NoProbe = noProbe
 		res, err := Run(cfg, tr)
@@ -63,8 +66,13 @@ var (
 // features (estimate.Groups): pages whose URL section follows their change rate 80 % of
 // the time are kept fresher with it than without, from the first minutes, on the mixture
 // it was tuned on and on seed 004's shape (held out); and sections unrelated to rates do
-// not make it worse on any mixture. Deterministic: the simulator's visits wait for every
-// re-plan.
+// not make it much worse on any mixture. Deterministic: the simulator's visits wait for
+// every re-plan.
+//
+// The bound on the loss with unrelated sections was 0.004 while these runs were made in
+// days; in seconds the skewed mixture's loss is 0.005 over these 4 seeds and 0.003 over
+// 12 (a group's prior fitted on a noisy sample of rates), so it is 0.006 now: it still
+// fails a prior that follows its groups' noise much more than that.
 func TestFeaturePrior(t *testing.T) {
 	const seeds = 4
 	for _, tc := range []struct {
@@ -75,9 +83,9 @@ func TestFeaturePrior(t *testing.T) {
 	}{
 		{"skewed, sections 80% faithful", skewed, 0.8, 0.005},
 		{"seed 004 shape (held out), 80% faithful", seed004Shape, 0.8, 0.002},
-		{"skewed, sections unrelated", skewed, 0, -0.004},
-		{"seed 004 shape, sections unrelated", seed004Shape, 0, -0.004},
-		{"even, sections unrelated", even, 0, -0.004},
+		{"skewed, sections unrelated", skewed, 0, -0.006},
+		{"seed 004 shape, sections unrelated", seed004Shape, 0, -0.006},
+		{"even, sections unrelated", even, 0, -0.006},
 	} {
 		with := runColdStart(t, tc.mix, tc.fidelity, seeds, false, false)
 		without := runColdStart(t, tc.mix, tc.fidelity, seeds, true, false)

@@ -34,6 +34,14 @@ type Config struct {
 	CountFrom float64
 	// Options are passed to every policy (Budget is set from Budget above).
 	Options revisit.Options
+	// Unit is the length of one unit of the trace's time, in which Budget, CountFrom and
+	// the trace's days are counted (default 24 h). The policies see wall-clock times, and
+	// the optimal policy's rate grid is in changes per second (from once in 30 years to
+	// ten a second), so a trace of a live crawl, whose pages change within seconds, must
+	// be run in seconds: run in days its pages that never change fall below the grid's
+	// slowest rate and look only a few times slower than pages changing every few
+	// minutes, and what Last-Modified says of them is lost.
+	Unit time.Duration
 }
 
 // Result is one policy's score.
@@ -58,9 +66,20 @@ const Oracle = "oracle"
 // epoch is day 0 of a simulation, for the policies, which work in wall-clock time.
 var epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func day(t time.Time) float64 { return t.Sub(epoch).Hours() / 24 }
+// clock converts the trace's time (in units of its length, Config.Unit) to the wall-clock
+// times the policies see, and back.
+type clock time.Duration
 
-func at(d float64) time.Time { return epoch.Add(time.Duration(d * 24 * float64(time.Hour))) }
+func (c clock) day(t time.Time) float64 { return float64(t.Sub(epoch)) / float64(c) }
+
+// at is the wall-clock time of trace time d, bounded to what a time.Time can hold around
+// the epoch (a page that never changes can have a last change ages before it).
+func (c clock) at(d float64) time.Time {
+	ns := d * float64(c)
+	return epoch.Add(time.Duration(math.Max(math.Min(ns, math.MaxInt64/2), math.MinInt64/2)))
+}
+
+func (c clock) seconds() float64 { return time.Duration(c).Seconds() }
 
 // Run simulates every policy of cfg on the same trace. Policies run concurrently, two at a
 // time.
@@ -76,6 +95,9 @@ func Run(cfg Config, tr Trace) ([]Result, error) {
 	}
 	if cfg.InitialAccuracy == 0 {
 		cfg.InitialAccuracy = 0.7436
+	}
+	if cfg.Unit <= 0 {
+		cfg.Unit = 24 * time.Hour
 	}
 	results := make([]Result, len(cfg.Policies))
 	errs := make([]error, len(cfg.Policies))
@@ -231,14 +253,15 @@ func keyOf(i int) revisit.Key {
 func runPolicy(cfg Config, tr Trace, name string) (Result, error) {
 	start := time.Now()
 	opts := cfg.Options
-	opts.Budget = cfg.Budget / 86400
+	clk := clock(cfg.Unit)
+	opts.Budget = cfg.Budget / clk.seconds()
 	var policy revisit.Policy
 	var err error
 	if name == Oracle {
-		policy, err = newOracle(tr, cfg.Budget)
+		policy, err = newOracle(tr, cfg.Budget, clk)
 	} else {
 		if name == "classes" || name == "classes-bayes" {
-			opts.Classes.Initial = newNoisyClassifier(tr, opts.Classes.Periods, cfg.InitialAccuracy, cfg.Seed)
+			opts.Classes.Initial = newNoisyClassifier(tr, opts.Classes.Periods, cfg.InitialAccuracy, cfg.Seed, clk)
 		}
 		policy, err = revisit.New(name, opts)
 	}
@@ -267,7 +290,7 @@ func runPolicy(cfg Config, tr Trace, name string) (Result, error) {
 			}
 			return
 		}
-		st.due = day(next)
+		st.due = clk.day(next)
 		if st.slot >= 0 {
 			heap.Fix(h, st.slot)
 		} else {
@@ -276,9 +299,10 @@ func runPolicy(cfg Config, tr Trace, name string) (Result, error) {
 	}
 	observe := func(i int, t float64, first, changed bool, lastChange float64) revisit.Observation {
 		pg := &tr.Pages[i]
-		o := revisit.Observation{At: at(t), Status: revisit.OK, Changed: changed, First: first, Host: "sim"}
+		o := revisit.Observation{At: clk.at(t), Status: revisit.OK, Changed: changed, First: first, Host: "sim"}
 		if pg.LastModified && !math.IsInf(lastChange, -1) {
-			o.LastModified = at(lastChange)
+			// An HTTP date has whole seconds.
+			o.LastModified = clk.at(lastChange).Truncate(time.Second)
 		}
 		if first && pg.Section != "" {
 			o.Features = &revisit.Features{Section: pg.Section, MaxAge: -1}
@@ -349,10 +373,11 @@ func runPolicy(cfg Config, tr Trace, name string) (Result, error) {
 
 // oracle visits every page at the freshness-optimal interval for its true rate.
 type oracle struct {
-	intervals []float64 // days; +Inf: never
+	intervals []float64 // trace units; +Inf: never
+	clk       clock
 }
 
-func newOracle(tr Trace, budget float64) (*oracle, error) {
+func newOracle(tr Trace, budget float64, clk clock) (*oracle, error) {
 	items := make([]alloc.Item, len(tr.Pages))
 	for i, p := range tr.Pages {
 		items[i] = alloc.Item{Rate: estimate.Gamma{Shape: p.Rate, Rate: 1}, Known: true, Weight: 1, Host: -1}
@@ -361,7 +386,7 @@ func newOracle(tr Trace, budget float64) (*oracle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &oracle{intervals: sol.Intervals}, nil
+	return &oracle{intervals: sol.Intervals, clk: clk}, nil
 }
 
 func (*oracle) Name() string { return Oracle }
@@ -372,7 +397,7 @@ func (o *oracle) Visit(key revisit.Key, ob revisit.Observation) time.Time {
 	if math.IsInf(iv, 1) {
 		return time.Time{}
 	}
-	return ob.At.Add(time.Duration(iv * 24 * float64(time.Hour)))
+	return ob.At.Add(time.Duration(iv * float64(o.clk)))
 }
 
 // noisyClassifier simulates seed 004's initial classifier: the page's true class (the class
@@ -382,7 +407,7 @@ type noisyClassifier struct {
 	classOf []int
 }
 
-func newNoisyClassifier(tr Trace, periods []time.Duration, accuracy float64, seed uint64) *noisyClassifier {
+func newNoisyClassifier(tr Trace, periods []time.Duration, accuracy float64, seed uint64, clk clock) *noisyClassifier {
 	if len(periods) == 0 {
 		periods = revisit.DefaultClassPeriods
 	}
@@ -390,9 +415,10 @@ func newNoisyClassifier(tr Trace, periods []time.Duration, accuracy float64, see
 	nc := &noisyClassifier{classOf: make([]int, len(tr.Pages))}
 	for i, p := range tr.Pages {
 		best := 0
-		meanDays := 1 / math.Max(p.Rate, 1e-12)
+		mean := 1 / math.Max(p.Rate, 1e-12) // trace units
+		units := func(d time.Duration) float64 { return float64(d) / float64(clk) }
 		for k, d := range periods {
-			if math.Abs(math.Log(d.Hours()/24/meanDays)) < math.Abs(math.Log(periods[best].Hours()/24/meanDays)) {
+			if math.Abs(math.Log(units(d)/mean)) < math.Abs(math.Log(units(periods[best])/mean)) {
 				best = k
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sonda-search/sonda/revisit"
 	"github.com/sonda-search/sonda/revisit/alloc"
@@ -64,7 +65,7 @@ func TestUniformMatchesTheory(t *testing.T) {
 	if math.Abs(res[0].Freshness-want) > 0.01 {
 		t.Errorf("uniform: simulated freshness %.4f, theory %.4f", res[0].Freshness, want)
 	}
-	o, err := newOracle(tr, budget)
+	o, err := newOracle(tr, budget, clock(24*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,4 +283,33 @@ func FuzzReadRecorded(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestUnit: a trace of a live crawl (pages changing within seconds) must be run in
+// seconds. Every page sends Last-Modified, so the quarter that never changes is known to
+// be a year old from its first visit and the default policy should not revisit it; run in
+// days (the simulator's old, only unit), those pages fell below the policy's slowest rate
+// and took about a sixth of the visits.
+func TestUnit(t *testing.T) {
+	tr := Generate(200, 600, Mixture{{5, 0.25}, {60, 0.25}, {600, 0.25}, {3e7, 0.25}}, 1, 1)
+	tr.Discover(100, 1)
+	share := func(unit time.Duration) float64 {
+		res, err := Run(Config{Budget: 1.9, Policies: []string{"optimal"}, CountFrom: 300, Unit: unit}, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var never, all int
+		for i, p := range tr.Pages {
+			all += res[0].PageVisits[i]
+			if p.Rate < 1e-6 {
+				never += res[0].PageVisits[i]
+			}
+		}
+		return float64(never) / float64(all)
+	}
+	sec, day := share(time.Second), share(24*time.Hour)
+	t.Logf("share of the visits in minutes 5–10 to pages that never change: %.3f in seconds, %.3f in days", sec, day)
+	if sec > 0.01 {
+		t.Errorf("run in seconds, %.1f%% of the visits went to pages that never change and said so (Last-Modified a year old), want none", 100*sec)
+	}
 }
