@@ -1262,7 +1262,7 @@ func (n *Node) consume(ctx context.Context, p int, pt *part) {
 func (n *Node) consumeOnce(ctx context.Context, p int, pt *part) error {
 	cons, err := n.links.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable: "part-" + strconv.Itoa(p), FilterSubject: n.names.links(p),
-		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 10 * time.Second, MaxAckPending: 4096,
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: linksAckWait, MaxAckPending: 4096,
 	})
 	if err != nil {
 		return jsError("open routed URLs", err)
@@ -1296,9 +1296,33 @@ func (n *Node) consumeOnce(ctx context.Context, p int, pt *part) error {
 	}
 }
 
+// linksAckWait is how long the server waits for a routed URL's acknowledgement before it
+// delivers the URL again. It is what a cluster idles after a NATS restart, when URLs
+// delivered just before it were never acknowledged (10 s made TestClusterNATSRestart idle
+// that long); an admission that lasts longer says it is in progress (admit).
+const linksAckWait = 3 * time.Second
+
 // admit records the unseen URLs of batch in the state stream, then in the frontier, then
 // acknowledges the messages: a crash anywhere redelivers them, and admission is idempotent.
 func (n *Node) admit(ctx context.Context, p int, pt *part, batch []jetstream.Msg) error {
+	// A slow admission (a loaded machine, a server slow to store) keeps its messages: the
+	// server would deliver them again after linksAckWait, to be admitted twice.
+	progress := make(chan struct{})
+	defer close(progress)
+	go func() {
+		t := time.NewTicker(linksAckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-progress:
+				return
+			case <-t.C:
+				for _, m := range batch {
+					_ = m.InProgress()
+				}
+			}
+		}
+	}()
 	items := make([]frontier.Item, 0, len(batch))
 	var again []frontier.Item // to fetch again although seen (Node.Refetch)
 	var newer []jetstream.Msg // in a wire format this node cannot read: left for an upgrade
