@@ -208,34 +208,61 @@ func chunkEnd(s string, off int) int {
 	return end
 }
 
-// tokenize appends the tokens of s to toks.
+// tokenize appends the tokens of s to toks. A run of ASCII letters, digits or spaces is
+// taken in one step (a page is mostly ASCII words and the spaces between them); other
+// characters one at a time.
 func tokenize(toks []token, s string) []token {
 	if cap(toks) == 0 {
 		toks = make([]token, 0, len(s)/2)
 	}
 	for i := 0; i < len(s); {
-		r, size := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(s[i:])
-		}
-		kind := uint8(tPunct)
-		switch {
-		case r >= '0' && r <= '9':
-			kind = tNum
-		case r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == 0xa0 || r >= utf8.RuneSelf && unicode.IsSpace(r):
-			kind = tSpace
-		case r < utf8.RuneSelf && (r|0x20 >= 'a' && r|0x20 <= 'z') || r >= utf8.RuneSelf && unicode.IsLetter(r):
-			kind = tWord
+		var kind uint8
+		end := i + 1
+		if c := s[i]; c < utf8.RuneSelf {
+			kind = asciiKind[c]
+			if kind != tPunct {
+				for end < len(s) && s[end] < utf8.RuneSelf && asciiKind[s[end]] == kind {
+					end++
+				}
+			}
+		} else {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			end = i + size
+			switch {
+			case r == 0xa0 || unicode.IsSpace(r):
+				kind = tSpace
+			case unicode.IsLetter(r):
+				kind = tWord
+			default:
+				kind = tPunct
+			}
 		}
 		if kind != tPunct && len(toks) > 0 && toks[len(toks)-1].kind == kind && toks[len(toks)-1].to == i {
-			toks[len(toks)-1].to = i + size
+			toks[len(toks)-1].to = end
 		} else {
-			toks = append(toks, token{kind: kind, from: i, to: i + size})
+			toks = append(toks, token{kind: kind, from: i, to: end})
 		}
-		i += size
+		i = end
 	}
 	return toks
 }
+
+// asciiKind is the token kind of each ASCII character.
+var asciiKind = func() (k [utf8.RuneSelf]uint8) {
+	for c := range k {
+		switch {
+		case c >= '0' && c <= '9':
+			k[c] = tNum
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			k[c] = tSpace
+		case c|0x20 >= 'a' && c|0x20 <= 'z':
+			k[c] = tWord
+		default:
+			k[c] = tPunct
+		}
+	}
+	return k
+}()
 
 func (sc *scanner) text(i int) string { return sc.s[sc.toks[i].from:sc.toks[i].to] }
 

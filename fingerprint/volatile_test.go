@@ -2,8 +2,11 @@ package fingerprint
 
 import (
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestVolatileMask(t *testing.T) {
@@ -96,6 +99,9 @@ func FuzzVolatileMask(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := tokenize(nil, s), tokenizeOneByOne(nil, s); !slices.Equal(got, want) {
+			t.Fatalf("%q: tokens %v, want %v", s, got, want)
+		}
 		m := v.Mask(s)
 		if len(m) > len(s) {
 			t.Fatalf("masking grew the text: %q -> %q", s, m)
@@ -174,6 +180,48 @@ func TestVolatileMaskMemoryBound(t *testing.T) {
 	for i := range got {
 		if got[i] != whole.out[i] {
 			t.Fatalf("fragment %d: chunked %v, whole %v", i, got[i], whole.out[i])
+		}
+	}
+}
+
+// tokenizeOneByOne is tokenize as it was before it took ASCII runs in one step: a token
+// kind per character. TestTokenizeRuns holds tokenize to it.
+func tokenizeOneByOne(toks []token, s string) []token {
+	for i := 0; i < len(s); {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		kind := uint8(tPunct)
+		switch {
+		case r >= '0' && r <= '9':
+			kind = tNum
+		case r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == 0xa0 || r >= utf8.RuneSelf && unicode.IsSpace(r):
+			kind = tSpace
+		case r < utf8.RuneSelf && (r|0x20 >= 'a' && r|0x20 <= 'z') || r >= utf8.RuneSelf && unicode.IsLetter(r):
+			kind = tWord
+		}
+		if kind != tPunct && len(toks) > 0 && toks[len(toks)-1].kind == kind && toks[len(toks)-1].to == i {
+			toks[len(toks)-1].to = i + size
+		} else {
+			toks = append(toks, token{kind: kind, from: i, to: i + size})
+		}
+		i += size
+	}
+	return toks
+}
+
+// TestTokenizeRuns: taking ASCII runs in one step gives the same tokens as a kind per
+// character, on mixed scripts, spaces of every sort, invalid UTF-8 and the prose of
+// benchText.
+func TestTokenizeRuns(t *testing.T) {
+	texts := []string{"", "a", "1", " ", "-", "abc123def", "Ünïcödé123abc", "abc\u00a0def  \t\n1,234.5",
+		"日本語のテキスト2024年", "\xff\xfeab\x80 12", "x\u2003y\u200bz", "éa", "aé1", "Mar 3, 2024 — 10:45 am",
+		"a3f9c2e1b4d5f6a7b8c9", "##!!..", benchText()}
+	for _, s := range texts {
+		got, want := tokenize(nil, s), tokenizeOneByOne(nil, s)
+		if !slices.Equal(got, want) {
+			t.Errorf("%.40q: tokens %v, want %v", s, got[:min(len(got), 20)], want[:min(len(want), 20)])
 		}
 	}
 }
