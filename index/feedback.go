@@ -271,7 +271,12 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 			ws[i] = bm25fWord{terms: map[string]string{m.lang: m.term}, weight: r.Feedback * m.p}
 		}
 		q := &bm25fQuery{words: ws, fields: textFields, r: r, stats: stats}
-		idfs, err := q.textIDFs(func(term, field string) (uint64, error) { return ix.dfs.count(ctx, ir, term, field) })
+		postings := uint64(0) // the expansion's postings, all fields
+		idfs, err := q.textIDFs(func(term, field string) (uint64, error) {
+			n, err := ix.dfs.count(ctx, ir, term, field)
+			postings += n
+			return n, err
+		})
 		if err != nil {
 			return err
 		}
@@ -280,8 +285,13 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 			best[i].score *= scale
 		}
 		window := best[:min(len(best), r.Window)]
-		unlisted, err := q.rescoreForward(ir, idfs, window)
-		if err != nil {
+		var unlisted []int
+		if throughPostings(postings, len(window)) {
+			unlisted = make([]int, len(window))
+			for i := range unlisted {
+				unlisted[i] = i
+			}
+		} else if unlisted, err = q.rescoreForward(ir, idfs, window); err != nil {
 			return err
 		}
 		if len(unlisted) > 0 {
@@ -302,6 +312,23 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 		})
 		return nil
 	}
+}
+
+// forwardDocPostings is what reading one document's forward term list costs, counted in
+// postings walked: a stored-field read decompresses the whole stored document (its text
+// too) and visits each of its fields. Through the postings, rescoring walks every posting
+// of the expansion up to the window's last document. 300 sends Cranfield's questions (1,400
+// short abstracts, short postings lists: the lists cost them 0.6 ms more CPU at p50) the
+// postings' way and the 100,000 pages of "Search under load" (ten common words, the walk
+// three times the cost of the lists) the lists' way (docs/benchmarks.md). A variable for
+// the tests, which take each way.
+var forwardDocPostings uint64 = 300
+
+// throughPostings says whether rescoring window documents is cheaper through the postings
+// of the expansion, postings long in all (every one walked up to the window's last
+// document), than through the window's forward term lists. Both give the same scores.
+func throughPostings(postings uint64, window int) bool {
+	return postings < uint64(window)*forwardDocPostings
 }
 
 // rescoreForward adds q's score in each document of window to its score, reading the
