@@ -110,6 +110,15 @@ type Doc struct {
 	Fields map[string]any `json:"fields,omitempty"`
 }
 
+// textBytes is the size of d's text fields: what its analysis holds in memory scales with it.
+func (d *Doc) textBytes() int {
+	n := len(d.Title) + len(d.Body) + len(d.Headings) + len(d.Description)
+	for _, a := range d.Anchors {
+		n += len(a)
+	}
+	return n
+}
+
 // Date is the document's date: Fields["published"] when it is a time, else Fetched.
 func (d *Doc) Date() time.Time {
 	if t, ok := d.Fields["published"].(time.Time); ok && !t.IsZero() {

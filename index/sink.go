@@ -221,6 +221,14 @@ type SinkOptions struct {
 	// 16 × BatchSize they were 45 % of a 20,000-page crawl's Go heap); a longer backlog
 	// does not make a crawl finish sooner where the crawl and the index share the CPU.
 	MaxBacklog int
+	// MaxBacklogText bounds the text those documents hold, in bytes (default 64 MiB):
+	// 4,096 waiting pages of a megabyte of text each would otherwise hold 4 GiB.
+	MaxBacklogText int
+	// BatchText bounds the text of one index batch, in bytes (default 3 MiB, which 256
+	// ordinary pages of 11 KB do not reach): Bleve holds a batch's analyzed fields in
+	// memory, tens of times its text while the batch is built, so a batch of BatchSize pages
+	// of a megabyte each would take gigabytes.
+	BatchText int
 	// Sync makes Consume return only once its document is searchable: read-your-writes, at
 	// the cost of the crawl waiting for the index (search.index-mode sync).
 	Sync bool
@@ -273,22 +281,23 @@ type Sink struct {
 	// because the background writer had just taken it and return before that batch is
 	// in the index (a caller who flushed, then searched, would miss documents), and two
 	// Flushes could write two versions of a document in the wrong order.
-	flushing sync.Mutex
-	mu       sync.Mutex
-	cond     *sync.Cond // on mu: a batch was taken, written or failed; the sink closed
-	pending  map[string]pendingOp
-	seqs     []uint64  // queue entries of the pending documents
-	since    time.Time // arrival of the oldest pending document
-	taken    int       // documents of the batch being written
-	takenAt  time.Time // arrival of its oldest document
-	batches  uint64    // batches taken
-	okBatch  uint64    // the latest batch written
-	badBatch uint64    // the latest batch that failed, with badErr
-	badErr   error
-	closed   bool
-	journal  map[*crawl.Document]uint64 // queue entries of documents journaled, not yet consumed
-	touched  map[string]struct{}
-	credit   float64 // anchor refreshes the batches written so far allow (RefreshShare)
+	flushing    sync.Mutex
+	mu          sync.Mutex
+	cond        *sync.Cond // on mu: a batch was taken, written or failed; the sink closed
+	pending     map[string]pendingOp
+	pendingText int       // text bytes of the pending documents (Doc.textBytes)
+	seqs        []uint64  // queue entries of the pending documents
+	since       time.Time // arrival of the oldest pending document
+	taken       int       // documents of the batch being written
+	takenAt     time.Time // arrival of its oldest document
+	batches     uint64    // batches taken
+	okBatch     uint64    // the latest batch written
+	badBatch    uint64    // the latest batch that failed, with badErr
+	badErr      error
+	closed      bool
+	journal     map[*crawl.Document]uint64 // queue entries of documents journaled, not yet consumed
+	touched     map[string]struct{}
+	credit      float64 // anchor refreshes the batches written so far allow (RefreshShare)
 	// templates are the blocks each site repeats, left out of its pages' bodies.
 	templates *siteTemplates
 
@@ -322,6 +331,12 @@ func NewSink(ix SinkStore, links Links, opts SinkOptions) *Sink {
 	}
 	if opts.MaxBacklog <= 0 {
 		opts.MaxBacklog = 4 * opts.BatchSize
+	}
+	if opts.MaxBacklogText <= 0 {
+		opts.MaxBacklogText = 64 << 20
+	}
+	if opts.BatchText <= 0 {
+		opts.BatchText = 3 << 20
 	}
 	if opts.Anchors <= 0 {
 		opts.Anchors = 64
@@ -370,14 +385,18 @@ func (s *Sink) Consume(ctx context.Context, d *crawl.Document) error {
 	if action == Keep {
 		return nil
 	}
-	for len(s.pending) >= s.opts.MaxBacklog && !s.closed {
+	for (len(s.pending) >= s.opts.MaxBacklog || s.pendingText >= s.opts.MaxBacklogText) && !s.closed {
 		s.kickWriter()
 		s.cond.Wait()
 	}
 	if len(s.pending) == 0 {
 		s.since = time.Now()
 	}
+	if old, ok := s.pending[doc.ID]; ok { // a newer version replaces it
+		s.pendingText -= old.doc.textBytes()
+	}
 	s.pending[doc.ID] = pendingOp{doc: doc, remove: action == Remove}
+	s.pendingText += doc.textBytes()
 	if journaled {
 		s.seqs = append(s.seqs, seq)
 	}
@@ -491,7 +510,7 @@ func (s *Sink) Delete(ctx context.Context, ids ...string) error {
 func (s *Sink) flush(ctx context.Context) error {
 	s.mu.Lock()
 	batch, seqs := s.pending, s.seqs
-	s.pending, s.seqs = make(map[string]pendingOp, len(batch)), nil
+	s.pending, s.seqs, s.pendingText = make(map[string]pendingOp, len(batch)), nil, 0
 	s.taken, s.takenAt, s.since = len(batch), s.since, time.Time{}
 	s.batches++
 	no := s.batches
@@ -531,6 +550,7 @@ func (s *Sink) flush(ctx context.Context) error {
 					s.since = time.Now()
 				}
 				s.pending[id] = op
+				s.pendingText += op.doc.textBytes()
 			}
 		}
 		s.seqs = append(s.seqs, seqs...)
@@ -591,10 +611,18 @@ func (s *Sink) persist(ctx context.Context, seqs []uint64) error {
 func (s *Sink) write(ctx context.Context, puts []Doc, removes []string) error {
 	var errs []error
 	// A Bleve batch holds every document's analyzed fields in memory, several times the
-	// text: batches of BatchSize keep that bounded (4,096 pages of 11 KB in one batch took
-	// the crawl's RSS to 4.8 GiB); the sink still persists once per Flush.
-	for i := 0; i < len(puts); i += s.opts.BatchSize {
-		errs = append(errs, s.ix.Put(ctx, puts[i:min(i+s.opts.BatchSize, len(puts))]...))
+	// text: batches of at most BatchSize documents and BatchText bytes of text keep that
+	// bounded (4,096 pages of 11 KB in one batch took the crawl's RSS to 4.8 GiB; a batch
+	// of a dozen pages of a megabyte of text each, 200–300 MB more for the second it was
+	// built); the sink still persists once per Flush.
+	for len(puts) > 0 {
+		n, text := 0, 0
+		for n < len(puts) && n < s.opts.BatchSize && (n == 0 || text+puts[n].textBytes() <= s.opts.BatchText) {
+			text += puts[n].textBytes()
+			n++
+		}
+		errs = append(errs, s.ix.Put(ctx, puts[:n]...))
+		puts = puts[n:]
 	}
 	if len(removes) > 0 {
 		errs = append(errs, s.ix.Delete(ctx, removes...))

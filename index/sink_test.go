@@ -2,6 +2,8 @@ package index
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -158,6 +160,112 @@ func TestSinkBacklogIsBounded(t *testing.T) {
 	}
 	g.gate <- struct{}{} // the first batch is written: the writer takes the next three
 	if err := <-consumed; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// textStore records the text of each batch it is given.
+type textStore struct {
+	gatedStore
+	batches []int // text bytes per Put
+}
+
+func (s *textStore) Put(ctx context.Context, docs ...Doc) error {
+	text := 0
+	for i := range docs {
+		text += docs[i].textBytes()
+	}
+	s.mu.Lock()
+	s.batches = append(s.batches, text)
+	for _, d := range docs {
+		s.ids = append(s.ids, d.ID)
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// TestSinkBatchesBoundedByText: an index batch holds at most BatchText bytes of text
+// (unless one document alone is larger), whatever BatchSize allows: Bleve holds a batch's
+// analyzed fields in memory, and a dozen pages of a megabyte of text in one batch took a
+// crawl 200–300 MB over its memory bound.
+func TestSinkBatchesBoundedByText(t *testing.T) {
+	st := &textStore{}
+	s := NewSink(st, nil, SinkOptions{BatchSize: 100, BatchText: 3000, Delay: time.Hour})
+	defer s.Close()
+	big := strings.Repeat("reactor fuel rods ", 60) // 1,080 bytes
+	for i := range 30 {
+		text := "reactor fuel"
+		if i%3 == 0 {
+			text = big
+		}
+		d := &crawl.Document{Fetch: &fetch.Result{}, Text: text,
+			Record: &store.Page{URL: fmt.Sprintf("http://a.test/%d", i), Status: 200}}
+		if err := s.Consume(context.Background(), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.ids) != 30 {
+		t.Fatalf("%d documents written, want 30", len(st.ids))
+	}
+	if len(st.batches) < 4 {
+		t.Errorf("batches of %v text bytes: 10 pages of 1,080 bytes fit in no fewer than 4 batches of 3,000", st.batches)
+	}
+	for _, b := range st.batches {
+		if b > 3000 {
+			t.Errorf("a batch of %d text bytes, want at most 3,000 (batches: %v)", b, st.batches)
+		}
+	}
+}
+
+// TestSinkBacklogTextIsBounded: when the documents waiting for the writer hold
+// MaxBacklogText bytes of text, Consume waits for it, however few they are.
+func TestSinkBacklogTextIsBounded(t *testing.T) {
+	g := &gatedStore{entered: make(chan struct{}, 4), gate: make(chan struct{})}
+	s := NewSink(g, nil, SinkOptions{BatchSize: 100, MaxBacklog: 100, MaxBacklogText: 2500, Delay: time.Hour})
+	defer func() { close(g.gate); s.Close() }()
+	big := strings.Repeat("reactor fuel rods ", 60) // 1,080 bytes
+	page := func(i int) *crawl.Document {
+		return &crawl.Document{Fetch: &fetch.Result{}, Text: big,
+			Record: &store.Page{URL: fmt.Sprintf("http://a.test/%d", i), Status: 200}}
+	}
+	consume := func(i int) <-chan error {
+		done := make(chan error, 1)
+		go func() { done <- s.Consume(context.Background(), page(i)) }()
+		return done
+	}
+	for i := range 3 { // 3,240 bytes waiting
+		if err := <-consume(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The fourth waits for the writer, which takes the three and is held by the store.
+	fourth := consume(3)
+	select {
+	case <-g.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the writer never took the waiting pages")
+	}
+	if err := <-fourth; err != nil {
+		t.Fatal(err)
+	}
+	for i := 4; i < 6; i++ {
+		if err := <-consume(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seventh := consume(6)
+	select {
+	case err := <-seventh:
+		t.Fatalf("Consume returned (%v) with 3,240 bytes of text waiting, bound 2,500", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	g.gate <- struct{}{} // the first batch is written; the writer takes the next
+	if err := <-seventh; err != nil {
 		t.Fatal(err)
 	}
 }
