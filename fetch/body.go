@@ -83,14 +83,14 @@ type bodyOutcome struct {
 // copy of every byte up to the limit.
 type wireReader struct {
 	r        io.Reader
-	buf      []byte
+	buf      *pieces
 	limit    int64
 	netErr   error // first non-EOF error from r
 	overflow bool  // more than limit bytes were available
 }
 
 func (w *wireReader) Read(p []byte) (int, error) {
-	room := w.limit - int64(len(w.buf))
+	room := w.limit - w.buf.n
 	if room <= 0 {
 		return 0, w.probe()
 	}
@@ -98,23 +98,23 @@ func (w *wireReader) Read(p []byte) (int, error) {
 		p = p[:room]
 	}
 	n, err := w.r.Read(p)
-	w.buf = append(w.buf, p[:n]...)
+	w.buf.write(p[:n])
 	return n, w.note(err)
 }
 
-// fill reads straight into w.buf's spare capacity (identity bodies, where the
+// fill reads straight into w.buf's spare room (identity bodies, where the
 // wire bytes are the body and a second copy would be waste).
 func (w *wireReader) fill() error {
-	room := w.limit - int64(len(w.buf))
+	room := w.limit - w.buf.n
 	if room <= 0 {
 		return w.probe()
 	}
-	if len(w.buf) == cap(w.buf) {
-		w.buf = append(w.buf, 0)[:len(w.buf)]
+	sp := w.buf.spare()
+	if int64(len(sp)) > room {
+		sp = sp[:room]
 	}
-	end := min(int64(cap(w.buf)), int64(len(w.buf))+room)
-	n, err := w.r.Read(w.buf[len(w.buf):end])
-	w.buf = w.buf[:len(w.buf)+n]
+	n, err := w.r.Read(sp)
+	w.buf.commit(n)
 	return w.note(err)
 }
 
@@ -148,9 +148,9 @@ func (w *wireReader) note(err error) error {
 func readBody(r io.Reader, encodings []string, sizeHint int64, lim bodyLimits, accept func(prefix []byte) bool) bodyOutcome {
 	w := &wireReader{r: r, limit: lim.maxBytes}
 	if sizeHint >= 0 {
-		w.buf = make([]byte, 0, min(sizeHint, lim.maxBytes)+1)
+		w.buf = newPieces(min(sizeHint, lim.maxBytes) + 1)
 	} else {
-		w.buf = make([]byte, 0, min(32<<10, lim.maxBytes+1))
+		w.buf = newPieces(min(firstPiece, lim.maxBytes+1))
 	}
 	if len(encodings) == 0 {
 		return readIdentity(w, accept)
@@ -162,8 +162,8 @@ func readIdentity(w *wireReader, accept func([]byte) bool) bodyOutcome {
 	var o bodyOutcome
 	for {
 		err := w.fill()
-		if accept != nil && (len(w.buf) >= sniffLen || err != nil) {
-			if !accept(w.buf[:min(len(w.buf), sniffLen)]) {
+		if accept != nil && (w.buf.n >= sniffLen || err != nil) {
+			if !accept(w.buf.prefix(sniffLen)) {
 				return bodyOutcome{skipped: true}
 			}
 			accept = nil
@@ -171,7 +171,8 @@ func readIdentity(w *wireReader, accept func([]byte) bool) bodyOutcome {
 		if err == nil {
 			continue
 		}
-		o.wire, o.body = w.buf, w.buf
+		o.wire = w.buf.bytes()
+		o.body = o.wire
 		switch {
 		case err == io.EOF:
 		case err == errWireLimit:
@@ -185,8 +186,12 @@ func readIdentity(w *wireReader, accept func([]byte) bool) bodyOutcome {
 
 func readEncoded(w *wireReader, encodings []string, lim bodyLimits, accept func([]byte) bool) bodyOutcome {
 	var o bodyOutcome
+	var out *pieces // the decoded bytes
 	fail := func(kind ErrorKind, err error) bodyOutcome {
-		o.wire = w.buf
+		o.wire = w.buf.bytes()
+		if out != nil {
+			o.body = out.bytes()
+		}
 		switch {
 		case w.overflow:
 			o.truncated = true
@@ -213,9 +218,10 @@ func readEncoded(w *wireReader, encodings []string, lim bodyLimits, accept func(
 			release = append(release, free)
 		}
 		if err != nil {
-			if err == io.EOF && len(w.buf) == 0 {
+			if err == io.EOF && w.buf.n == 0 {
 				// An empty body labelled as compressed: nothing to decode.
-				o.wire, o.body = w.buf, w.buf
+				o.wire = w.buf.bytes()
+				o.body = o.wire
 				if accept != nil && !accept(nil) {
 					return bodyOutcome{skipped: true}
 				}
@@ -226,33 +232,35 @@ func readEncoded(w *wireReader, encodings []string, lim bodyLimits, accept func(
 		src = dec
 	}
 
-	out := make([]byte, 0, min(lim.maxBytes+1, max(int64(cap(w.buf))*4, 4<<10)))
+	out = newPieces(min(lim.maxBytes+1, max(int64(cap(w.buf.cur))*4, 4<<10)))
 	for {
-		if len(out) == cap(out) {
-			out = append(out, 0)[:len(out)]
+		sp := out.spare()
+		if room := lim.maxBytes + 1 - out.n; int64(len(sp)) > room {
+			sp = sp[:room]
 		}
-		end := min(int64(cap(out)), lim.maxBytes+1)
-		n, err := src.Read(out[len(out):end])
-		out = out[:len(out)+n]
-		o.body = out
-		if int64(len(out)) > lim.maxBytes {
-			o.wire, o.body, o.truncated = w.buf, out[:lim.maxBytes], true
+		n, err := src.Read(sp)
+		out.commit(n)
+		if out.n > lim.maxBytes {
+			o.wire, o.truncated = w.buf.bytes(), true
+			o.body = out.bytes()[:lim.maxBytes]
 			err = io.EOF // stop: the limit is reached
-		} else if d := int64(len(out)); d > bombFloor && d > lim.maxRatio*int64(len(w.buf)) {
-			o.body = out
-			return fail(KindDecompressionBomb, fmt.Errorf("decoded %d bytes from %d wire bytes (ratio limit %d)", d, len(w.buf), lim.maxRatio))
+		} else if d := out.n; d > bombFloor && d > lim.maxRatio*w.buf.n {
+			return fail(KindDecompressionBomb, fmt.Errorf("decoded %d bytes from %d wire bytes (ratio limit %d)", d, w.buf.n, lim.maxRatio))
 		}
-		if accept != nil && (len(out) >= sniffLen || err != nil) {
-			if !accept(out[:min(len(out), sniffLen)]) {
+		if accept != nil && (out.n >= sniffLen || err != nil) {
+			if !accept(out.prefix(sniffLen)) {
 				return bodyOutcome{skipped: true}
 			}
 			accept = nil
 		}
-		if err != nil && len(w.buf) == 0 && w.netErr == nil && errors.Is(err, io.ErrUnexpectedEOF) {
+		if err != nil && w.buf.n == 0 && w.netErr == nil && errors.Is(err, io.ErrUnexpectedEOF) {
 			err = io.EOF // an empty body labelled as compressed
 		}
 		if err == io.EOF {
-			o.wire = w.buf
+			if !o.truncated {
+				o.body = out.bytes()
+			}
+			o.wire = w.buf.bytes()
 			return o
 		}
 		if err != nil {
