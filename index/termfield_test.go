@@ -77,3 +77,35 @@ func TestAnalyzedFieldMatchesBleve(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAnalyzedField builds the body field of an 11 KB page of prose, sonda's way and
+// Bleve's (its text field with sonda's analyzer, as before analyzedField), the work a page
+// costs before scorch takes it.
+func BenchmarkAnalyzedField(b *testing.B) {
+	paras, err := testweb.LoadCorpus(filepath.Join("..", "..", "shared", "testdata", "dragnet", "gold"))
+	if err != nil {
+		b.Skip("no Dragnet corpus in the shared test data:", err)
+	}
+	var body []byte
+	for i := 0; len(body) < 11<<10; i++ {
+		body = append(append(body, paras[i%len(paras)]...), '\n')
+	}
+	s := string(body)
+	b.Run("analyzedField", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(s)))
+		for b.Loop() {
+			f := newAnalyzedField("body_en", "en", s, body)
+			_ = f.Size()
+		}
+	})
+	b.Run("bleve-TextField", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(s)))
+		for b.Loop() {
+			f := document.NewTextFieldCustom("body_en", nil, body, textOptions, analyzerFor("en"))
+			f.Analyze()
+			_ = f.Size()
+		}
+	})
+}
