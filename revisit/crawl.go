@@ -48,6 +48,7 @@ type CrawlPolicy struct {
 	undiscovered int64
 	discovering  bool
 	told         bool // the crawler reports undiscovered (crawl.DiscoveryAware)
+	rateTold     bool // the policy knows the crawl's rate (paced)
 }
 
 // headroom is the part of the shared budget plans may count on: the pacer loses a few
@@ -231,9 +232,14 @@ func (c *CrawlPolicy) followDiscovery(o Observation) {
 		c.current = b
 	}
 	p := c.p
+	tellRate := !c.rateTold
+	c.rateTold = true
 	c.mu.Unlock()
 	if bp, ok := p.(budgeted); ok && changed {
 		bp.setBudget(b)
+	}
+	if pp, ok := p.(paced); ok && tellRate {
+		pp.setCrawlRate(c.total)
 	}
 }
 
@@ -417,6 +423,9 @@ func (c *CrawlPolicy) Restore(db *store.DB) error {
 	}
 	if bp, ok := p.(budgeted); ok && c.total > 0 {
 		bp.setBudget(c.current)
+	}
+	if pp, ok := p.(paced); ok && c.total > 0 {
+		pp.setCrawlRate(c.total)
 	}
 	c.mu.Lock()
 	c.p, c.fresh = p, fresh

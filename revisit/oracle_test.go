@@ -143,3 +143,49 @@ func TestOptimalHoldsForDiscoveryOnlyWhenItMatters(t *testing.T) {
 		t.Errorf("discovery over: a page last modified a year ago is scheduled %v ahead, want the plan's interval (hours at least)", got)
 	}
 }
+
+// TestOptimalSpendsTheBudgetWhenFetchesComeLate: a crawler fetches a page some time after
+// it is due (the pacer's next slot, other pages due first). The policy must ask that much
+// earlier, so that the pages are visited as often as planned and the budget is spent: with
+// every fetch 2 s late and intervals of about 20 s, asking at the planned interval alone
+// spends a tenth less. (Where the revisits have the crawl's whole rate, as in the
+// simulator, the lateness is a backlog and the policy must not ask earlier:
+// sim.TestProbesFindPagesTooFastToFollow lost a tenth of its probes' effect when it did.)
+func TestOptimalSpendsTheBudgetWhenFetchesComeLate(t *testing.T) {
+	p, err := newOptimal(Options{Budget: 1, MinInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.setCrawlRate(1 / 0.95) // revisits get 95 % of the crawl's rate, as in a crawl
+	const pages, late = 20, 2 * time.Second
+	due := make([]time.Time, pages)
+	now := t0
+	for i := range due {
+		now = now.Add(100 * time.Millisecond)
+		due[i] = p.Visit(Key{byte(i)}, Observation{At: now, Status: OK, First: true, Host: "h", LastModified: now.Add(-10 * time.Second)})
+	}
+	var from time.Time
+	visits := 0
+	for n := 0; n < 4000; n++ {
+		i := 0
+		for j := range due {
+			if due[j].Before(due[i]) {
+				i = j
+			}
+		}
+		if due[i].IsZero() {
+			t.Fatalf("page %d given up", i)
+		}
+		now = due[i].Add(late) // every page changes about every 10 s: changed since
+		due[i] = p.Visit(Key{byte(i)}, Observation{At: now, Status: OK, Changed: true, Host: "h", LastModified: now.Add(-5 * time.Second).Truncate(time.Second)})
+		if n == 2000 {
+			from, visits = now, 0
+		}
+		visits++
+	}
+	rate := float64(visits) / now.Sub(from).Seconds()
+	t.Logf("%.3f visits/s with a budget of 1/s and every fetch %v late", rate, late)
+	if rate < 0.97 {
+		t.Errorf("%.3f visits/s with every fetch %v late, want the budget, 1/s (at least 0.97)", rate, late)
+	}
+}

@@ -163,6 +163,14 @@ type budgeted interface {
 	setBudget(perSecond float64)
 }
 
+// paced is implemented by policies that ask for pages early by how late the crawler
+// fetches them; perSecond is the crawl's fetch rate, which revisits share with discovery.
+// Asking early keeps revisits at their budget only while that is below the crawl's rate;
+// at it, lateness is a queue that asking earlier would lengthen.
+type paced interface {
+	setCrawlRate(perSecond float64)
+}
+
 // pendingAware is implemented by policies that plan for pages the crawl has admitted but
 // not fetched yet (see crawl.DiscoveryAware); horizon is about when (seconds from now)
 // they will all have been fetched at the current rate of first visits.
