@@ -93,19 +93,6 @@ func loneNode(t *testing.T) (context.Context, *Node) {
 	return ctx, a
 }
 
-// nodePair is two nodes, a and b, of one cluster on a test server, and a context that
-// ends (and their tenures with it) when the test does.
-func nodePair(t *testing.T) (context.Context, *Node, *Node) {
-	t.Helper()
-	nc := startTestServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	dir := t.TempDir()
-	a := testNode(t, nc, "a", filepath.Join(dir, "a"))
-	b := testNode(t, nc, "b", filepath.Join(dir, "b"))
-	t.Cleanup(func() { cancel(); a.tenures.Wait(); b.tenures.Wait() })
-	return ctx, a, b
-}
-
 // testNode joins cluster "t" as id with a crawler on its own data directory, and makes its
 // membership valid for the test's length without running its loops.
 func testNode(t *testing.T, nc *nats.Conn, id, dir string) *Node {
@@ -755,7 +742,13 @@ func TestEdgesReachTheOwner(t *testing.T) {
 // later gets the links sent before, without the others being recorded again. A message of
 // an earlier node (one per page and partition, JSON) counts for its partition only.
 func TestEdgesOnePerPage(t *testing.T) {
-	ctx, a, b := nodePair(t)
+	nc := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	a := testNode(t, nc, "a", filepath.Join(dir, "a"))
+	b := testNode(t, nc, "b", filepath.Join(dir, "b"))
+	t.Cleanup(func() { cancel(); b.tenures.Wait() })
 	rec := &recordedLinks{links: map[string][]linkgraph.Link{}, times: map[string]int{}}
 	b.ReceiveInLinks(rec, false)
 	// Targets in two partitions.
