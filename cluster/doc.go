@@ -67,9 +67,9 @@
 //
 // # In-links
 //
-// Each page's links travel the same way (outbox, then the state stream, one message on a
-// compacting subject per page), and every node records in its link graph the links into
-// each partition it ever served: the
+// Each page's links, grouped by the partition of their target, travel the same way
+// (outbox, then the state stream, one compacting subject per page and partition), and
+// every node records in its link graph the links to each partition it ever served: the
 // in-link counts and anchor texts its pages rank with are those of the whole cluster,
 // as one machine would have them (see links.go). A node whose crawler records its own
 // pages' links in that graph skips the ones its current run sent. PageRank stays per node.
@@ -105,8 +105,7 @@
 //	subject sonda.<cluster>.url.<partition>.<urlkey>      last state of a URL (stream sonda_<cluster>_state)
 //	subject sonda.<cluster>.rest.<partition>.<host hex>   a host's rest time (stream sonda_<cluster>_state)
 //	subject sonda.<cluster>.epoch.<partition>             the partition's current owner tenure (stream sonda_<cluster>_state)
-//	subject sonda.<cluster>.edges.page.<page key>         a page's links, with anchors (stream sonda_<cluster>_state; earlier
-//	                                                      nodes sent edges.<partition>.<page key>, the links into one partition)
+//	subject sonda.<cluster>.edges.<partition>.<page key>  a page's links into the partition, with anchors (stream sonda_<cluster>_state)
 //	KV sonda_<cluster>_members                            live nodes: key = node id, value = MemberInfo (JSON), TTL
 //	KV sonda_<cluster>_parts                              partition owners: key p<partition> = "node/incarnation"
 //	KV sonda_<cluster>_seeds                              the cluster's seeds (scope follows them)

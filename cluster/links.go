@@ -3,9 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/binary"
-	"math"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,19 +18,13 @@ import (
 
 // In-links across the cluster. Link ranking uses, for each page, how many pages link to
 // it and with which anchor texts. A node crawls only its hosts, so the links to a page
-// come from pages crawled all over the cluster: each page's links go, in one message, to
-// the state stream (one compacting subject per page, so a page crawled again replaces what
-// it said). A node records in its link graph the links into every partition it has ever
-// served, from the first message in the stream, and keeps following them: its index holds
-// the pages it fetched while it owned a partition, also after the partition moved on, and
-// those pages' in-links must count wherever they come from.
-//
-// One message per page, rather than one per partition its links reach, spares the page's
-// node an outbox record, a publication and its acknowledgement per further partition, and
-// the server as many messages to store; every node reads every page's message and keeps
-// the links into its partitions. Earlier nodes sent one message per page and partition
-// (subject edges.<partition>.<page key>, holding only that partition's links): those are
-// still read, for their partition only.
+// come from pages crawled all over the cluster: each page's links go, grouped by the
+// partition of their target, to the state stream (one compacting subject per page and
+// partition, so a page crawled again replaces what it said). A node records in its link
+// graph the links to every partition it has ever served, from the first one in the
+// stream, and keeps following them: its index holds the pages it fetched while it owned a
+// partition, also after the partition moved on, and those pages' in-links must count
+// wherever they come from.
 
 // InLinkGraph is where a node records the links that pages crawled anywhere in the
 // cluster have to the hosts it owns (a *linkgraph.Sink, which also tells the search index
@@ -53,8 +45,8 @@ func (n *Node) Name() string { return "cluster" }
 // Consume implements crawl.Sink: Journal did the work, in the page's batch.
 func (n *Node) Consume(context.Context, *crawl.Document) error { return nil }
 
-// Journal implements crawl.JournaledSink: the page's links (those the link graph counts)
-// go to the outbox in the page's batch, in one message.
+// Journal implements crawl.JournaledSink: the page's links (those the link graph counts),
+// grouped by the partition of their target, go to the outbox in the page's batch.
 func (n *Node) Journal(d *crawl.Document, w store.Writer) error {
 	links, update := linkgraph.DocumentLinks(d)
 	if !update || len(links) == 0 {
@@ -64,42 +56,32 @@ func (n *Node) Journal(d *crawl.Document, w store.Writer) error {
 	if !d.URL.IsZero() {
 		src = d.URL.String()
 	}
-	ls := make([]edgeLink, 0, len(links))
+	byPart := map[int][]edgeLink{}
 	for _, l := range links {
-		if l.URL == src || hostOf(l.URL) == "" {
+		host := hostOf(l.URL)
+		if host == "" || l.URL == src {
 			continue
 		}
-		ls = append(ls, edgeLink{URL: l.URL, Anchor: l.Anchor})
-	}
-	if len(ls) == 0 {
-		return nil
+		p := n.partitionOf(host)
+		byPart[p] = append(byPart[p], edgeLink{URL: l.URL, Anchor: l.Anchor})
 	}
 	key := linkgraph.KeyOf(src)
-	payload := encodeEdges(edgesMsg{Src: src, Run: n.run, Links: ls})
 	n.outMu.Lock()
 	defer n.outMu.Unlock()
-	if err := n.out.put(w, kindEdges, n.names.edges(key[:]), payload, fence{}); err != nil {
-		return err
+	for p, ls := range byPart {
+		payload := encodeEdges(edgesMsg{Src: src, Run: n.run, Links: ls})
+		if err := n.out.put(w, kindEdges, n.names.edges(p, key[:]), payload, fence{}); err != nil {
+			return err
+		}
+		n.outCount.Add(1)
 	}
-	n.outCount.Add(1)
 	return nil
 }
 
-// notFollowed marks, in edgeFollower.marks, a partition whose links this node does not
-// record.
-const notFollowed = math.MaxUint64
-
-// edgeFollower reads the pages' links in the state stream into the in-link graph, keeping
-// those into the partitions the node follows. Its fields are under Node.mu.
-type edgeFollower struct {
-	// marks holds, per partition, the stream sequence up to which the links into it are
-	// recorded (notFollowed: not followed). A partition followed since the consumer
-	// started is read from the stream's start by the next consumer, which records the
-	// others' links only from their mark on.
-	marks   []uint64
-	grown   chan struct{}      // closed when a partition is added: a new consumer reads it
-	cons    jetstream.Consumer // nil between consumers
-	applied uint64             // stream sequence of the last message cons delivered and recorded
+// follower reads the links routed to one partition into the in-link graph.
+type follower struct {
+	cons    jetstream.Consumer // nil until it is created
+	applied uint64             // stream sequence of the last message recorded
 }
 
 // keyFollowed marks, in the node's database, a partition whose links it records: one it
@@ -124,47 +106,35 @@ func (n *Node) followed() []int {
 	return ps
 }
 
-// follow starts recording the links into p, for as long as ctx (the node's run) lasts.
+// follow starts recording the links routed to p, for as long as ctx (the node's run)
+// lasts, once per partition.
 func (n *Node) follow(ctx context.Context, p int) {
 	if n.inlinks == nil {
 		return
 	}
 	n.mu.Lock()
-	f := n.edges
-	first := f == nil
-	if first {
-		f = &edgeFollower{marks: make([]uint64, n.nparts), grown: make(chan struct{})}
-		for i := range f.marks {
-			f.marks[i] = notFollowed
-		}
-		n.edges = f
-	}
-	if f.marks[p] != notFollowed {
+	if n.follows[p] != nil {
 		n.mu.Unlock()
 		return
 	}
-	f.marks[p] = 0
-	close(f.grown)
-	f.grown = make(chan struct{})
+	f := &follower{}
+	n.follows[p] = f
 	n.mu.Unlock()
 	if err := n.db.Set(keyFollowed(p), nil, pebble.Sync); err != nil {
 		n.log.Warn("recording a followed partition failed", "partition", p, "error", err)
 	}
-	if first {
-		n.tenures.Go(func() { n.followEdges(ctx, f) })
-	}
+	n.tenures.Go(func() { n.followEdges(ctx, p, f) })
 }
 
-// followEdges records in the in-link graph the links into the followed partitions, from
-// the first message (the last each page sent) until ctx ends. When a partition is added it
-// starts again from the stream's start, after a heartbeat period (the partitions a node
-// takes come in bursts), recording for each partition only what it did not record yet.
-func (n *Node) followEdges(ctx context.Context, f *edgeFollower) {
-	subj := n.names.prefix() + "edges.>"
+// followEdges records in the in-link graph the links routed to p, from the first (the
+// last each page sent) until ctx ends.
+func (n *Node) followEdges(ctx context.Context, p int, f *follower) {
+	within := func(dst string) bool {
+		h := hostOf(dst)
+		return h != "" && n.partitionOf(h) == p
+	}
+	subj := n.names.prefix() + "edges." + strconv.Itoa(p) + ".>"
 	for ctx.Err() == nil {
-		n.mu.Lock()
-		marks, grown := slices.Clone(f.marks), f.grown
-		n.mu.Unlock()
 		cons, err := n.state.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 			FilterSubjects: []string{subj}, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy,
 		})
@@ -172,97 +142,44 @@ func (n *Node) followEdges(ctx context.Context, f *edgeFollower) {
 			sleep(ctx, n.tick())
 			continue
 		}
+		n.mu.Lock()
+		f.cons = cons
+		n.mu.Unlock()
 		it, err := cons.Messages()
 		if err != nil {
 			sleep(ctx, n.tick())
 			continue
 		}
-		n.mu.Lock()
-		f.cons, f.applied = cons, 0
-		n.mu.Unlock()
-		stopCtx := context.AfterFunc(ctx, it.Stop)
-		done, exited := make(chan struct{}), make(chan struct{})
-		added := false // written by the watcher, read once it exited
-		go func() {
-			defer close(exited)
-			select {
-			case <-grown:
-				added = true
-				it.Stop()
-			case <-done:
-			}
-		}()
-		var last uint64
+		stop := context.AfterFunc(ctx, it.Stop)
 		for {
 			m, err := it.Next()
 			if err != nil {
 				break
 			}
-			meta, err := m.Metadata()
-			if err != nil {
-				continue
+			e, err := decodeEdges(m.Data())
+			switch {
+			case err != nil:
+				n.log.Warn("skipping links this node cannot read", "subject", m.Subject(), "error", err)
+			case n.skipOwnEdges && e.Run == n.run:
+				// This run's crawler recorded them when it fetched the page. A later run
+				// (a restart, perhaps on an empty disk) records them from here.
+			default:
+				links := make([]linkgraph.Link, len(e.Links))
+				for i, l := range e.Links {
+					links[i] = linkgraph.Link{URL: l.URL, Anchor: l.Anchor}
+				}
+				if err := n.inlinks.SetLinksWhere(e.Src, links, within); err != nil {
+					n.log.Warn("recording links from another node failed", "from", e.Src, "error", err)
+				}
 			}
-			seq := meta.Sequence.Stream
-			n.recordEdges(m, seq, marks)
-			last = seq
-			n.mu.Lock()
-			f.applied = seq
-			n.mu.Unlock()
+			if meta, err := m.Metadata(); err == nil {
+				n.mu.Lock()
+				f.applied = meta.Sequence.Stream
+				n.mu.Unlock()
+			}
 		}
-		stopCtx()
+		stop()
 		it.Stop()
-		close(done)
-		<-exited
-		// This consumer recorded the links into its partitions up to last.
-		n.mu.Lock()
-		for p, mark := range marks {
-			if mark != notFollowed && f.marks[p] < last {
-				f.marks[p] = last
-			}
-		}
-		f.cons = nil
-		n.mu.Unlock()
-		if added {
-			sleep(ctx, n.tick())
-		}
-	}
-}
-
-// recordEdges records the links of message m (stream sequence seq) into the partitions
-// whose mark is below seq.
-func (n *Node) recordEdges(m jetstream.Msg, seq uint64, marks []uint64) {
-	e, err := decodeEdges(m.Data())
-	if err != nil {
-		n.log.Warn("skipping links this node cannot read", "subject", m.Subject(), "error", err)
-		return
-	}
-	if n.skipOwnEdges && e.Run == n.run {
-		// This run's crawler recorded them when it fetched the page. A later run (a
-		// restart, perhaps on an empty disk) records them from here.
-		return
-	}
-	only := -1 // an earlier node's message: the links into one partition
-	if rest, ok := strings.CutPrefix(m.Subject(), n.names.prefix()+"edges."); ok {
-		if ps, _, ok := strings.Cut(rest, "."); ok {
-			if p, err := strconv.Atoi(ps); err == nil {
-				only = p
-			}
-		}
-	}
-	within := func(dst string) bool {
-		h := hostOf(dst)
-		if h == "" {
-			return false
-		}
-		p := n.partitionOf(h)
-		return (only < 0 || p == only) && seq > marks[p]
-	}
-	links := make([]linkgraph.Link, len(e.Links))
-	for i, l := range e.Links {
-		links[i] = linkgraph.Link{URL: l.URL, Anchor: l.Anchor}
-	}
-	if err := n.inlinks.SetLinksWhere(e.Src, links, within); err != nil {
-		n.log.Warn("recording links from another node failed", "from", e.Src, "error", err)
 	}
 }
 
@@ -273,27 +190,27 @@ func (n *Node) edgesCaughtUp(ctx context.Context) bool {
 		return true
 	}
 	n.mu.Lock()
-	f := n.edges
-	if f == nil {
-		n.mu.Unlock()
-		return true
-	}
-	c, applied := f.cons, f.applied
-	pending := false
-	select {
-	case <-f.grown:
-		pending = true // a partition was added: the next consumer reads it
-	default:
+	fs := make([]*follower, 0, len(n.follows))
+	for _, f := range n.follows {
+		fs = append(fs, f)
 	}
 	n.mu.Unlock()
-	if c == nil || pending {
-		return false
+	for _, f := range fs {
+		n.mu.Lock()
+		c, applied := f.cons, f.applied
+		n.mu.Unlock()
+		if c == nil {
+			return false
+		}
+		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		info, err := c.Info(ictx)
+		cancel()
+		// Nothing left on the server, and all it delivered recorded here.
+		if err != nil || info.NumPending > 0 || info.Delivered.Stream > applied {
+			return false
+		}
 	}
-	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	info, err := c.Info(ictx)
-	cancel()
-	// Nothing left on the server, and all it delivered recorded here.
-	return err == nil && info.NumPending == 0 && info.Delivered.Stream <= applied
+	return true
 }
 
 // hostOf is the host (and port) of an absolute URL, as url.Parse gives it, without parsing

@@ -48,8 +48,8 @@ func (n names) rest(p int, host string) string {
 	return n.prefix() + "rest." + strconv.Itoa(p) + "." + hex.EncodeToString([]byte(host))
 }
 func (n names) epoch(p int) string { return n.prefix() + "epoch." + strconv.Itoa(p) }
-func (n names) edges(srcKey []byte) string {
-	return n.prefix() + "edges.page." + hex.EncodeToString(srcKey)
+func (n names) edges(p int, srcKey []byte) string {
+	return n.prefix() + "edges." + strconv.Itoa(p) + "." + hex.EncodeToString(srcKey)
 }
 func partKey(p int) string { return "p" + strconv.Itoa(p) }
 

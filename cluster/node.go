@@ -141,9 +141,9 @@ type Node struct {
 	// skipOwnEdges: the crawler records its pages' links in inlinks itself, so the edges
 	// this run sent are not read back (ReceiveInLinks).
 	skipOwnEdges bool
-	run          string         // this Node's id among its node's runs: a process, or a test's node
-	edges        *edgeFollower  // records the links into the partitions followed (under mu)
-	tenures      sync.WaitGroup // the goroutines serving partitions: Run waits for them
+	run          string            // this Node's id among its node's runs: a process, or a test's node
+	follows      map[int]*follower // partitions whose links are recorded here (under mu)
+	tenures      sync.WaitGroup    // the goroutines serving partitions: Run waits for them
 }
 
 // part is one tenure of this node on a partition: from the claim to the hand-over or the
@@ -199,7 +199,7 @@ func Join(ctx context.Context, nc *nats.Conn, o Options) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{opts: o, names: names{o.Cluster}, log: o.Logger.With("node", o.NodeID), nc: nc, js: js,
-		owned: map[int]*part{}, leases: map[[16]byte]*part{}, memberView: map[string]memberSeen{}, partView: map[int]partEntry{},
+		owned: map[int]*part{}, leases: map[[16]byte]*part{}, follows: map[int]*follower{}, memberView: map[string]memberSeen{}, partView: map[int]partEntry{},
 		wakeRelay: make(chan struct{}, 1), doneCh: make(chan struct{}), relayed: make(chan struct{}), attached: make(chan struct{})}
 	if err := n.setup(ctx); err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,8 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -650,29 +647,19 @@ func TestStaleClaimOpensNoEpoch(t *testing.T) {
 	}
 }
 
-// recordedLinks is an InLinkGraph that remembers what it was given, as linkgraph.Graph
-// does: a source's links within replace those it had there.
+// recordedLinks is an InLinkGraph that remembers what it was given.
 type recordedLinks struct {
 	mu    sync.Mutex
 	links map[string][]linkgraph.Link // by source
-	times map[string]int              // by target: how often a call recorded it
 }
 
 func (r *recordedLinks) SetLinksWhere(src string, links []linkgraph.Link, within func(string) bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var kept []linkgraph.Link
-	for _, l := range r.links[src] {
-		if !within(l.URL) {
-			kept = append(kept, l)
-		}
-	}
 	for _, l := range links {
 		if within(l.URL) {
 			kept = append(kept, l)
-			if r.times != nil {
-				r.times[l.URL]++
-			}
 		}
 	}
 	r.links[src] = kept
@@ -685,13 +672,14 @@ func (r *recordedLinks) get(src string) []linkgraph.Link {
 	return r.links[src]
 }
 
-// sendEdges puts m in from's outbox, as Journal does, and relays it.
-func sendEdges(t *testing.T, ctx context.Context, from *Node, m edgesMsg) {
+// sendEdges puts m in from's outbox for partition p, as Journal does, and relays it.
+func sendEdges(t *testing.T, ctx context.Context, from *Node, p int, m edgesMsg) {
 	t.Helper()
 	key := linkgraph.KeyOf(m.Src)
+	payload, _ := json.Marshal(m)
 	batch := from.db.NewBatch()
 	defer batch.Close()
-	if err := from.out.put(batch, kindEdges, from.names.edges(key[:]), encodeEdges(m), fence{}); err != nil {
+	if err := from.out.put(batch, kindEdges, from.names.edges(p, key[:]), payload, fence{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := batch.Commit(pebble.Sync); err != nil {
@@ -716,7 +704,7 @@ func TestEdgesReachTheOwner(t *testing.T) {
 	p := b.partitionOf("www.example.org")
 	send := func(src string) {
 		t.Helper()
-		sendEdges(t, ctx, a, edgesMsg{Src: src, Links: []edgeLink{{URL: target, Anchor: "the target"}}})
+		sendEdges(t, ctx, a, p, edgesMsg{Src: src, Links: []edgeLink{{URL: target, Anchor: "the target"}}})
 	}
 	send("http://other.example.net/before")
 	takeNow(t, ctx, b, p)
@@ -735,79 +723,6 @@ func TestEdgesReachTheOwner(t *testing.T) {
 	if !b.edgesCaughtUp(ctx) {
 		t.Error("the owner does not say it caught up with the links routed to it")
 	}
-}
-
-// TestEdgesOnePerPage: a page's links travel in one message whatever partitions they
-// reach; each node records those into the partitions it follows. A partition followed
-// later gets the links sent before, without the others being recorded again. A message of
-// an earlier node (one per page and partition, JSON) counts for its partition only.
-func TestEdgesOnePerPage(t *testing.T) {
-	nc := startTestServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	dir := t.TempDir()
-	a := testNode(t, nc, "a", filepath.Join(dir, "a"))
-	b := testNode(t, nc, "b", filepath.Join(dir, "b"))
-	t.Cleanup(func() { cancel(); b.tenures.Wait() })
-	rec := &recordedLinks{links: map[string][]linkgraph.Link{}, times: map[string]int{}}
-	b.ReceiveInLinks(rec, false)
-	// Targets in two partitions.
-	t1 := "http://www.example.org/one"
-	p1 := b.partitionOf("www.example.org")
-	var t2 string
-	for i := 0; ; i++ {
-		h := fmt.Sprintf("www.site%d.test", i)
-		if b.partitionOf(h) != p1 {
-			t2 = "http://" + h + "/two"
-			break
-		}
-	}
-	p2 := b.partitionOf(hostOf(t2))
-	waitFor := func(src string, want ...string) {
-		t.Helper()
-		for {
-			var got []string
-			for _, l := range rec.get(src) {
-				got = append(got, l.URL)
-			}
-			slices.Sort(got)
-			slices.Sort(want)
-			if slices.Equal(got, want) {
-				return
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("links of %s recorded: %v, want %v", src, got, want)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	takeNow(t, ctx, b, p1)
-	src := "http://other.example.net/page"
-	sendEdges(t, ctx, a, edgesMsg{Src: src, Links: []edgeLink{{URL: t1}, {URL: t2}}})
-	if info, err := a.state.Info(ctx, jetstream.WithSubjectFilter(a.names.prefix()+"edges.>")); err != nil || len(info.State.Subjects) != 1 {
-		t.Fatalf("edges subjects %v (%v), want one for the page", info.State.Subjects, err)
-	}
-	waitFor(src, t1)
-	takeNow(t, ctx, b, p2)
-	waitFor(src, t1, t2)
-	b.waitEdges(ctx, 10*time.Second)
-	if !b.edgesCaughtUp(ctx) {
-		t.Error("b does not say it caught up")
-	}
-	rec.mu.Lock()
-	n1, n2 := rec.times[t1], rec.times[t2]
-	rec.mu.Unlock()
-	if n1 != 1 || n2 != 1 {
-		t.Errorf("links recorded %d and %d times, want once each (a partition's links are not read again when another is added)", n1, n2)
-	}
-	// An earlier node's message for p1 counts for p1 only, even if it names other targets.
-	old := "http://other.example.net/old"
-	key := linkgraph.KeyOf(old)
-	payload, _ := json.Marshal(edgesMsg{Src: old, Links: []edgeLink{{URL: t1}, {URL: t2}}})
-	if _, err := a.js.Publish(ctx, a.names.prefix()+"edges."+strconv.Itoa(p1)+"."+hex.EncodeToString(key[:]), payload); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(old, t1)
 }
 
 // TestStateStreamBounded: the state stream keeps one message per URL, host, partition
@@ -1239,7 +1154,7 @@ func TestOwnEdgesNotReadBack(t *testing.T) {
 	takeNow(t, ctx, a, p)
 	send := func(src, run string) {
 		t.Helper()
-		sendEdges(t, ctx, a, edgesMsg{Src: src, Run: run, Links: []edgeLink{{URL: target}}})
+		sendEdges(t, ctx, a, p, edgesMsg{Src: src, Run: run, Links: []edgeLink{{URL: target}}})
 	}
 	send("http://other.example.net/own", a.run)
 	send("http://other.example.net/earlier-run", "0123456789ab")

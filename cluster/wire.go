@@ -302,9 +302,8 @@ func (w wireItem) item() (frontier.Item, error) {
 	return it, nil
 }
 
-// edgesMsg is a page's links (subject edges.page.<page key>; earlier nodes sent one per
-// partition the links reach, edges.<partition>.<page key>): the nodes following their
-// targets' partitions record them in their link graphs, so in-link counts and anchor texts
+// edgesMsg is a page's links into one partition (subject edges.<partition>.<page key>): the
+// partition's owner records them in its link graph, so in-link counts and anchor texts
 // are those of every page that links there, wherever it was crawled.
 type edgesMsg struct {
 	Src string `json:"src"`
