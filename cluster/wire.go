@@ -226,14 +226,15 @@ func (r *wireReader) uvarint() uint64 {
 	return v
 }
 
-// varint reads what binary.AppendVarint wrote: a zig-zag encoded uvarint.
+// varint reads what binary.AppendVarint wrote.
 func (r *wireReader) varint() int64 {
-	u := r.uvarint()
-	x := int64(u >> 1)
-	if u&1 != 0 {
-		x = ^x
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail(errShort)
+		return 0
 	}
-	return x
+	r.b = r.b[n:]
+	return v
 }
 
 // int is a varint that must fit an int32 (depths, attempts, visits).
