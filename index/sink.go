@@ -617,8 +617,11 @@ func (s *Sink) write(ctx context.Context, puts []Doc, removes []string) error {
 	// built); the sink still persists once per Flush.
 	for len(puts) > 0 {
 		n, text := 0, 0
-		for n < len(puts) && n < s.opts.BatchSize && (n == 0 || text+puts[n].textBytes() <= s.opts.BatchText) {
+		for n < len(puts) && n < s.opts.BatchSize {
 			text += puts[n].textBytes()
+			if n > 0 && text > s.opts.BatchText {
+				break
+			}
 			n++
 		}
 		errs = append(errs, s.ix.Put(ctx, puts[:n]...))
