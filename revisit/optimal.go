@@ -247,7 +247,7 @@ func (p *optimal) Visit(key Key, o Observation) time.Time {
 		pg.probes++
 		next = probe
 	}
-	if p.pending > 0 && p.heldForDiscovery() {
+	if p.discovering() {
 		// The plan set budget aside for pages still to be discovered: look again once they
 		// are.
 		next = min(next, max(p.pendingHorizon, p.prob.MinInterval))
@@ -278,7 +278,7 @@ func (p *optimal) noteLateness(pg *optPage, o Observation) {
 	}
 	late := float64(o.At.UnixNano()-pg.due) / 1e9
 	pg.due = 0
-	if p.pending > 0 && p.heldForDiscovery() {
+	if p.discovering() {
 		return // revisits yielding to discovery (see ask)
 	}
 	if math.Abs(late) > pg.interval {
@@ -292,8 +292,7 @@ func (p *optimal) noteLateness(pg *optPage, o Observation) {
 func (p *optimal) ask(pg *optPage, at time.Time, next float64) time.Time {
 	// While the plan holds budget for discovery, revisits are late because they yield to
 	// it (they keep their share of the budget, no more): then nothing is asked early.
-	discovering := p.pending > 0 && p.heldForDiscovery()
-	if next > 0 && !math.IsInf(next, 1) && p.lateness > 0 && p.crawlRate > p.prob.Budget && !discovering {
+	if next > 0 && !math.IsInf(next, 1) && p.lateness > 0 && p.crawlRate > p.prob.Budget && !p.discovering() {
 		next = max(next-p.lateness, p.prob.MinInterval, next/2)
 	}
 	t := after(at, next)
@@ -315,6 +314,10 @@ func (p *optimal) ask(pg *optPage, at time.Time, next float64) time.Time {
 func (p *optimal) heldForDiscovery() bool {
 	return p.plannedPending > 0 && p.held > 0.1*p.prob.Budget
 }
+
+// discovering says pages wait for their first fetch under a plan that holds budget for
+// them (heldForDiscovery). Callers hold mu.
+func (p *optimal) discovering() bool { return p.pending > 0 && p.heldForDiscovery() }
 
 // Probing. A visit that finds a page changed says little about how fast it changes once
 // the interval is much longer than the page's mean time between changes: a page changing
@@ -338,7 +341,7 @@ func (p *optimal) probe(pg *optPage) float64 {
 	if p.opt.NoProbe || p.grid == nil || pg.probes >= maxProbes || !p.fitted || pg.hist.Changes() == 0 {
 		return 0
 	}
-	if p.pending > 0 && p.heldForDiscovery() {
+	if p.discovering() {
 		return 0 // while pages wait for their first fetch, each is surely stale: discovery first
 	}
 	cut := p.cutoff()
