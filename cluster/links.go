@@ -3,9 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/binary"
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -14,6 +12,7 @@ import (
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/linkgraph"
 	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/urlnorm"
 )
 
 // In-links across the cluster. Link ranking uses, for each page, how many pages link to
@@ -58,7 +57,7 @@ func (n *Node) Journal(d *crawl.Document, w store.Writer) error {
 	}
 	byPart := map[int][]edgeLink{}
 	for _, l := range links {
-		host := hostOf(l.URL)
+		host := urlnorm.HostOf(l.URL)
 		if host == "" || l.URL == src {
 			continue
 		}
@@ -130,7 +129,7 @@ func (n *Node) follow(ctx context.Context, p int) {
 // last each page sent) until ctx ends.
 func (n *Node) followEdges(ctx context.Context, p int, f *follower) {
 	within := func(dst string) bool {
-		h := hostOf(dst)
+		h := urlnorm.HostOf(dst)
 		return h != "" && n.partitionOf(h) == p
 	}
 	subj := n.names.prefix() + "edges." + strconv.Itoa(p) + ".>"
@@ -211,26 +210,6 @@ func (n *Node) edgesCaughtUp(ctx context.Context) bool {
 		}
 	}
 	return true
-}
-
-// hostOf is the host (and port) of an absolute URL, as url.Parse gives it, without parsing
-// the whole URL when it has no user information: the links of a page come normalized.
-func hostOf(raw string) string {
-	_, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return ""
-	}
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		rest = rest[:i]
-	}
-	if strings.ContainsAny(rest, "@%[") { // user info, escapes, IPv6: the real parser
-		u, err := url.Parse(raw)
-		if err != nil {
-			return ""
-		}
-		return u.Host
-	}
-	return rest
 }
 
 // waitEdges waits, up to d, until the in-link graph recorded what was routed to this

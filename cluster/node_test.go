@@ -8,10 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -1167,18 +1165,5 @@ func TestOwnEdgesNotReadBack(t *testing.T) {
 	}
 	if got := rec.get("http://other.example.net/own"); got != nil {
 		t.Errorf("the links this run sent were read back: %v", got)
-	}
-}
-
-func TestHostOf(t *testing.T) {
-	for _, u := range []string{"http://www.example.org/a", "https://Example.org:8443?q", "http://h#f", "http://h",
-		"http://user:pw@h.example/x", "http://[::1]:80/", "http://h%41/", "mailto:x", "", "http:///path"} {
-		want := ""
-		if p, err := url.Parse(u); err == nil && strings.Contains(u, "://") {
-			want = p.Host
-		}
-		if got := hostOf(u); got != want {
-			t.Errorf("hostOf(%q) = %q, want %q (url.Parse)", u, got, want)
-		}
 	}
 }

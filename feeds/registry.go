@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/sonda-search/sonda/store"
+	"github.com/sonda-search/sonda/urlnorm"
 )
 
 // Source is a feed or sitemap the crawl knows: where it was found, what its last read
@@ -50,7 +51,7 @@ func OpenRegistry(db *store.DB) (*Registry, error) {
 	r := &Registry{db: db, sources: map[store.URLKey]*Source{}, perHost: map[string]int{}}
 	err := store.EachRecord(db, prefixSource, "feed registry entry", func(k store.URLKey, s *Source) error {
 		r.sources[k] = s
-		r.perHost[hostOf(s.URL)]++
+		r.perHost[urlnorm.HostOf(s.URL)]++
 		return nil
 	})
 	if err != nil {
@@ -87,7 +88,7 @@ func (r *Registry) Add(k store.URLKey, s Source, maxPerHost int) (added bool, er
 		r.mu.Unlock()
 		return false, nil
 	}
-	host := hostOf(s.URL)
+	host := urlnorm.HostOf(s.URL)
 	if maxPerHost > 0 && r.perHost[host] >= maxPerHost {
 		r.mu.Unlock()
 		return false, nil
@@ -114,7 +115,7 @@ func (r *Registry) update(k store.URLKey, url string, change func(s *Source)) fu
 	if !ok {
 		s = &Source{URL: url, Discovered: time.Now().UTC()}
 		r.sources[k] = s
-		r.perHost[hostOf(url)]++
+		r.perHost[urlnorm.HostOf(url)]++
 	}
 	change(s)
 	v, err := json.Marshal(s)

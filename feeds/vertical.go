@@ -297,11 +297,3 @@ func (v *Vertical) Revisit(d *crawl.Document, now time.Time) (time.Time, bool) {
 	}))
 	return now.Add(wait), true
 }
-
-func hostOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return strings.ToLower(u.Host)
-}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sonda-search/sonda/linkgraph"
 	"github.com/sonda-search/sonda/query"
+	"github.com/sonda-search/sonda/urlnorm"
 )
 
 type quietPebble struct{}
@@ -69,7 +70,7 @@ func TestSeed002InLinkRanking(t *testing.T) {
 		page("outro"):   "Receitas de bolo de cenoura.",
 	}
 	for url, body := range texts {
-		load(t, ix, Doc{ID: url, URL: url, Host: hostOf(url), Lang: "pt", Title: "página", Body: body})
+		load(t, ix, Doc{ID: url, URL: url, Host: urlnorm.HostOf(url), Lang: "pt", Title: "página", Body: body})
 	}
 	wantOrder := []string{page("portal"), page("busca"), page("indice"), page("crawler"), page("tese")}
 	wantLinks := []int{4, 3, 2, 1, 0}

@@ -14,6 +14,7 @@ import (
 	"github.com/sonda-search/sonda/parse"
 	"github.com/sonda-search/sonda/store"
 	"github.com/sonda-search/sonda/text"
+	"github.com/sonda-search/sonda/urlnorm"
 )
 
 // Action is what a crawled document means for the index.
@@ -105,7 +106,7 @@ func docFromCrawl(d *crawl.Document, t *siteTemplates) (Doc, Action) {
 	doc.Title = rec.Title
 	doc.Host = d.URL.Hostname()
 	if doc.Host == "" {
-		doc.Host = hostOf(id)
+		doc.Host = urlnorm.HostOf(id)
 	}
 	body := d.Text
 	if d.Page != nil {
@@ -193,17 +194,6 @@ func pageText(p *parse.Page) (body string, kept []string) {
 		return p.Text(), kept
 	}
 	return strings.Join(kept, "\n"), kept
-}
-
-func hostOf(u string) string {
-	_, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return ""
-	}
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		rest = rest[:i]
-	}
-	return strings.ToLower(rest)
 }
 
 // SinkOptions tune a Sink. The zero value is usable.

@@ -3,6 +3,7 @@ package urlnorm
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 
 	"golang.org/x/net/publicsuffix"
 )
@@ -36,6 +37,25 @@ func (u URL) Scheme() string {
 // Host returns the hostname and, if it is not the scheme's default, ":port"; IPv6 addresses
 // keep their brackets ("[::1]:8080"). This is the authority a request is sent to.
 func (u URL) Host() string { return u.s[u.hostStart:u.pathStart] }
+
+// HostOf returns the host, and the port if the string has one, of an absolute URL string in
+// lowercase, or "" when s has no "://". It reads only the authority, so it suits callers that
+// hold a URL as a string (stored records, routed links, feed items) and need its host for
+// every one of thousands: for a canonical URL it equals [URL.Host]. User information, which a
+// canonical URL never has, is skipped up to the authority's last "@", as the URL Standard reads it.
+func HostOf(s string) string {
+	_, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	return strings.ToLower(rest) // no copy when it is lowercase already
+}
 
 // Hostname returns the host without port: lowercase punycode, a dotted IPv4 address, or an
 // IPv6 address without brackets (the form net.JoinHostPort and netip.ParseAddr expect).

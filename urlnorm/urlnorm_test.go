@@ -2,6 +2,7 @@ package urlnorm
 
 import (
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -398,6 +399,44 @@ func TestAccessors(t *testing.T) {
 	var zero URL
 	if !zero.IsZero() || zero.Scheme() != "" || zero.String() != "" {
 		t.Error("zero URL is not zero")
+	}
+}
+
+func TestHostOf(t *testing.T) {
+	n := New(Options{})
+	for _, raw := range []string{"http://Example.COM/a?b#c", "https://example.com:8443", "http://[::1]:8080/x",
+		"http://user:pw@example.com/p@q", "http://example.com?q=a/b", "http://example.com#frag/x"} {
+		u, err := n.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := HostOf(u.String()); got != u.Host() {
+			t.Errorf("HostOf(%q) = %q, want URL.Host %q", u.String(), got, u.Host())
+		}
+	}
+	// Where net/url accepts the string, the host is its Host in lowercase.
+	for _, raw := range []string{"http://www.example.org/a", "https://Example.org:8443?q", "http://h#f", "http://h",
+		"http://user:pw@h.example/x", "http://[::1]:80/", "http:///path"} {
+		p, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := HostOf(raw), strings.ToLower(p.Host); got != want {
+			t.Errorf("HostOf(%q) = %q, want %q (net/url)", raw, got, want)
+		}
+	}
+	for raw, want := range map[string]string{
+		"http://Example.COM/a":           "example.com",
+		"http://user:p@ss@example.com/x": "example.com",
+		"http://example.com/p@q":         "example.com",
+		"https://a.example:81?x":         "a.example:81",
+		"/relative/path":                 "",
+		"mailto:someone@example.com":     "",
+		"":                               "",
+	} {
+		if got := HostOf(raw); got != want {
+			t.Errorf("HostOf(%q) = %q, want %q", raw, got, want)
+		}
 	}
 }
 
