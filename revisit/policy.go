@@ -171,6 +171,16 @@ type paced interface {
 	setCrawlRate(perSecond float64)
 }
 
+// SetCrawlRate tells p the rate (per second) the crawler fetches at, which its revisits
+// share, if p asks for pages early by how late they are fetched (the optimal policy);
+// other policies ignore it. A crawl's policy adapter (CrawlPolicy) does this itself; a
+// simulated crawler that fetches pages only when due does it by hand.
+func SetCrawlRate(p Policy, perSecond float64) {
+	if pp, ok := p.(paced); ok {
+		pp.setCrawlRate(perSecond)
+	}
+}
+
 // pendingAware is implemented by policies that plan for pages the crawl has admitted but
 // not fetched yet (see crawl.DiscoveryAware); horizon is about when (seconds from now)
 // they will all have been fetched at the current rate of first visits.

@@ -313,3 +313,45 @@ func TestUnit(t *testing.T) {
 		t.Errorf("run in seconds, %.1f%% of the visits went to pages that never change and said so (Last-Modified a year old), want none", 100*sec)
 	}
 }
+
+// TestSlots: with Slots the simulated crawler fetches a page only once it is due, as
+// sonda's frontier does, at a rate above the policies' budget (a crawl's revisit share
+// of 95 %), so pages come late when many are due at once; the default crawler is
+// work-conserving and takes the next page before its time when none is due.
+func TestSlots(t *testing.T) {
+	tr := Generate(200, 600, Mixture{{5, 0.25}, {60, 0.25}, {600, 0.25}, {1e7, 0.25}}, 0.5, 1)
+	tr.Discover(100, 1)
+	run := func(slots float64) map[string]Result {
+		res, err := Run(Config{Budget: 1.9, Slots: slots, Policies: []string{"optimal", Oracle}, CountFrom: 300, Unit: time.Second}, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]Result{}
+		for _, r := range res {
+			out[r.Policy] = r
+			t.Logf("slots %v: %s freshness %.3f, %d visits, lateness %.2f s, %d early", slots, r.Policy, r.Freshness, r.Visits, r.Lateness, r.Early)
+		}
+		return out
+	}
+	due, conserving := run(2), run(0)
+	for name, r := range due {
+		if r.Early > 0 {
+			t.Errorf("with slots, %s: %d visits came before their time", name, r.Early)
+		}
+	}
+	if conserving["optimal"].Early == 0 {
+		t.Error("the work-conserving crawler fetched no page of the default policy early; the test no longer shows what slots change")
+	}
+	// The oracle's plan spends the budget, 1.9 a second: with 2 slots a second, only due
+	// pages are fetched, so it makes about 1.9 × 300 visits in minutes 5–10, not 2 × 300.
+	var v int
+	for _, n := range due[Oracle].PageVisits {
+		v += n
+	}
+	if v > int(1.95*300) || v < int(1.85*300) {
+		t.Errorf("with 2 slots a second, the oracle made %d visits in minutes 5–10, want about 1.9 a second (its plan)", v)
+	}
+	if _, err := Run(Config{Budget: 2, Slots: 1, Policies: []string{"uniform"}}, tr); err == nil {
+		t.Error("fewer slots than the budget were accepted")
+	}
+}
