@@ -175,7 +175,7 @@ func writeLiveEval(out io.Writer, res liveeval.Result) {
 			head += w.String() + "\tof oracle\t"
 		}
 		if live {
-			head += "requests/s\tfetches\tfound changed\tended by\t"
+			head += "requests/s\tfetches\tfound changed\tall fetched by\tended by\t"
 		}
 		fmt.Fprintln(tw, head)
 		or := oracleOf(runs)
@@ -189,7 +189,11 @@ func writeLiveEval(out io.Writer, res liveeval.Result) {
 				line += fmt.Sprintf("%.3f\t%s\t", f, of)
 			}
 			if live {
-				line += fmt.Sprintf("%.2f\t%d\t%.0f%%\t%s\t", r.Requests, r.Fetches, 100*r.Changed, r.Reason)
+				by := "never"
+				if r.Discovered > 0 {
+					by = r.Discovered.Round(time.Second).String()
+				}
+				line += fmt.Sprintf("%.2f\t%d\t%.0f%%\t%s\t%s\t", r.Requests, r.Fetches, 100*r.Changed, by, r.Reason)
 			}
 			fmt.Fprintln(tw, line)
 		}

@@ -78,6 +78,10 @@ type Run struct {
 	Fetches    int                           // responses of the changing pages
 	Changed    float64                       // share of those that found a change
 	Reason     string                        // why the crawl ended
+	// Discovered is when every changing page had been fetched once, from the crawl's
+	// start (live crawls only; 0: some page never was): until then the budget is shared
+	// with discovery, and a page found late is stale all the while.
+	Discovered time.Duration `json:",omitempty"`
 }
 
 // Result is an evaluation.
@@ -277,6 +281,9 @@ func (r *liveRun) score(ec Config, start time.Time) Run {
 	end := start.Add(ec.Duration)
 	whole := r.set.Freshness(start, end)
 	run := Run{Policy: r.policy, Freshness: whole.Freshness, Fetches: whole.Fetches, Changed: whole.Changed, Reason: r.sum.Reason}
+	if at, ok := r.set.AllFetched(); ok {
+		run.Discovered = max(at.Sub(start), time.Millisecond)
+	}
 	if s := r.sum.Elapsed.Seconds(); s > 0 {
 		run.Requests = float64(r.sum.Pages+r.sum.RobotsTxt) / s
 	}

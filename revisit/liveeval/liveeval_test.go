@@ -51,6 +51,9 @@ func TestEvaluate(t *testing.T) {
 		if r.Fetches < 20 {
 			t.Errorf("%s crawl: %d responses of the 20 changing pages", r.Policy, r.Fetches)
 		}
+		if r.Discovered <= 0 || r.Discovered > cfg.Duration {
+			t.Errorf("%s crawl: every changing page fetched by %v, want within the %v crawl", r.Policy, r.Discovered, cfg.Duration)
+		}
 	}
 	if _, err := Evaluate(context.Background(), Config{Mixture: mix, Hosts: 2, Pages: 20, Budget: 10, Duration: time.Second,
 		Policies: []string{"optimal"}, Windows: []Window{{0, time.Minute}}}); err == nil {
