@@ -21,15 +21,26 @@ import (
 // TestClusterScaling measures the aggregate fetch rate of 1, 2 and 4 nodes on loopback,
 // each node capped by --budget so that the 2-core machine is not the limit, and the CPU
 // each page costs a node against the same crawl in embedded mode (sonda crawl). It takes
-// about two minutes, so it runs only with SONDA_BENCH=cluster:
+// a minute per cluster size, so it runs only with SONDA_BENCH=cluster:
 //
 //	SONDA_BENCH=cluster go test -run TestClusterScaling -v ./cmd/sonda
 //
-// The CPU of a cluster is given twice: the nodes' alone, and with the NATS server's (which
-// does the cluster's bookkeeping on their behalf). SONDA_BENCH_NODES=1,2 measures only
-// those cluster sizes; SONDA_BENCH_PROFILE=DIR writes a CPU profile of the embedded crawl
-// and of every node there (go tool pprof), and each process prints its CPU per stage;
-// SONDA_BENCH_WINDOW=60s measures for that long instead of 20 s (profiles with more samples).
+// CPU per page is counted over the measuring window only (the processes' CPU from
+// /proc/PID/stat at its start and end, against the requests the test web saw in between),
+// so that start-up and shut-down, which a long crawl amortizes, do not count; the whole
+// processes' figure is printed too. The embedded crawl is measured again before each
+// cluster size. The CPU of a cluster is given twice: the nodes' alone, and with the NATS
+// server's (which does the cluster's bookkeeping on their behalf).
+//
+//   - SONDA_BENCH_NODES=1,4,4: only those cluster sizes, in that order (repeats allowed);
+//   - SONDA_BENCH_WINDOW=60s: measure for that long instead of 20 s;
+//   - SONDA_BENCH_BASE=BIN: also measure, at each size right after (or before) this code's
+//     nodes, nodes of another sonda binary (the code before a change), against the same
+//     embedded run: before and after on the same machine state;
+//   - SONDA_BENCH_SIDE=1: for N > 1 nodes, also run N embedded crawls side by side (each on
+//     its own copy of the web), which load the machine as N nodes do;
+//   - SONDA_BENCH_PROFILE=DIR: a CPU profile of every crawl and node there (go tool pprof),
+//     and each process's CPU per stage in the output.
 func TestClusterScaling(t *testing.T) {
 	if os.Getenv("SONDA_BENCH") != "cluster" {
 		t.Skip("a benchmark: set SONDA_BENCH=cluster")
@@ -57,74 +68,223 @@ func TestClusterScaling(t *testing.T) {
 		}
 	}
 	profDir := os.Getenv("SONDA_BENCH_PROFILE")
-	cpuEmbedded := embeddedCPUPerPage(t, web, perNode, window, profDir)
-	t.Logf("embedded: %.2f ms CPU per page at %d pages/s", cpuEmbedded*1000, perNode)
-	for _, nodes := range sizes {
-		r := newClusterRigOn(t, false, web)
-		var procs []*nodeProc
-		for i := 0; i < nodes; i++ {
-			args := []string{"--budget", fmt.Sprintf("%d/s", perNode), "--revisit", "none", "--concurrency", "8"}
-			if profDir != "" {
-				args = append(args, "--profile", filepath.Join(profDir, fmt.Sprintf("cluster%d-n%d.prof", nodes, i)))
+	sideBySide := os.Getenv("SONDA_BENCH_SIDE") != "" // also N embedded crawls at once
+	// SONDA_BENCH_BASE=BIN: another sonda binary (the code before a change) whose nodes are
+	// measured right after this one's at each size, on the same machine state.
+	bins := []string{sondaBin}
+	if base := os.Getenv("SONDA_BENCH_BASE"); base != "" {
+		bins = append(bins, base)
+	}
+	for i, nodes := range sizes {
+		// The embedded crawl is measured next to every cluster size: the machine's load
+		// moves between runs, and a ratio is only as good as its two figures' conditions.
+		emb := embeddedCPUPerPage(t, web, 1, perNode, window, filepath.Join(profDir, fmt.Sprintf("embedded-%d-%d", i, nodes)), profDir != "")
+		t.Logf("embedded: %.1f pages/s; CPU per page over the window %.2f ms, whole process %.2f ms", emb.rate, emb.window*1000, emb.whole*1000)
+		if nodes > 1 && sideBySide {
+			side := embeddedCPUPerPage(t, web, nodes, perNode, window, filepath.Join(profDir, fmt.Sprintf("side-%d-%d", i, nodes)), profDir != "")
+			t.Logf("%d embedded crawls side by side: %.1f pages/s each; CPU per page over the window %.2f ms (%.2f× one alone), whole processes %.2f ms",
+				nodes, side.rate, side.window*1000, side.window/emb.window, side.whole*1000)
+			emb.side = side.window
+		}
+		for j := range bins {
+			bin := bins[(i+j)%len(bins)] // each binary goes first as often as the other
+			label := fmt.Sprintf("%d nodes", nodes)
+			if len(bins) > 1 {
+				label += map[bool]string{true: " (this code)", false: " (SONDA_BENCH_BASE)"}[bin == sondaBin]
 			}
-			procs = append(procs, r.start(fmt.Sprintf("n%d", i), i == 0, args...))
+			clusterScalingRun(t, bin, label, web, nodes, perNode, window, emb, filepath.Join(profDir, fmt.Sprintf("cluster-%d-%d-%d", i, j, nodes)), profDir != "")
 		}
-		r.checkStatus(nodes) // every node serves its share
-		time.Sleep(2 * time.Second)
-		before := len(r.web.Requests())
-		time.Sleep(window)
-		pages := len(r.web.Requests()) - before
-		var cpu time.Duration
-		for _, p := range procs {
-			p.killed = true
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
-			<-p.done
-			p.done <- nil
-			cpu += p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()
-		}
-		total := len(r.web.Requests())
-		t.Logf("%d nodes: JetStream writes per page: %s", nodes, streamWrites(t, r.nats, total))
-		r.stopNATS()
-		server := r.natsP.ProcessState.UserTime() + r.natsP.ProcessState.SystemTime()
-		rate := float64(pages) / window.Seconds()
-		perPage := cpu.Seconds() / float64(total)
-		withServer := (cpu + server).Seconds() / float64(total)
-		t.Logf("%d nodes: %.1f pages/s aggregate = %.2f × %d × %d/s cap; CPU per page: nodes %.2f ms (%.2f× embedded), nodes + NATS server %.2f ms (%.2f× embedded)",
-			nodes, rate, rate/float64(nodes*perNode), nodes, perNode, perPage*1000, perPage/cpuEmbedded, withServer*1000, withServer/cpuEmbedded)
-		for _, p := range procs {
-			if profDir != "" {
-				t.Logf("%s:\n%s", p.id, profileLines(p.log.Name()))
-			}
-		}
-		r.checkPolite() // polite and one node per host at a time, also while measuring
 	}
 }
 
-// embeddedCPUPerPage crawls the web with sonda crawl at the same budget for the same time.
-func embeddedCPUPerPage(t *testing.T, wc testweb.Config, budget int, d time.Duration, profDir string) float64 {
-	web := testweb.New(wc)
-	if _, err := web.Start(); err != nil {
-		t.Fatal(err)
+// clusterScalingRun starts a cluster of nodes nodes of binary bin, each capped at perNode
+// pages/s, and measures over window its rate and the CPU per page of its nodes and of its
+// NATS server, against the embedded crawl emb.
+func clusterScalingRun(t *testing.T, bin, label string, web testweb.Config, nodes, perNode int, window time.Duration, emb embeddedRun, prof string, profile bool) {
+	r := newClusterRigOn(t, false, web)
+	r.bin = bin
+	var procs []*nodeProc
+	for i := 0; i < nodes; i++ {
+		args := []string{"--budget", fmt.Sprintf("%d/s", perNode), "--revisit", "none", "--concurrency", "8"}
+		if profile {
+			args = append(args, "--profile", fmt.Sprintf("%s-n%d.prof", prof, i))
+		}
+		procs = append(procs, r.start(fmt.Sprintf("n%d", i), i == 0, args...))
 	}
-	defer web.Close()
-	args := []string{"crawl", "--data", filepath.Join(t.TempDir(), "embedded"), "--allow-private", "--resolve", web.Resolve(),
-		"--min-delay", clusterDelay.String(), "--concurrency", "8", "--budget", strconv.Itoa(budget) + "/s", "--revisit", "none", "--duration", (d + 2*time.Second).String()}
-	for _, s := range web.Seeds() {
-		args = append(args, "--seed", s)
+	r.checkStatus(nodes) // every node serves its share
+	time.Sleep(2 * time.Second)
+	before := len(r.web.Requests())
+	cpu0, server0 := procsCPU(t, procs), cpuOf(t, r.natsP.Process.Pid)
+	rates := sampleRates(r.web, window, 5*time.Second)
+	cpu1, server1 := procsCPU(t, procs), cpuOf(t, r.natsP.Process.Pid)
+	inWindow := r.web.Requests()[before:]
+	pages := len(inWindow)
+	var cpu time.Duration
+	for _, p := range procs {
+		p.killed = true
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		<-p.done
+		p.done <- nil
+		cpu += p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()
 	}
-	if profDir != "" {
-		args = append(args, "--profile", filepath.Join(profDir, "embedded.prof"))
+	total := len(r.web.Requests())
+	t.Logf("%s: JetStream writes per page: %s", label, streamWrites(t, r.nats, total))
+	r.stopNATS()
+	server := r.natsP.ProcessState.UserTime() + r.natsP.ProcessState.SystemTime()
+	rate := float64(pages) / window.Seconds()
+	perPage := cpu.Seconds() / float64(total)
+	withServer := (cpu + server).Seconds() / float64(total)
+	var winCPU time.Duration
+	for i := range procs {
+		winCPU += cpu1[i] - cpu0[i]
 	}
-	cmd := exec.Command(sondaBin, args...)
-	cmd.Env = append(os.Environ(), "SONDA_SCOPE_FOLLOW=any", "SONDA_LOG_LEVEL=warn")
-	out, err := cmd.CombinedOutput()
+	winNodes := winCPU.Seconds() / float64(pages)
+	winServer := (server1 - server0).Seconds() / float64(pages)
+	t.Logf("%s: %.1f pages/s aggregate = %.2f × %d × %d/s cap (per %v: %s; %d requests in all, the web has %d pages); embedded %.2f × cap",
+		label, rate, rate/float64(nodes*perNode), nodes, perNode, 5*time.Second, rates, total, len(r.web.Reachable()), emb.rate/float64(perNode))
+	t.Logf("%s: CPU per page over the window: nodes %.2f ms (%.2f× embedded), nodes + NATS server %.2f ms (%.2f×); per node: %s",
+		label, winNodes*1000, winNodes/emb.window, (winNodes+winServer)*1000, (winNodes+winServer)/emb.window, perNodeCPU(procs, cpu0, cpu1, inWindow))
+	if emb.side > 0 {
+		t.Logf("%s: CPU per page over the window against as many embedded crawls side by side: nodes %.2f×, nodes + NATS server %.2f×",
+			label, winNodes/emb.side, (winNodes+winServer)/emb.side)
+	}
+	t.Logf("%s: CPU per page, whole processes: nodes %.2f ms (%.2f× embedded), nodes + NATS server %.2f ms (%.2f× embedded)",
+		label, perPage*1000, perPage/emb.whole, withServer*1000, withServer/emb.whole)
+	for _, p := range procs {
+		if profile {
+			t.Logf("%s:\n%s", p.id, profileLines(p.log.Name()))
+		}
+	}
+	r.checkPolite() // polite and one node per host at a time, also while measuring
+}
+
+// embeddedRun is what embedded crawls measured: pages/s (of each) and CPU per page over
+// the measuring window, and CPU per page of the whole processes (start-up and shut-down
+// too).
+type embeddedRun struct {
+	rate, window, whole float64
+	side                float64 // window CPU per page of as many crawls side by side as nodes (0: not measured)
+}
+
+// embeddedCPUPerPage runs n sonda crawls side by side, each on its own copy of the web at
+// the same budget, and measures the same window after the same warm-up as a cluster's.
+// n > 1 loads the machine with as many crawling processes as a cluster of n nodes has:
+// what n nodes cost beyond it is the cluster's own work, not n processes sharing the
+// cores.
+func embeddedCPUPerPage(t *testing.T, wc testweb.Config, n, budget int, d time.Duration, prof string, profile bool) embeddedRun {
+	const warmup = 3 * time.Second
+	type crawl struct {
+		web *testweb.Web
+		cmd *exec.Cmd
+		out strings.Builder
+	}
+	crawls := make([]*crawl, n)
+	for i := range crawls {
+		c := &crawl{web: testweb.New(wc)}
+		crawls[i] = c
+		if _, err := c.web.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer c.web.Close()
+		args := []string{"crawl", "--data", filepath.Join(t.TempDir(), "embedded"), "--allow-private", "--resolve", c.web.Resolve(),
+			"--min-delay", clusterDelay.String(), "--concurrency", "8", "--budget", strconv.Itoa(budget) + "/s", "--revisit", "none", "--duration", (d + warmup + 2*time.Second).String()}
+		for _, s := range c.web.Seeds() {
+			args = append(args, "--seed", s)
+		}
+		if profile {
+			args = append(args, "--profile", fmt.Sprintf("%s-%d.prof", prof, i))
+		}
+		c.cmd = exec.Command(sondaBin, args...)
+		c.cmd.Env = append(os.Environ(), "SONDA_SCOPE_FOLLOW=any", "SONDA_LOG_LEVEL=warn")
+		c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
+		if err := c.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(warmup)
+	before := make([]int, n)
+	var cpu0, cpu1 time.Duration
+	for i, c := range crawls {
+		before[i] = len(c.web.Requests())
+		cpu0 += cpuOf(t, c.cmd.Process.Pid)
+	}
+	time.Sleep(d)
+	var pages, total int
+	var whole time.Duration
+	for i, c := range crawls {
+		cpu1 += cpuOf(t, c.cmd.Process.Pid)
+		pages += len(c.web.Requests()) - before[i]
+	}
+	for _, c := range crawls {
+		if err := c.cmd.Wait(); err != nil {
+			t.Fatalf("sonda crawl: %v\n%s", err, c.out.String())
+		}
+		if profile {
+			t.Logf("embedded:\n%s", c.out.String())
+		}
+		total += len(c.web.Requests())
+		whole += c.cmd.ProcessState.UserTime() + c.cmd.ProcessState.SystemTime()
+	}
+	return embeddedRun{
+		rate:   float64(pages) / d.Seconds() / float64(n),
+		window: (cpu1 - cpu0).Seconds() / float64(pages),
+		whole:  whole.Seconds() / float64(total),
+	}
+}
+
+// cpuOf is the CPU (user and system, every thread) process pid used so far, from
+// /proc/PID/stat: the benchmark's window excludes start-up and shut-down, which a
+// process's total (rusage) cannot.
+func cpuOf(t *testing.T, pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		t.Fatalf("sonda crawl: %v\n%s", err, out)
+		t.Fatalf("CPU of process %d: %v (the benchmark needs Linux's /proc)", pid, err)
 	}
-	if profDir != "" {
-		t.Logf("embedded:\n%s", out)
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // field 3 (state) on
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)           // field 14
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)           // field 15
+	if err1 != nil || err2 != nil {
+		t.Fatalf("CPU of process %d: cannot read %q", pid, s)
 	}
-	return (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds() / float64(len(web.Requests()))
+	const userHz = 100 // clock ticks per second of /proc's times (USER_HZ, fixed in Linux's ABI)
+	return time.Duration(utime+stime) * time.Second / userHz
+}
+
+// procsCPU is cpuOf every node, in order.
+func procsCPU(t *testing.T, procs []*nodeProc) []time.Duration {
+	out := make([]time.Duration, len(procs))
+	for i, p := range procs {
+		out[i] = cpuOf(t, p.cmd.Process.Pid)
+	}
+	return out
+}
+
+// perNodeCPU says each node's pages and CPU per page over the window.
+func perNodeCPU(procs []*nodeProc, cpu0, cpu1 []time.Duration, reqs []testweb.Request) string {
+	pages := map[string]int{}
+	for _, q := range reqs {
+		pages[nodeOf(q)]++
+	}
+	var out []string
+	for i, p := range procs {
+		out = append(out, fmt.Sprintf("%s %d pages %.2f ms", p.id, pages[p.id], (cpu1[i]-cpu0[i]).Seconds()*1000/float64(max(pages[p.id], 1))))
+	}
+	return strings.Join(out, ", ")
+}
+
+// sampleRates waits d and says the web's request rate over each step of it.
+func sampleRates(web *testweb.Web, d, step time.Duration) string {
+	var out []string
+	last := len(web.Requests())
+	for end := time.Now().Add(d); time.Until(end) > 0; {
+		s := min(step, time.Until(end))
+		time.Sleep(s)
+		n := len(web.Requests())
+		out = append(out, strconv.Itoa(int(float64(n-last)/s.Seconds())))
+		last = n
+	}
+	return strings.Join(out, " ")
 }
 
 // profileLines is the CPU-per-stage report (--profile) in a node's log.

@@ -50,6 +50,7 @@ type clusterRig struct {
 	nats    string // URL
 	natsP   *exec.Cmd
 	natsFn  func() *exec.Cmd // (re)starts the server
+	bin     string           // the sonda binary of the nodes (sondaBin)
 	dir     string
 	nodes   map[string]*nodeProc
 	started time.Time // when the rig was set up
@@ -88,7 +89,7 @@ func newClusterRigOn(t *testing.T, standalone bool, wc testweb.Config, natsArgs 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { web.Close() })
-	r := &clusterRig{t: t, web: web, dir: t.TempDir(), nodes: map[string]*nodeProc{}, started: time.Now()}
+	r := &clusterRig{t: t, web: web, dir: t.TempDir(), nodes: map[string]*nodeProc{}, started: time.Now(), bin: sondaBin}
 	addr := freePort(t)
 	_, portStr, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(portStr)
@@ -206,7 +207,7 @@ func (r *clusterRig) start(id string, seeds bool, extra ...string) *nodeProc {
 		}
 	}
 	args = append(args, extra...)
-	cmd := exec.Command(sondaBin, args...)
+	cmd := exec.Command(r.bin, args...)
 	cmd.Env = append(os.Environ(), clusterCrawlEnv(id)...)
 	f, err := os.Create(filepath.Join(r.dir, fmt.Sprintf("node-%s-%d.log", id, time.Now().UnixNano())))
 	if err != nil {
