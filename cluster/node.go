@@ -406,12 +406,15 @@ func (n *Node) signalLocked() {
 // which may no longer be the one this node serves (it lost its membership meanwhile).
 func (n *Node) Leave(it frontier.Item) {
 	// The lease's page batch is committed (or dropped) by now: its records may be relayed.
+	// The relay's next round takes them (within relayEvery): a round per page would cost
+	// an outbox read, two batch commits and a write to the server per page, where a round
+	// takes the records of every page since the last one for about the price of one. A
+	// lease waiting for the relay (Enter, at the bound on unconfirmed pages) wakes it.
 	n.outMu.Lock()
-	routed := n.out != nil && n.out.closed(it.Key)
-	n.outMu.Unlock()
-	if routed {
-		n.kick()
+	if n.out != nil {
+		n.out.closed(it.Key)
 	}
+	n.outMu.Unlock()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if pt := n.leases[it.Key]; pt != nil {
@@ -1498,8 +1501,13 @@ func (n *Node) release(ctx context.Context, p int) {
 }
 
 // relayLoop publishes the outbox to JetStream and deletes what the server acknowledged.
+// relayEvery is how often the relay reads the outbox when nothing wakes it sooner (a lease
+// waiting for it, seeds, a hand-over's rests): what a page found waits at most that long
+// to be sent to its owners.
+const relayEvery = 100 * time.Millisecond
+
 func (n *Node) relayLoop(ctx context.Context) {
-	t := time.NewTicker(100 * time.Millisecond)
+	t := time.NewTicker(relayEvery)
 	defer t.Stop()
 	for {
 		for ctx.Err() == nil {

@@ -52,12 +52,9 @@ func (o *outbox) opened(key [16]byte) {
 	}
 }
 
-// closed notes that the batch of the lease of key was committed or dropped; it says
-// whether that lease had records.
-func (o *outbox) closed(key [16]byte) bool {
-	_, ok := o.open[key]
+// closed notes that the batch of the lease of key was committed or dropped.
+func (o *outbox) closed(key [16]byte) {
 	delete(o.open, key)
-	return ok
 }
 
 // low is the lowest number a record not yet committed can have: every record numbered
