@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"context"
 	"math"
 	"reflect"
@@ -98,6 +97,7 @@ func (q *bm25fQuery) open(ctx context.Context, i bindex.IndexReader) (*bm25fSear
 					continue
 				}
 				fr.weight, fr.avgLen, fr.lang, fr.field = weight, q.stats.avgLen[name], lang, f
+				fr.term, fr.name = term, name
 				df = max(df, float64(fr.r.Count()))
 				cw.readers = append(cw.readers, fr)
 			}
@@ -116,6 +116,7 @@ func (q *bm25fQuery) open(ctx context.Context, i bindex.IndexReader) (*bm25fSear
 			}
 			if fr != nil {
 				fr.weight, fr.avgLen = q.r.URL, q.stats.avgLen[fieldURL]
+				fr.term, fr.name = w.urlTerm, fieldURL
 				// A word's IDF is the word's, not the field's (BM25F): the documents
 				// that have it anywhere, not only in the URL. Counting only URLs made
 				// a word common in text but rare in paths ("import" in
@@ -186,11 +187,15 @@ func (q *bm25fQuery) textIDFs(count func(term, field string) (uint64, error)) ([
 type fieldReader struct {
 	r      bindex.TermFieldReader
 	cur    *bindex.TermFieldDoc // nil when exhausted
+	doc    uint64               // cur's document number (noDoc when exhausted)
 	buf    bindex.TermFieldDoc
+	seek   bindex.IndexInternalID // scratch: Advance's target
 	weight float64
 	avgLen float64
 	lang   string   // "" for inurl
 	field  string   // the field group: title, body...
+	term   string   // the analyzed term
+	name   string   // the index field (with its language suffix)
 	pos    []uint64 // scratch for positions
 }
 
@@ -206,18 +211,33 @@ func newFieldReader(ctx context.Context, i bindex.IndexReader, term, field strin
 	return &fieldReader{r: r}, nil
 }
 
+// noDoc is the document number of an exhausted cursor: after every document.
+const noDoc = math.MaxUint64
+
+// The cursors compare documents by number, decoded once per posting: comparing Bleve's
+// 8-byte IDs as byte slices at every step of the merge cost about a twentieth of a search.
+
 func (f *fieldReader) next() error {
 	d, err := f.r.Next(f.buf.Reset())
-	f.cur = d
+	f.set(d)
 	return err
 }
 
-func (f *fieldReader) advance(id bindex.IndexInternalID) error {
-	if f.cur != nil && bytes.Compare(f.cur.ID, id) >= 0 {
+func (f *fieldReader) set(d *bindex.TermFieldDoc) {
+	f.cur, f.doc = d, noDoc
+	if d != nil {
+		f.doc = d.ID.Value()
+	}
+}
+
+// advance moves to the first posting at or after document doc.
+func (f *fieldReader) advance(doc uint64) error {
+	if f.cur != nil && f.doc >= doc {
 		return nil
 	}
-	d, err := f.r.Advance(id, f.buf.Reset())
-	f.cur = d
+	f.seek = bindex.NewIndexInternalID(f.seek, doc)
+	d, err := f.r.Advance(f.seek, f.buf.Reset())
+	f.set(d)
 	return err
 }
 
@@ -228,9 +248,8 @@ type wordCursor struct {
 	urlIDF  float64
 	weight  float64 // multiplies the word's score (bm25fWord.weight)
 	index   int     // the word's position in the query
-	cur     bindex.IndexInternalID
-	lang    string // language of the fields that matched the current document (score sets it)
-	at      bindex.IndexInternalID
+	cur     uint64  // the smallest current document of the readers (noDoc: none left)
+	lang    string  // language of the fields that matched the current document (score sets it)
 }
 
 func (w *wordCursor) start() error {
@@ -243,20 +262,18 @@ func (w *wordCursor) start() error {
 	return nil
 }
 
-// settle sets cur to the smallest current document among the readers (nil: none left).
+// settle sets cur to the smallest current document among the readers (noDoc: none left).
 func (w *wordCursor) settle() {
-	w.cur = nil
+	w.cur = noDoc
 	for _, f := range w.readers {
-		if f.cur != nil && (w.cur == nil || bytes.Compare(f.cur.ID, w.cur) < 0) {
-			w.cur = f.cur.ID
-		}
+		w.cur = min(w.cur, f.doc)
 	}
 }
 
-// advance moves every reader to the first document at or after id.
-func (w *wordCursor) advance(id bindex.IndexInternalID) error {
+// advance moves every reader to the first document at or after doc.
+func (w *wordCursor) advance(doc uint64) error {
 	for _, f := range w.readers {
-		if err := f.advance(id); err != nil {
+		if err := f.advance(doc); err != nil {
 			return err
 		}
 	}
@@ -266,11 +283,9 @@ func (w *wordCursor) advance(id bindex.IndexInternalID) error {
 
 // step moves the readers that are at cur past it.
 func (w *wordCursor) step() error {
-	// cur is the ID buffer of one of the readers, which next overwrites: copy it.
-	w.at = append(w.at[:0], w.cur...)
-	at := w.at
+	at := w.cur
 	for _, f := range w.readers {
-		if f.cur != nil && bytes.Equal(f.cur.ID, at) {
+		if f.doc == at && at != noDoc {
 			if err := f.next(); err != nil {
 				return err
 			}
@@ -286,18 +301,10 @@ func (w *wordCursor) score(k1, b float64) float64 {
 	lang := ""
 	urlOnly := true
 	for _, f := range w.readers {
-		if f.cur == nil || !bytes.Equal(f.cur.ID, w.cur) {
+		if f.doc != w.cur || f.cur == nil {
 			continue
 		}
-		length := 1.0
-		if f.cur.Norm > 0 {
-			length = 1 / (f.cur.Norm * f.cur.Norm)
-		}
-		avg := f.avgLen
-		if avg <= 0 {
-			avg = length
-		}
-		tf += fieldTF(f.weight, int(f.cur.Freq), length, avg, b)
+		tf += f.tf(f.cur, f.weight, b)
 		if f.lang != "" {
 			lang, urlOnly = f.lang, false
 		}
@@ -308,6 +315,20 @@ func (w *wordCursor) score(k1, b float64) float64 {
 		idf, w.lang = w.idf[lang], lang
 	}
 	return saturate(w.weight, idf, tf, k1)
+}
+
+// tf is the term's frequency in posting p, weighted and normalized (fieldTF): the field's
+// length is read back from zap's norm, 1/√length.
+func (f *fieldReader) tf(p *bindex.TermFieldDoc, weight, b float64) float64 {
+	length := 1.0
+	if p.Norm > 0 {
+		length = 1 / (p.Norm * p.Norm)
+	}
+	avg := f.avgLen
+	if avg <= 0 {
+		avg = length
+	}
+	return fieldTF(weight, int(p.Freq), length, avg, b)
 }
 
 // fieldTF is a word's frequency in one field of a document, weighted by the field's
@@ -326,7 +347,7 @@ func saturate(weight, idf, tf, k1 float64) float64 {
 // increasing order (a word is in one language's copy of the field at most).
 func (w *wordCursor) positions(field string) []uint64 {
 	for _, f := range w.readers {
-		if f.cur == nil || !bytes.Equal(f.cur.ID, w.cur) || f.field != field || len(f.cur.Vectors) == 0 {
+		if f.doc != w.cur || f.cur == nil || f.field != field || len(f.cur.Vectors) == 0 {
 			continue
 		}
 		f.pos = f.pos[:0]
@@ -341,12 +362,12 @@ func (w *wordCursor) positions(field string) []uint64 {
 // bm25fSearcher merges the words' postings: a document matches when all words (all) or
 // any word occur in it, and scores the sum of the words' BM25F scores.
 type bm25fSearcher struct {
-	target bindex.IndexInternalID // scratch copy of the leapfrog target
-	at     []*wordCursor          // scratch: the words at the current document
-	q      *bm25fQuery
-	words  []*wordCursor
-	all    bool
-	empty  bool
+	at    []*wordCursor // scratch: the words at the current document
+	q     *bm25fQuery
+	words []*wordCursor
+	all   bool
+	empty bool
+	prune *maxScore // dynamic pruning, when the collector asked for it (prune.go)
 }
 
 var reflectStaticSizeBM25F = int(reflect.TypeOf(bm25fSearcher{}).Size())
@@ -389,8 +410,9 @@ func (s *bm25fSearcher) Advance(ctx *search.SearchContext, id bindex.IndexIntern
 	if s.empty {
 		return nil, nil
 	}
+	doc := id.Value()
 	for _, w := range s.words {
-		if err := w.advance(id); err != nil {
+		if err := w.advance(doc); err != nil {
 			return nil, err
 		}
 	}
@@ -403,26 +425,24 @@ func (s *bm25fSearcher) match(ctx *search.SearchContext) (*search.DocumentMatch,
 	if s.empty {
 		return nil, nil
 	}
-	var doc bindex.IndexInternalID
+	if s.prune != nil && s.prune.active() {
+		return s.matchPruned(ctx)
+	}
+	var doc uint64
 	if s.all {
 		// Leapfrog: move every word to the largest current document until they agree.
 		for {
-			var hi bindex.IndexInternalID
+			hi := uint64(0)
 			for _, w := range s.words {
-				if w.cur == nil {
-					s.empty = true
-					return nil, nil
-				}
-				if hi == nil || bytes.Compare(w.cur, hi) > 0 {
-					hi = w.cur
-				}
+				hi = max(hi, w.cur)
 			}
-			// hi is some reader's buffer; advancing may reuse it.
-			s.target = append(s.target[:0], hi...)
-			hi = s.target
+			if hi == noDoc {
+				s.empty = true
+				return nil, nil
+			}
 			agree := true
 			for _, w := range s.words {
-				if !bytes.Equal(w.cur, hi) {
+				if w.cur != hi {
 					agree = false
 					if err := w.advance(hi); err != nil {
 						return nil, err
@@ -435,12 +455,11 @@ func (s *bm25fSearcher) match(ctx *search.SearchContext) (*search.DocumentMatch,
 			}
 		}
 	} else {
+		doc = noDoc
 		for _, w := range s.words {
-			if w.cur != nil && (doc == nil || bytes.Compare(w.cur, doc) < 0) {
-				doc = w.cur
-			}
+			doc = min(doc, w.cur)
 		}
-		if doc == nil {
+		if doc == noDoc {
 			s.empty = true
 			return nil, nil
 		}
@@ -449,7 +468,7 @@ func (s *bm25fSearcher) match(ctx *search.SearchContext) (*search.DocumentMatch,
 	score := 0.0
 	at := s.at[:0]
 	for _, w := range s.words {
-		if w.cur != nil && bytes.Equal(w.cur, doc) {
+		if w.cur == doc {
 			score += w.score(k1, b)
 			at = append(at, w)
 		}
@@ -459,7 +478,7 @@ func (s *bm25fSearcher) match(ctx *search.SearchContext) (*search.DocumentMatch,
 		score += s.proximity(at, k1)
 	}
 	dm := ctx.DocumentMatchPool.Get()
-	dm.IndexInternalID = append(dm.IndexInternalID[:0], doc...)
+	dm.IndexInternalID = bindex.NewIndexInternalID(dm.IndexInternalID, doc)
 	dm.Score = score
 	for _, w := range at {
 		if err := w.step(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search"
 	bq "github.com/blevesearch/bleve/v2/search/query"
 	bindex "github.com/blevesearch/bleve_index_api"
@@ -28,6 +29,9 @@ type collected struct {
 	// total does not exceed it).
 	facetOver int
 	rows      []facetRow // instead of facets, with collectOptions.rows
+	// returned is how many matches the searcher returned: total, unless pruning skipped
+	// some (prune.go).
+	returned uint64
 }
 
 // hitHeap is a min-heap of the best hits so far: the worst on top, ready to be replaced.
@@ -69,6 +73,8 @@ type collectOptions struct {
 	// rescore, when set, may change the scores and order of the best hits (feedback.go)
 	// before anything else reads them, on the same index snapshot.
 	rescore func(r bindex.IndexReader, best []collectedHit, total uint64) error
+	// exhaustive scores every match, without pruning (prune.go); tests compare both.
+	exhaustive bool
 }
 
 // collect runs q and returns its best hits.
@@ -106,6 +112,17 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 	best := make(hitHeap, 0, min(keep, 1024))
 	res = &collected{}
 	b, _ := ctx.Value(budgetKey{}).(*budget)
+	// An OR of words skips the documents that cannot enter the best keep once there are
+	// keep of them (prune.go); it needs the segments' postings to count the matches then.
+	snap, _ := r.(*scorch.IndexSnapshot)
+	pr, _ := s.(*bm25fSearcher)
+	if o.exhaustive || snap == nil || keep <= 0 || pr == nil {
+		pr = nil
+	} else if ok, err := pr.enablePruning(ctx, r, &ix.tfBounds, keep); err != nil {
+		return nil, err
+	} else if !ok {
+		pr = nil
+	}
 	for {
 		if res.total&255 == 0 {
 			if ctx.Err() != nil {
@@ -127,13 +144,26 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 		case keep <= 0:
 		case len(best) < keep:
 			heap.Push(&best, collectedHit{append(bindex.IndexInternalID(nil), dm.IndexInternalID...), dm.Score})
+			if pr != nil && len(best) == keep {
+				pr.raiseFloor(best[0].score)
+			}
 		case dm.Score > best[0].score:
 			// Replace the worst; reuse its ID buffer.
 			best[0].iid = append(best[0].iid[:0], dm.IndexInternalID...)
 			best[0].score = dm.Score
 			heap.Fix(&best, 0)
+			if pr != nil {
+				pr.raiseFloor(best[0].score)
+			}
 		}
 		pool.Put(dm)
+	}
+	res.returned = res.total
+	if pr != nil && pr.prune.pruned {
+		// Not every match was returned: count them from the postings.
+		if res.total, err = pr.countMatches(snap); err != nil {
+			return nil, err
+		}
 	}
 	ordered := make([]collectedHit, len(best))
 	for i := len(best) - 1; i >= 0; i-- {

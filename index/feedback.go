@@ -484,46 +484,56 @@ func (s *bm25fSearcher) rescorePostings(window []collectedHit, at []int) error {
 // was last searched through: the expansion words of feedback are common words that come
 // back query after query (and the model's thirty candidates are checked against the
 // collection), and looking their counts up in every segment's term dictionary for every
-// field cost a twentieth of a search. A new snapshot (any write) starts it
-// afresh; it holds at most dfCacheSize counts.
+// field cost a twentieth of a search.
 type dfCache struct {
-	mu   sync.Mutex
-	snap *scorch.IndexSnapshot
-	n    map[fieldTerm]uint64
+	memo snapshotMemo[fieldTerm, uint64]
 }
 
 type fieldTerm struct{ field, term string }
 
-const dfCacheSize = 1 << 16
-
 func (c *dfCache) count(ctx context.Context, r bindex.IndexReader, term, field string) (uint64, error) {
+	return c.memo.get(r, fieldTerm{field, term}, func() (uint64, error) {
+		tfr, err := r.TermFieldReader(ctx, []byte(term), field, false, false, false)
+		if err != nil {
+			return 0, err
+		}
+		n := tfr.Count()
+		return n, tfr.Close()
+	})
+}
+
+// snapshotMemo keeps values computed from an index snapshot, for the snapshot last asked
+// about: a new snapshot (any write) starts it afresh. It holds at most memoSize values;
+// values computed from a reader that is not a snapshot of segments are not kept.
+type snapshotMemo[K comparable, V any] struct {
+	mu   sync.Mutex
+	snap *scorch.IndexSnapshot
+	m    map[K]V
+}
+
+const memoSize = 1 << 16
+
+func (c *snapshotMemo[K, V]) get(r bindex.IndexReader, key K, compute func() (V, error)) (V, error) {
 	snap, _ := r.(*scorch.IndexSnapshot)
-	key := fieldTerm{field, term}
 	if snap != nil {
 		c.mu.Lock()
 		if c.snap != snap {
-			c.snap, c.n = snap, map[fieldTerm]uint64{}
+			c.snap, c.m = snap, map[K]V{}
 		}
-		n, ok := c.n[key]
+		v, ok := c.m[key]
 		c.mu.Unlock()
 		if ok {
-			return n, nil
+			return v, nil
 		}
 	}
-	tfr, err := r.TermFieldReader(ctx, []byte(term), field, false, false, false)
-	if err != nil {
-		return 0, err
+	v, err := compute()
+	if err != nil || snap == nil {
+		return v, err
 	}
-	n := tfr.Count()
-	if err := tfr.Close(); err != nil {
-		return 0, err
+	c.mu.Lock()
+	if c.snap == snap && len(c.m) < memoSize {
+		c.m[key] = v
 	}
-	if snap != nil {
-		c.mu.Lock()
-		if c.snap == snap && len(c.n) < dfCacheSize {
-			c.n[key] = n
-		}
-		c.mu.Unlock()
-	}
-	return n, nil
+	c.mu.Unlock()
+	return v, nil
 }

@@ -122,11 +122,15 @@ type Index struct {
 	cache      *resultCache
 	columns    *columnCache  // the segments' facet columns, decoded
 	dfs        dfCache       // document counts of feedback's words
+	tfBounds   tfBoundCache  // the largest frequencies of query words, for pruning
 	turns      chan struct{} // one token per search running (Options.MaxSearches)
 	unclean    bool
 	created    bool         // this Open created the index (it was missing or its creation never finished)
 	written    atomic.Int64 // unix nanoseconds of the last write
 	closed     atomic.Bool
+	// exhaustive turns off the pruning of OR queries (prune.go): tests compare rankings
+	// with and without it.
+	exhaustive atomic.Bool
 }
 
 // internal keys the index keeps in Bleve.

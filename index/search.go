@@ -335,7 +335,7 @@ func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string,
 	}
 	size = min(size, v.depth)
 	sctx := context.WithValue(ctx, search.BM25StatsKey, v.bleve)
-	o := collectOptions{n: size, facets: facets, facetDepth: v.depth, counts: v.global, rows: v.global != nil}
+	o := collectOptions{n: size, facets: facets, facetDepth: v.depth, counts: v.global, rows: v.global != nil, exhaustive: ix.exhaustive.Load()}
 	if r.Feedback > 0 && tr.text > 0 && v.global == nil {
 		// Pseudo-relevance feedback (feedback.go) rescores the best Window matches. A shard
 		// of a split collection does not: its best matches are not the collection's

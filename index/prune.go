@@ -1,0 +1,323 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/search"
+	bindex "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
+)
+
+// This file prunes the matching of OR queries (MaxScore: Turtle and Flood, "Query
+// evaluation: strategies and optimizations", 1995; as Lucene's MaxScoreBulkScorer).
+//
+// Why: a search keeps its best MaxResults (1,000) matches, for the facets and the pages,
+// but an OR query of common words matches most of the index, and scoring every match was
+// most of a search's CPU (docs/benchmarks.md, "Search under load"). Once the collector
+// holds 1,000 matches, a document must score above the worst of them to matter. A word's
+// BM25F score is below weight × IDF × (k1 + 1) whatever its frequencies (saturation), plus,
+// for the proximity score, prox × IDF × (k1 + 1) for the pair it ends. Sorting the words
+// by that bound, the cheapest words whose bounds together do not exceed the floor cannot
+// make a document worth having on their own: documents are looked for only among the
+// postings of the other (essential) words, and the cheap words' postings are advanced to
+// those documents, or not read at all when the bounds show the document cannot reach the
+// floor. The documents returned are scored exactly as without pruning (the same sums in
+// the same order), so the best 1,000 are the same documents with the same scores; only
+// documents that could not have entered them are skipped.
+//
+// The total number of matches is then counted from the words' postings bitmaps (zap keeps
+// each postings list as a roaring bitmap): their union per segment, without its deleted
+// documents. That is cheap next to scoring, so totals stay exact.
+
+// maxScore is the pruning state of an OR searcher.
+type maxScore struct {
+	floor  float64   // a document must score above this to be wanted (0: every match is)
+	bound  []float64 // per word of the searcher: the most it can add to a score
+	pair   []float64 // the part of bound that is the word's proximity pair's
+	order  []int     // the words by bound, lowest first
+	below  []float64 // below[i]: the sum of the bounds of order[:i]
+	cheap  int       // order[:cheap] are the non-essential words
+	scores []float64 // scratch: each word's score in the current document
+	pruned bool      // some matches were not returned (the collector counts them)
+}
+
+// pruneSlack keeps rounding from pruning a document whose exact score reaches the floor:
+// bounds are compared as if this much larger (relative).
+const pruneSlack = 1e-9
+
+// When pruning pays (TestPruneOnIndex on the load test's 100,000 pages, CPU of collecting
+// the best K of 600 searches of its log asked with OR, pruned against exhaustive): for the
+// best 10, 35 % less for short queries and questions; for the best 200 (what feedback
+// rescores), 10-15 % less; for the best 1,000 (what facets count), nothing: the floor,
+// the thousandth best score, is below most words' bounds, and skipping within dense
+// postings costs nearly what reading them does. With 30 words and more, the per-document
+// bookkeeping costs more than it saves, whatever the K. So pruning is used up to pruneKeep
+// results and pruneWords words (variables for TestPruneOnIndex, which lifts them).
+var (
+	pruneKeep  = 256
+	pruneWords = 16
+)
+
+// enablePruning prepares s to skip the documents that cannot score above a floor the
+// collector raises (raiseFloor) once it holds keep matches, with the words' bounds from
+// tfs. It reports false when s is not an OR of several words, or when pruning would not
+// pay (pruneKeep, pruneWords).
+func (s *bm25fSearcher) enablePruning(ctx context.Context, r bindex.IndexReader, tfs *tfBoundCache, keep int) (bool, error) {
+	if s.all || s.empty || len(s.words) < 2 || len(s.words) > pruneWords || keep > pruneKeep {
+		return false, nil
+	}
+	k1, b := s.q.r.K1, s.q.r.B
+	n := len(s.words)
+	m := &maxScore{bound: make([]float64, n), pair: make([]float64, n), scores: make([]float64, n)}
+	maxIDF := make([]float64, n)
+	adjacent := make([]float64, n) // the most a word can count in its proximity pair
+	for i, w := range s.words {
+		idf := w.urlIDF
+		for _, v := range w.idf {
+			idf = max(idf, v)
+		}
+		maxIDF[i] = idf
+		// The word's weighted, normalized frequency summed over its fields is at most the
+		// sum of each field's largest; the score grows with it.
+		tf := 0.0
+		for _, f := range w.readers {
+			tb, err := tfs.bound(ctx, r, f, b)
+			if err != nil {
+				return false, err
+			}
+			tf += f.weight * tb.tf
+			if f.field == fieldTitle || f.field == fieldBody {
+				adjacent[i] += s.q.r.fieldWeight(f.field) * tb.freq
+			}
+		}
+		m.bound[i] = saturate(w.weight, idf, tf, k1)
+	}
+	if s.q.prox > 0 {
+		// A pair's proximity score goes to the bound of its second word (a word ends at
+		// most one pair: the one with the word before it in the query). The pair occurs
+		// at most as often as the second word does in title and body.
+		for i, b := range s.words {
+			for j, a := range s.words {
+				if a.index+1 == b.index {
+					c := adjacent[i]
+					m.pair[i] = s.q.prox * min(maxIDF[i], maxIDF[j]) * c * (k1 + 1) / (c + k1)
+					m.bound[i] += m.pair[i]
+				}
+			}
+		}
+	}
+	m.order = make([]int, n)
+	for i := range m.order {
+		m.order[i] = i
+	}
+	sort.SliceStable(m.order, func(i, j int) bool { return m.bound[m.order[i]] < m.bound[m.order[j]] })
+	m.below = make([]float64, n+1)
+	for i, wi := range m.order {
+		m.below[i+1] = m.below[i] + m.bound[wi]
+	}
+	s.prune = m
+	return true, nil
+}
+
+// tfBoundCache keeps, for the snapshot the index was last searched through, each
+// (term, field)'s largest normalized frequency (fieldTF with weight 1) and largest raw
+// frequency in any document: the words' score bounds. A bound that only uses saturation
+// (IDF × (k1 + 1)) is two to three times what a word actually scores, and pruned almost
+// nothing; finding a word's largest frequencies walks its postings once (without
+// positions), and Zipf's law brings the common words, whose postings are long, back query
+// after query.
+type tfBoundCache struct {
+	memo snapshotMemo[tfBoundKey, tfBound]
+}
+
+type tfBoundKey struct {
+	field, term string
+	b, avg      float64
+}
+
+type tfBound struct{ tf, freq float64 }
+
+func (c *tfBoundCache) bound(ctx context.Context, r bindex.IndexReader, f *fieldReader, b float64) (tfBound, error) {
+	return c.memo.get(r, tfBoundKey{f.name, f.term, b, f.avgLen}, func() (tfBound, error) {
+		tfr, err := r.TermFieldReader(ctx, []byte(f.term), f.name, true, true, false)
+		if err != nil {
+			return tfBound{}, err
+		}
+		defer tfr.Close()
+		var v tfBound
+		var d bindex.TermFieldDoc
+		for {
+			p, err := tfr.Next(d.Reset())
+			if err != nil || p == nil {
+				return v, err
+			}
+			v.tf = max(v.tf, f.tf(p, 1, b))
+			v.freq = max(v.freq, float64(p.Freq))
+		}
+	})
+}
+
+// raiseFloor tells s that only documents scoring above floor are wanted from now on.
+func (s *bm25fSearcher) raiseFloor(floor float64) {
+	m := s.prune
+	if m == nil || floor <= m.floor {
+		return
+	}
+	m.floor = floor
+	for m.cheap < len(m.order) && m.below[m.cheap+1]*(1+pruneSlack) <= floor {
+		m.cheap++
+	}
+	if m.cheap > 0 {
+		m.pruned = true
+	}
+}
+
+// active reports whether some words are no longer essential.
+func (m *maxScore) active() bool { return m.cheap > 0 }
+
+// matchPruned returns the next document, among the essential words' postings, that may
+// score above the floor, scored exactly as match scores it (nil: none left).
+func (s *bm25fSearcher) matchPruned(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+	m := s.prune
+	k1, b := s.q.r.K1, s.q.r.B
+	essential := m.order[m.cheap:]
+	for {
+		doc := uint64(noDoc)
+		for _, wi := range essential {
+			doc = min(doc, s.words[wi].cur)
+		}
+		if doc == noDoc {
+			s.empty = true // the cheap words alone cannot reach the floor
+			return nil, nil
+		}
+		// What the document scores at most: the exact scores of the words found, plus the
+		// bounds of their proximity pairs, plus the bounds of the words not yet looked at.
+		sum, pending := 0.0, 0.0
+		for _, wi := range essential {
+			w := s.words[wi]
+			m.scores[wi] = -1
+			if w.cur == doc {
+				m.scores[wi] = w.score(k1, b)
+				sum += m.scores[wi]
+				pending += m.pair[wi]
+			}
+		}
+		wanted := true
+		for i := m.cheap - 1; i >= 0; i-- {
+			if (sum+pending+m.below[i+1])*(1+pruneSlack) <= m.floor {
+				wanted = false
+				break
+			}
+			wi := m.order[i]
+			w := s.words[wi]
+			m.scores[wi] = -1
+			if err := w.advance(doc); err != nil {
+				return nil, err
+			}
+			if w.cur == doc {
+				m.scores[wi] = w.score(k1, b)
+				sum += m.scores[wi]
+				pending += m.pair[wi]
+			}
+		}
+		var dm *search.DocumentMatch
+		if wanted {
+			// The exact score: the words' scores summed in query order, as match does.
+			score := 0.0
+			at := s.at[:0]
+			for wi, w := range s.words {
+				if m.scores[wi] >= 0 {
+					score += m.scores[wi]
+					at = append(at, w)
+				}
+			}
+			s.at = at
+			if s.q.prox > 0 && len(at) > 1 {
+				score += s.proximity(at, k1)
+			}
+			dm = ctx.DocumentMatchPool.Get()
+			dm.IndexInternalID = bindex.NewIndexInternalID(dm.IndexInternalID, doc)
+			dm.Score = score
+		}
+		for _, w := range s.words {
+			if w.cur == doc {
+				if err := w.step(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if dm != nil {
+			return dm, nil
+		}
+	}
+}
+
+// countMatches counts the documents of snapshot snap that have some word of s, from the
+// words' postings bitmaps.
+func (s *bm25fSearcher) countMatches(snap *scorch.IndexSnapshot) (uint64, error) {
+	var total uint64
+	dicts := map[string]segment.TermDictionary{}
+	for _, ss := range snap.Segments() {
+		seg := ss.Segment()
+		clear(dicts)
+		docs := roaring.New()
+		for _, w := range s.words {
+			for _, f := range w.readers {
+				d, ok := dicts[f.name]
+				if !ok {
+					var err error
+					if d, err = seg.Dictionary(f.name); err != nil {
+						return 0, fmt.Errorf("index: count matches in %s: %w", f.name, err)
+					}
+					dicts[f.name] = d
+				}
+				if d == nil {
+					continue
+				}
+				pl, err := d.PostingsList([]byte(f.term), nil, nil)
+				if err != nil {
+					return 0, fmt.Errorf("index: count matches of %q in %s: %w", f.term, f.name, err)
+				}
+				if err := orPostings(pl, docs); err != nil {
+					return 0, err
+				}
+			}
+		}
+		if del := ss.Deleted(); del != nil {
+			docs.AndNot(del)
+		}
+		total += docs.GetCardinality()
+	}
+	return total, nil
+}
+
+// orPostings adds the documents of postings list pl to docs.
+func orPostings(pl segment.PostingsList, docs *roaring.Bitmap) error {
+	if pl == nil {
+		return nil
+	}
+	if o, ok := pl.(interface{ OrInto(*roaring.Bitmap) }); ok {
+		o.OrInto(docs)
+		return nil
+	}
+	// A segment format without bitmaps: walk the list.
+	it := pl.Iterator(false, false, false, nil)
+	for {
+		p, err := it.Next()
+		if err != nil {
+			return fmt.Errorf("index: count matches: %w", err)
+		}
+		if p == nil {
+			return nil
+		}
+		if p.Number() > math.MaxUint32 {
+			return fmt.Errorf("index: count matches: document number %d out of range", p.Number())
+		}
+		docs.Add(uint32(p.Number()))
+	}
+}
