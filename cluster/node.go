@@ -1374,12 +1374,18 @@ func (n *Node) admit(ctx context.Context, p int, pt *part, batch []jetstream.Msg
 		return errNotServing // the partition moved: not acknowledged, the next owner admits them
 	}
 	// Unsynced: the state stream holds these URLs already, and a node rebuilds its
-	// queues from it when it takes a partition, also after a crash (Attach purges).
-	if _, err := n.fr.AddUnseen(fresh, check); err != nil {
-		return err
+	// queues from it when it takes a partition, also after a crash (Attach purges). Each
+	// call below commits a batch and wakes the crawler's workers, and Restore syncs the
+	// WAL too: none is made for nothing (most batches hold no refetch, many no new URL).
+	if len(fresh) > 0 {
+		if _, err := n.fr.AddUnseen(fresh, check); err != nil {
+			return err
+		}
 	}
-	if err := n.fr.Restore(again, nil, nil); err != nil {
-		return err
+	if len(again) > 0 {
+		if err := n.fr.Restore(again, nil, nil); err != nil {
+			return err
+		}
 	}
 	n.admitted.Add(int64(len(fresh) + len(again)))
 	if len(newer) > 0 {
