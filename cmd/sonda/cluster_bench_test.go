@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -150,6 +151,13 @@ func clusterScalingRun(t *testing.T, bin, label string, web testweb.Config, node
 	}
 	t.Logf("%s: CPU per page, whole processes: nodes %.2f ms (%.2f× embedded), nodes + NATS server %.2f ms (%.2f× embedded)",
 		label, perPage*1000, perPage/emb.whole, withServer*1000, withServer/emb.whole)
+	// What a node warned about (a lost membership, partitions moving, JetStream errors)
+	// explains a run whose rate fell short.
+	for _, p := range procs {
+		if warns := lines(p.log.Name(), warnRe); len(warns) > 0 {
+			t.Logf("%s: %s: %d warnings or errors, the first: %s", label, p.id, len(warns), strings.Join(warns[:min(len(warns), 5)], "\n"))
+		}
+	}
 	for _, p := range procs {
 		if profile {
 			t.Logf("%s:\n%s", p.id, profileLines(p.log.Name()))
@@ -157,6 +165,9 @@ func clusterScalingRun(t *testing.T, bin, label string, web testweb.Config, node
 	}
 	r.checkPolite() // polite and one node per host at a time, also while measuring
 }
+
+// warnRe matches a node's log lines of level WARN or ERROR.
+var warnRe = regexp.MustCompile(`level=(WARN|ERROR)`)
 
 // embeddedRun is what embedded crawls measured: pages/s (of each) and CPU per page over
 // the measuring window, and CPU per page of the whole processes (start-up and shut-down
