@@ -406,6 +406,18 @@ func (s *bm25fSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, 
 	return s.match(ctx)
 }
 
+// match wraps what nextDoc finds in a DocumentMatch, for Bleve's searchers.
+func (s *bm25fSearcher) match(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+	doc, score, ok, err := s.nextDoc()
+	if !ok || err != nil {
+		return nil, err
+	}
+	dm := ctx.DocumentMatchPool.Get()
+	dm.IndexInternalID = bindex.NewIndexInternalID(dm.IndexInternalID, doc)
+	dm.Score = score
+	return dm, nil
+}
+
 func (s *bm25fSearcher) Advance(ctx *search.SearchContext, id bindex.IndexInternalID) (*search.DocumentMatch, error) {
 	if s.empty {
 		return nil, nil
@@ -419,16 +431,16 @@ func (s *bm25fSearcher) Advance(ctx *search.SearchContext, id bindex.IndexIntern
 	return s.match(ctx)
 }
 
-// match finds the next matching document at or after the cursors' positions, scores it
-// and moves past it.
-func (s *bm25fSearcher) match(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+// nextDoc finds the next matching document at or after the cursors' positions, scores it
+// and moves past it (ok false: none left). The collector calls it directly when the query
+// is one BM25F clause: a match then costs no DocumentMatch.
+func (s *bm25fSearcher) nextDoc() (doc uint64, score float64, ok bool, err error) {
 	if s.empty {
-		return nil, nil
+		return 0, 0, false, nil
 	}
 	if s.prune != nil && s.prune.active() {
-		return s.matchPruned(ctx)
+		return s.nextPruned()
 	}
-	var doc uint64
 	if s.all {
 		// Leapfrog: move every word to the largest current document until they agree.
 		for {
@@ -438,14 +450,14 @@ func (s *bm25fSearcher) match(ctx *search.SearchContext) (*search.DocumentMatch,
 			}
 			if hi == noDoc {
 				s.empty = true
-				return nil, nil
+				return 0, 0, false, nil
 			}
 			agree := true
 			for _, w := range s.words {
 				if w.cur != hi {
 					agree = false
 					if err := w.advance(hi); err != nil {
-						return nil, err
+						return 0, 0, false, err
 					}
 				}
 			}
@@ -461,11 +473,10 @@ func (s *bm25fSearcher) match(ctx *search.SearchContext) (*search.DocumentMatch,
 		}
 		if doc == noDoc {
 			s.empty = true
-			return nil, nil
+			return 0, 0, false, nil
 		}
 	}
 	k1, b := s.q.r.K1, s.q.r.B
-	score := 0.0
 	at := s.at[:0]
 	for _, w := range s.words {
 		if w.cur == doc {
@@ -477,15 +488,12 @@ func (s *bm25fSearcher) match(ctx *search.SearchContext) (*search.DocumentMatch,
 	if s.q.prox > 0 && len(at) > 1 {
 		score += s.proximity(at, k1)
 	}
-	dm := ctx.DocumentMatchPool.Get()
-	dm.IndexInternalID = bindex.NewIndexInternalID(dm.IndexInternalID, doc)
-	dm.Score = score
 	for _, w := range at {
 		if err := w.step(); err != nil {
-			return nil, err
+			return 0, 0, false, err
 		}
 	}
-	return dm, nil
+	return doc, score, true, nil
 }
 
 // proximity scores pairs of query words that are adjacent in the query and occur next to

@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"container/heap"
 	"context"
 	"fmt"
@@ -38,16 +37,22 @@ type collected struct {
 type hitHeap []collectedHit
 
 type collectedHit struct {
-	iid   bindex.IndexInternalID
+	doc   uint64 // the document's number in the snapshot (bindex.IndexInternalID's value)
 	score float64
 }
+
+// The heap holds no pointers: moving its entries needs no GC write barriers, and keeping a
+// match allocates nothing.
+
+// iid is the hit's document as Bleve's ID.
+func (h collectedHit) iid() bindex.IndexInternalID { return bindex.NewIndexInternalID(nil, h.doc) }
 
 func (h hitHeap) Len() int { return len(h) }
 func (h hitHeap) Less(i, j int) bool {
 	if h[i].score != h[j].score {
 		return h[i].score < h[j].score
 	}
-	return bytes.Compare(h[i].iid, h[j].iid) > 0 // on a tie the later document is worse
+	return h[i].doc > h[j].doc // on a tie the later document is worse
 }
 func (h hitHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *hitHeap) Push(x any)   { *h = append(*h, x.(collectedHit)) }
@@ -115,13 +120,25 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 	// An OR of words skips the documents that cannot enter the best keep once there are
 	// keep of them (prune.go); it needs the segments' postings to count the matches then.
 	snap, _ := r.(*scorch.IndexSnapshot)
-	pr, _ := s.(*bm25fSearcher)
+	bs, _ := s.(*bm25fSearcher) // one BM25F clause: its matches are read without DocumentMatch
+	pr := bs
 	if o.exhaustive || snap == nil || keep <= 0 || pr == nil {
 		pr = nil
 	} else if ok, err := pr.enablePruning(ctx, r, &ix.tfBounds, keep); err != nil {
 		return nil, err
 	} else if !ok {
 		pr = nil
+	}
+	next := func() (uint64, float64, bool, error) {
+		if bs != nil {
+			return bs.nextDoc()
+		}
+		dm, err := s.Next(sctx)
+		if dm == nil || err != nil {
+			return 0, 0, false, err
+		}
+		defer pool.Put(dm)
+		return dm.IndexInternalID.Value(), dm.Score, true, nil
 	}
 	for {
 		if res.total&255 == 0 {
@@ -132,31 +149,29 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 				break // the best found so far; Search marks the result partial
 			}
 		}
-		dm, err := s.Next(sctx)
+		doc, score, ok, err := next()
 		if err != nil {
 			return nil, err
 		}
-		if dm == nil {
+		if !ok {
 			break
 		}
 		res.total++
 		switch {
 		case keep <= 0:
 		case len(best) < keep:
-			heap.Push(&best, collectedHit{append(bindex.IndexInternalID(nil), dm.IndexInternalID...), dm.Score})
+			best = append(best, collectedHit{doc, score}) // heap.Push would box it
+			heap.Fix(&best, len(best)-1)
 			if pr != nil && len(best) == keep {
 				pr.raiseFloor(best[0].score)
 			}
-		case dm.Score > best[0].score:
-			// Replace the worst; reuse its ID buffer.
-			best[0].iid = append(best[0].iid[:0], dm.IndexInternalID...)
-			best[0].score = dm.Score
+		case score > best[0].score:
+			best[0] = collectedHit{doc, score}
 			heap.Fix(&best, 0)
 			if pr != nil {
 				pr.raiseFloor(best[0].score)
 			}
 		}
-		pool.Put(dm)
 	}
 	res.returned = res.total
 	if pr != nil && pr.prune.pruned {
@@ -189,7 +204,7 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 	ordered = ordered[:min(len(ordered), o.n)]
 	res.hits = make([]scored, len(ordered))
 	for i, h := range ordered {
-		id, err := r.ExternalID(h.iid)
+		id, err := r.ExternalID(h.iid())
 		if err != nil {
 			return nil, fmt.Errorf("index: ID of a result: %w", err)
 		}
@@ -208,7 +223,7 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 // decompresses each chunk once, where score order would decompress one per document.
 func byDocNumber(hits []collectedHit) []collectedHit {
 	out := append([]collectedHit(nil), hits...)
-	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].iid, out[j].iid) < 0 })
+	sort.Slice(out, func(i, j int) bool { return out[i].doc < out[j].doc })
 	return out
 }
 
@@ -219,13 +234,13 @@ func readRelevance(r bindex.IndexReader, ordered []collectedHit, hits []scored) 
 	if err != nil {
 		return fmt.Errorf("index: read relevance: %w", err)
 	}
-	at := make(map[string]int, len(ordered))
+	at := make(map[uint64]int, len(ordered))
 	for i, h := range ordered {
-		at[string(h.iid)] = i
+		at[h.doc] = i
 	}
 	for _, h := range byDocNumber(ordered) {
-		i := at[string(h.iid)]
-		err := dv.VisitDocValues(h.iid, func(_ string, term []byte) {
+		i := at[h.doc]
+		err := dv.VisitDocValues(h.iid(), func(_ string, term []byte) {
 			if x, ok := decodeNumber(term); ok {
 				hits[i].relevance = x
 			}
@@ -276,7 +291,7 @@ func facetRowsOf(r bindex.IndexReader, docs []collectedHit) ([]facetRow, error) 
 	for i, d := range docs {
 		row := &rows[i]
 		row.score = d.score
-		err := dv.VisitDocValues(d.iid, func(field string, term []byte) {
+		err := dv.VisitDocValues(d.iid(), func(field string, term []byte) {
 			if name, ok := facetColumns[field]; ok {
 				v, ok := intern[string(term)]
 				if !ok {

@@ -96,7 +96,7 @@ func (c *columnCache) rows(r bindex.IndexReader, docs []collectedHit) (rows []fa
 	values := make([]facetValue, 0, 4*len(docs))
 	si := 0
 	for i, d := range docs {
-		n := d.iid.Value()
+		n := d.doc
 		for si < len(segs) && n >= offsets[si+1] {
 			si++
 		}

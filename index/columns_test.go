@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	bindex "github.com/blevesearch/bleve_index_api"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
@@ -33,7 +32,7 @@ func TestColumnsMatchDocValues(t *testing.T) {
 		next := uint64(0)
 		for _, s := range snap.Segments() {
 			for d := range s.Segment().Count() {
-				docs = append(docs, collectedHit{iid: bindex.NewIndexInternalID(nil, next+d), score: float64(next + d)})
+				docs = append(docs, collectedHit{doc: next + d, score: float64(next + d)})
 			}
 			next += s.Segment().Count()
 		}
@@ -164,7 +163,7 @@ func TestColumnCacheBounded(t *testing.T) {
 	next := uint64(0)
 	for si, s := range segs {
 		for d := range s.Segment().Count() {
-			h := collectedHit{iid: bindex.NewIndexInternalID(nil, next+d), score: float64(next + d)}
+			h := collectedHit{doc: next + d, score: float64(next + d)}
 			of[si] = append(of[si], h)
 			all = append(all, h)
 		}

@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"context"
 	"sort"
 	"sync"
@@ -87,17 +86,15 @@ func (ix *Index) relevanceModel(ctx context.Context, r bindex.IndexReader, hits 
 			model[modelKey{code, t}] += pd * float64(c) / float64(n)
 		}
 	}
-	iids := make([]bindex.IndexInternalID, 0, len(hits))
-	scores := make([]float64, 0, len(hits))
+	var docs []collectedHit
 	for _, h := range hits {
 		if h.score > 0 {
-			iids = append(iids, h.iid)
-			scores = append(scores, h.score)
+			docs = append(docs, h)
 		}
 	}
 	var scratch []byte
 	var unlisted []int // documents stored without a forward term list
-	err := forwardLists(r, iids, func(i int, list forwardList, ok bool) error {
+	err := forwardLists(r, docs, func(i int, list forwardList, ok bool) error {
 		if !ok {
 			unlisted = append(unlisted, i)
 			return nil
@@ -118,14 +115,14 @@ func (ix *Index) relevanceModel(ctx context.Context, r bindex.IndexReader, hits 
 		if err != nil {
 			return err
 		}
-		add(list.lang, scores[i])
+		add(list.lang, docs[i].score)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	for _, i := range unlisted {
-		id, err := r.ExternalID(iids[i])
+		id, err := r.ExternalID(docs[i].iid())
 		if err != nil {
 			return nil, err
 		}
@@ -147,7 +144,7 @@ func (ix *Index) relevanceModel(ctx context.Context, r bindex.IndexReader, hits 
 				tf[t]++
 			}
 		}
-		add(code, scores[i])
+		add(code, docs[i].score)
 	}
 	words := topWords(model, feedbackCandidates)
 	kept := words[:0]
@@ -308,7 +305,7 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 			if window[a].score != window[b].score {
 				return window[a].score > window[b].score
 			}
-			return bytes.Compare(window[a].iid, window[b].iid) < 0
+			return window[a].doc < window[b].doc
 		})
 		return nil
 	}
@@ -377,12 +374,8 @@ func (q *bm25fQuery) rescoreForward(ir bindex.IndexReader, idfs []map[string]flo
 	k1, b := q.r.K1, q.r.B
 	nf := len(textFields)
 	tf := make([]float64, len(q.words)*nf) // word × field: weighted, normalized frequency
-	iids := make([]bindex.IndexInternalID, len(window))
-	for i := range window {
-		iids[i] = window[i].iid
-	}
 	var scratch []byte
-	err = forwardLists(ir, iids, func(i int, list forwardList, ok bool) error {
+	err = forwardLists(ir, window, func(i int, list forwardList, ok bool) error {
 		if !ok {
 			unlisted = append(unlisted, i)
 			return nil
@@ -456,24 +449,24 @@ func (s *bm25fSearcher) rescorePostings(window []collectedHit, at []int) error {
 	}
 	// The postings are read forward, in document order.
 	order := append([]int(nil), at...)
-	sort.Slice(order, func(a, b int) bool { return bytes.Compare(window[order[a]].iid, window[order[b]].iid) < 0 })
+	sort.Slice(order, func(a, b int) bool { return window[order[a]].doc < window[order[b]].doc })
 	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize()+1, 0)}
 	var m *search.DocumentMatch // the last match, at or after the document asked
 	var err error
 	for _, i := range order {
 		h := &window[i]
-		if m == nil || bytes.Compare(m.IndexInternalID, h.iid) < 0 {
+		if m == nil || m.IndexInternalID.Value() < h.doc {
 			if m != nil {
 				sctx.DocumentMatchPool.Put(m)
 			}
-			if m, err = s.Advance(sctx, h.iid); err != nil {
+			if m, err = s.Advance(sctx, h.iid()); err != nil {
 				return err
 			}
 			if m == nil {
 				break // nothing further matches
 			}
 		}
-		if bytes.Equal(m.IndexInternalID, h.iid) {
+		if m.IndexInternalID.Value() == h.doc {
 			h.score += m.Score
 		}
 	}

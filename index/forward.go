@@ -253,7 +253,7 @@ func (s forwardSection) find(term string, scratch []byte) (int, []byte, error) {
 // from snapshot r; ok is false for a document stored without one (indexed before lists
 // were stored) or with one of another version, and for every document when r is not a
 // snapshot of segments. The list passed to fn is valid only during the call.
-func forwardLists(r bindex.IndexReader, docs []bindex.IndexInternalID, fn func(i int, list forwardList, ok bool) error) error {
+func forwardLists(r bindex.IndexReader, docs []collectedHit, fn func(i int, list forwardList, ok bool) error) error {
 	if cr, isCounts := r.(*countsReader); isCounts {
 		r = cr.IndexReader
 	}
@@ -272,7 +272,7 @@ func forwardLists(r bindex.IndexReader, docs []bindex.IndexInternalID, fn func(i
 		offsets[i+1] = offsets[i] + s.Segment().Count()
 	}
 	for i, d := range docs {
-		n := d.Value()
+		n := d.doc
 		si, _ := slices.BinarySearch(offsets, n+1) // the first offset past n, minus one
 		si--
 		if si < 0 || si >= len(segs) {

@@ -123,7 +123,7 @@ func TestForwardListMatchesPostings(t *testing.T) {
 			t.Fatalf("%s: %v", d.ID, err)
 		}
 		var list forwardList
-		err = forwardLists(r, []bindex.IndexInternalID{iid}, func(_ int, l forwardList, ok bool) error {
+		err = forwardLists(r, []collectedHit{{doc: iid.Value()}}, func(_ int, l forwardList, ok bool) error {
 			if !ok {
 				return fmt.Errorf("%s has no forward term list", d.ID)
 			}

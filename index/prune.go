@@ -8,7 +8,6 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/search"
 	bindex "github.com/blevesearch/bleve_index_api"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
@@ -180,20 +179,20 @@ func (s *bm25fSearcher) raiseFloor(floor float64) {
 // active reports whether some words are no longer essential.
 func (m *maxScore) active() bool { return m.cheap > 0 }
 
-// matchPruned returns the next document, among the essential words' postings, that may
-// score above the floor, scored exactly as match scores it (nil: none left).
-func (s *bm25fSearcher) matchPruned(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+// nextPruned returns the next document, among the essential words' postings, that may
+// score above the floor, scored exactly as nextDoc scores it (ok false: none left).
+func (s *bm25fSearcher) nextPruned() (doc uint64, score float64, ok bool, err error) {
 	m := s.prune
 	k1, b := s.q.r.K1, s.q.r.B
 	essential := m.order[m.cheap:]
 	for {
-		doc := uint64(noDoc)
+		doc = noDoc
 		for _, wi := range essential {
 			doc = min(doc, s.words[wi].cur)
 		}
 		if doc == noDoc {
 			s.empty = true // the cheap words alone cannot reach the floor
-			return nil, nil
+			return 0, 0, false, nil
 		}
 		// What the document scores at most: the exact scores of the words found, plus the
 		// bounds of their proximity pairs, plus the bounds of the words not yet looked at.
@@ -217,7 +216,7 @@ func (s *bm25fSearcher) matchPruned(ctx *search.SearchContext) (*search.Document
 			w := s.words[wi]
 			m.scores[wi] = -1
 			if err := w.advance(doc); err != nil {
-				return nil, err
+				return 0, 0, false, err
 			}
 			if w.cur == doc {
 				m.scores[wi] = w.score(k1, b)
@@ -225,10 +224,9 @@ func (s *bm25fSearcher) matchPruned(ctx *search.SearchContext) (*search.Document
 				pending += m.pair[wi]
 			}
 		}
-		var dm *search.DocumentMatch
 		if wanted {
-			// The exact score: the words' scores summed in query order, as match does.
-			score := 0.0
+			// The exact score: the words' scores summed in query order, as nextDoc does.
+			score = 0.0
 			at := s.at[:0]
 			for wi, w := range s.words {
 				if m.scores[wi] >= 0 {
@@ -240,19 +238,16 @@ func (s *bm25fSearcher) matchPruned(ctx *search.SearchContext) (*search.Document
 			if s.q.prox > 0 && len(at) > 1 {
 				score += s.proximity(at, k1)
 			}
-			dm = ctx.DocumentMatchPool.Get()
-			dm.IndexInternalID = bindex.NewIndexInternalID(dm.IndexInternalID, doc)
-			dm.Score = score
 		}
 		for _, w := range s.words {
 			if w.cur == doc {
 				if err := w.step(); err != nil {
-					return nil, err
+					return 0, 0, false, err
 				}
 			}
 		}
-		if dm != nil {
-			return dm, nil
+		if wanted {
+			return doc, score, true, nil
 		}
 	}
 }
