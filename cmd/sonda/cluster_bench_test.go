@@ -118,6 +118,7 @@ func clusterScalingRun(t *testing.T, bin, label string, web testweb.Config, node
 	cpu0, server0 := procsCPU(t, procs), cpuOf(t, r.natsP.Process.Pid)
 	rates := sampleRates(r.web, window, 5*time.Second)
 	cpu1, server1 := procsCPU(t, procs), cpuOf(t, r.natsP.Process.Pid)
+	end := time.Now()
 	inWindow := r.web.Requests()[before:]
 	pages := len(inWindow)
 	var cpu time.Duration
@@ -151,11 +152,17 @@ func clusterScalingRun(t *testing.T, bin, label string, web testweb.Config, node
 	}
 	t.Logf("%s: CPU per page, whole processes: nodes %.2f ms (%.2f× embedded), nodes + NATS server %.2f ms (%.2f× embedded)",
 		label, perPage*1000, perPage/emb.whole, withServer*1000, withServer/emb.whole)
-	// What a node warned about (a lost membership, partitions moving, JetStream errors)
-	// explains a run whose rate fell short.
+	// What a node warned about while it was measured (a lost membership, partitions
+	// moving, JetStream errors; not its shut-down) explains a run whose rate fell short.
 	for _, p := range procs {
-		if warns := lines(p.log.Name(), warnRe); len(warns) > 0 {
-			t.Logf("%s: %s: %d warnings or errors, the first: %s", label, p.id, len(warns), strings.Join(warns[:min(len(warns), 5)], "\n"))
+		var warns []string
+		for _, l := range lines(p.log.Name(), warnRe) {
+			if at, err := time.Parse(time.RFC3339Nano, strings.TrimPrefix(strings.Fields(l)[0], "time=")); err != nil || at.Before(end) {
+				warns = append(warns, l)
+			}
+		}
+		if len(warns) > 0 {
+			t.Logf("%s: %s: %d warnings or errors while measured, the first: %s", label, p.id, len(warns), strings.Join(warns[:min(len(warns), 5)], "\n"))
 		}
 	}
 	for _, p := range procs {
