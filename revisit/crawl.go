@@ -51,10 +51,12 @@ type CrawlPolicy struct {
 	rateTold     bool // the policy knows the crawl's rate (paced)
 }
 
-// headroom is the part of the shared budget plans may count on: the pacer loses a few
+// Headroom is the part of the shared budget plans may count on: the pacer loses a few
 // slots to workers that wait for work, and a plan that asks for more than the crawler can
 // do leaves every revisit late and discovery starved.
-const headroom = 0.95
+const Headroom = 0.95
+
+const headroom = Headroom
 
 // NewCrawlPolicy makes the named policy for the crawler. With relevance set, pages are
 // weighted by their record's relevance (focused crawling).

@@ -39,7 +39,7 @@ whole crawl and over --windows, from the test web's own logs of changes and resp
 Beside sonda's policies it crawls with an oracle that is given every page's true change
 rate and spends the same budget optimally: "of oracle" is the share of the freshness that
 was attainable on this web at this fetch rate. The simulator's figure for the same rates
-and budget (every page known from the start, every visit on time) is printed below.
+and budget (every page known from the start, fetched only once due) is printed below.
 
 The pages change as Poisson processes with mean intervals from --mixture (durations, or
 never); the crawls run for --duration with the budget shared by discovery and revisits,
@@ -201,7 +201,7 @@ func writeLiveEval(out io.Writer, res liveeval.Result) {
 	}
 	table("live crawls (freshness from the test web's logs):", res.Runs, true)
 	writeComponents(out, res)
-	table("simulator, same rates and budget (every page known at the start):", res.Sim, false)
+	table("simulator, same rates and budget (every page known at the start, fetched only once due):", res.Sim, false)
 }
 
 // writeComponents breaks the last window down by mixture component: each policy's

@@ -89,7 +89,8 @@ type Result struct {
 	Config Config
 	Runs   []Run
 	// Sim is the simulator's figure for the same rates and budget (every page known from
-	// the start, visits exactly when planned), by policy, over the same windows.
+	// the start, fetched only once due, revisits planned for the crawl's share of the
+	// budget: sim.Config.Slots), by policy, over the same windows.
 	Sim []Run
 }
 
@@ -300,8 +301,10 @@ func (r *liveRun) score(ec Config, start time.Time) Run {
 
 // simulate runs the simulator on the evaluation's rates, in seconds: pages that never
 // change get a rate of once in ten thousand crawls' time, the same share of pages as on
-// the test web sends Last-Modified, and the budget is the live one (all of it revisits:
-// every page is known from the start).
+// the test web sends Last-Modified, and the crawler fetches at the live budget, due pages
+// only, while the policies plan for the share of it a crawl's revisits get once discovery
+// is over (revisit.Headroom): every page is known from the start, and pages come late
+// when many are due at once, as in the live crawls.
 func simulate(ec Config) ([]Run, error) {
 	horizon := ec.Duration.Seconds()
 	var mix sim.Mixture
@@ -348,13 +351,15 @@ func simulate(ec Config) ([]Run, error) {
 	if ec.Revisit != nil {
 		opts.MinInterval, opts.MaxInterval = ec.Revisit.MinInterval, ec.Revisit.MaxInterval
 	}
-	res, err := sim.Run(sim.Config{Budget: ec.Budget, Policies: names, Samples: samples, Seed: ec.Seed, Options: opts, Unit: time.Second}, tr)
+	sc := sim.Config{Budget: revisit.Headroom * ec.Budget, Slots: ec.Budget, Policies: names, Samples: samples, Seed: ec.Seed, Options: opts, Unit: time.Second}
+	res, err := sim.Run(sc, tr)
 	if err != nil {
 		return nil, fmt.Errorf("liveeval: simulation: %w", err)
 	}
 	if noFeatures {
 		opts.Optimal.NoFeaturePrior = true
-		nf, err := sim.Run(sim.Config{Budget: ec.Budget, Policies: []string{revisit.DefaultPolicy}, Samples: samples, Seed: ec.Seed, Options: opts, Unit: time.Second}, tr)
+		sc.Policies, sc.Options = []string{revisit.DefaultPolicy}, opts
+		nf, err := sim.Run(sc, tr)
 		if err != nil {
 			return nil, fmt.Errorf("liveeval: simulation: %w", err)
 		}
