@@ -220,11 +220,15 @@ func (c *CrawlPolicy) followDiscovery(o Observation) {
 	// URLs that make no progress (a host that never answers) do not hold the budget back.
 	// When the crawler says no URL waits for its first fetch, discovery needs nothing now:
 	// the budget goes to revisits at once rather than as the rate of first visits decays.
+	// Discovery is given no more than fetching every waiting URL within tau takes,
+	// though: the last handful of URLs of a crawl (issue 13's live runs: 5 of 205 for two
+	// minutes) need a few fetches, not half the budget, and a plan made for half the
+	// budget leaves the pages' visits spaced for it well after discovery ends.
 	c.discovering = c.undiscovered > 0 && c.newRate*tau >= 0.999
 	discovery := c.newRate
 	switch {
 	case c.discovering:
-		discovery = c.total
+		discovery = min(c.total, float64(c.undiscovered)/tau)
 	case c.told && c.undiscovered == 0:
 		discovery = 0
 	}

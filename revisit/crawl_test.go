@@ -95,6 +95,21 @@ func TestFollowDiscovery(t *testing.T) {
 	if p.current < 5 || p.current > 5.25 {
 		t.Errorf("discovery slowed by revisits: revisit budget %v, want the share 5", p.current)
 	}
+	// A handful of URLs waiting, discovery making progress: discovery is given what
+	// fetching them within tau (10 s here) takes, not the share.
+	p.Undiscovered(5)
+	for i := 0; i < 300; i++ {
+		now = now.Add(100 * time.Millisecond)
+		p.followDiscovery(Observation{At: now, First: i%20 == 0})
+	}
+	if want := 0.95 * (10 - 5.0/10); p.current < want-0.5 || p.current > want+0.1 {
+		t.Errorf("5 URLs waiting: revisit budget %v, want about %.2f (95%% of what fetching them within 10 s leaves)", p.current, want)
+	}
+	p.Undiscovered(1000)
+	for i := 0; i < 300; i++ {
+		now = now.Add(100 * time.Millisecond)
+		p.followDiscovery(Observation{At: now, First: i%20 == 0})
+	}
 	// URLs that make no progress (a host that never answers) do not hold the budget back.
 	for i := 0; i < 600; i++ {
 		now = now.Add(100 * time.Millisecond)
