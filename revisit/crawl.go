@@ -232,8 +232,16 @@ func (c *CrawlPolicy) followDiscovery(o Observation) {
 	case c.told && c.undiscovered == 0:
 		discovery = 0
 	}
-	b := min(max(headroom*(c.total-discovery), c.share*c.total), headroom*c.total)
-	changed := math.Abs(b-c.current) > 0.05*c.current
+	full := headroom * c.total
+	b := min(max(headroom*(c.total-discovery), c.share*c.total), full)
+	// Changes under 5% are not passed on (each one re-plans), but the rate of first visits
+	// decays towards zero in steps smaller than that, and the last 2% of the budget stayed
+	// unspent for the rest of issue 13's live crawls: within 1% of the whole budget, it is
+	// the whole budget.
+	if b >= 0.99*full {
+		b = full
+	}
+	changed := math.Abs(b-c.current) > 0.05*c.current || b == full && c.current != full
 	if changed {
 		c.current = b
 	}

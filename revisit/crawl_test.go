@@ -78,8 +78,8 @@ func TestFollowDiscovery(t *testing.T) {
 		now = now.Add(100 * time.Millisecond)
 		p.followDiscovery(Observation{At: now})
 	}
-	if p.current < 9 || p.current > 9.5 {
-		t.Errorf("after discovery: revisit budget %v, want about 95%% of 10", p.current)
+	if p.current != 9.5 {
+		t.Errorf("a minute after discovery: revisit budget %v, want 95%% of 10", p.current)
 	}
 	if u := p.Policy().(*uniform); u.o.Budget != p.current {
 		t.Errorf("the policy plans for %v, the adapter says %v", u.o.Budget, p.current)
