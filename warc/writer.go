@@ -587,28 +587,29 @@ func headerLineIndex(head []byte, name string) int {
 }
 
 // encoder serializes records into buf, each as its own gzip member when
-// compressing. Encoders are pooled: a gzip writer's state is large.
+// compressing. Encoders are pooled. The gzip state (about 600 KB with its window) is
+// pooled apart and taken only while a record is compressed: an encoder is held from
+// its capture's encoding until its bytes are written, through the wait for the
+// writer's lock, and with hundreds of fetch workers waiting there, each with its own
+// gzip state, the waiting states were 60–100 MB of a crawl's Go heap (2026-11-27).
 type encoder struct {
-	buf  bytes.Buffer
-	head bytes.Buffer
-	gz   *gzip.Writer // nil for plain output
+	buf      bytes.Buffer
+	head     bytes.Buffer
+	compress bool
 }
 
-var encoders = [2]sync.Pool{
-	{New: func() any { return &encoder{} }},
-	{New: func() any {
+var (
+	encoders    = sync.Pool{New: func() any { return new(encoder) }}
+	gzipWriters = sync.Pool{New: func() any {
 		gz, _ := gzip.NewWriterLevel(nil, gzipLevel) // the level is a valid constant
-		return &encoder{gz: gz}
-	}},
-}
+		return gz
+	}}
+)
 
 // getEncoder returns an encoder with an empty buffer.
 func getEncoder(compress bool) *encoder {
-	i := 0
-	if compress {
-		i = 1
-	}
-	e := encoders[i].Get().(*encoder)
+	e := encoders.Get().(*encoder)
+	e.compress = compress
 	e.buf.Reset()
 	return e
 }
@@ -617,11 +618,7 @@ func putEncoder(e *encoder) {
 	if e.buf.Cap() > 16<<20 {
 		return // let a huge capture's buffer go rather than pin it
 	}
-	if e.gz != nil {
-		encoders[1].Put(e)
-	} else {
-		encoders[0].Put(e)
-	}
+	encoders.Put(e)
 }
 
 func (e *encoder) reset() { e.buf.Reset() }
@@ -642,7 +639,7 @@ func (e *encoder) record(h Header, block ...[]byte) (off, n int64) {
 	e.head.WriteString("\r\n\r\n")
 
 	start := e.buf.Len()
-	if e.gz == nil {
+	if !e.compress {
 		e.buf.Write(e.head.Bytes())
 		for _, p := range block {
 			e.buf.Write(p)
@@ -650,13 +647,16 @@ func (e *encoder) record(h Header, block ...[]byte) (off, n int64) {
 		e.buf.WriteString("\r\n\r\n")
 	} else {
 		// Writes to a bytes.Buffer cannot fail, so neither can these.
-		e.gz.Reset(&e.buf)
-		e.gz.Write(e.head.Bytes())
+		gz := gzipWriters.Get().(*gzip.Writer)
+		gz.Reset(&e.buf)
+		gz.Write(e.head.Bytes())
 		for _, p := range block {
-			e.gz.Write(p)
+			gz.Write(p)
 		}
-		e.gz.Write([]byte("\r\n\r\n"))
-		e.gz.Close()
+		gz.Write([]byte("\r\n\r\n"))
+		gz.Close()
+		gz.Reset(nil) // drop the reference to e.buf before pooling it
+		gzipWriters.Put(gz)
 	}
 	return int64(start), int64(e.buf.Len() - start)
 }
