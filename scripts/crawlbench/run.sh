@@ -37,14 +37,39 @@ until grep -q '^seeds:' "$OUT/web.log"; do i=$((i+1)); [ $i -lt 100 ] || { cat "
 SEEDS=$(sed -n 's/^seeds: *//p' "$OUT/web.log")
 echo "web: $HOSTS hosts, ~$PAGES pages each, corpus $CORPUS; load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 
+rsssplit() { # pid of /usr/bin/time: samples its child's /proc status every 0.2 s until it exits;
+	# prints the highest anonymous and file-backed resident memory seen and the split at the
+	# highest total, in kB (file-backed: mostly the index segments scorch mmaps)
+	ma=0 mf=0 pa=0 pf=0 pt=0
+	while kill -0 "$1" 2>/dev/null; do
+		c=$(pgrep -P "$1" | head -1)
+		if [ -n "$c" ] && s=$(awk '/^RssAnon:/ {a=$2} /^RssFile:/ {f=$2} END {print a+0, f+0}' "/proc/$c/status" 2>/dev/null); then
+			set -- "$1" $s
+			[ "$2" -le "$ma" ] || ma=$2
+			[ "$3" -le "$mf" ] || mf=$3
+			[ $(($2 + $3)) -le "$pt" ] || { pt=$(($2 + $3)); pa=$2; pf=$3; }
+			set -- "$1"
+		fi
+		sleep 0.2
+	done
+	echo "$ma $mf $pa $pf"
+}
 measure() { # name command...: prints wall, CPU, RSS from /usr/bin/time
 	name=$1; shift
-	/usr/bin/time -f "%e %U %S %M" -o "$OUT/$name.time" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err" || { cat "$OUT/$name.err"; exit 1; }
+	/usr/bin/time -f "%e %U %S %M" -o "$OUT/$name.time" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err" &
+	tp=$!
+	rsssplit $tp >"$OUT/$name.rss" &
+	sp=$!
+	wait $tp || { cat "$OUT/$name.err"; exit 1; }
+	wait $sp
 }
 report() { # name pages
 	read -r wall user sys rss <"$OUT/$1.time"
 	awk -v n="$1" -v p="$2" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" 'BEGIN {
 		printf "%-14s %6d pages  wall %6.1fs  %6.0f pages/s  CPU %6.1fs  %5.2f ms CPU/page  peak RSS %4.0f MiB\n", n, p, w, p/w, u+s, 1000*(u+s)/p, r/1024 }'
+	read -r ma mf pa pf <"$OUT/$1.rss"
+	awk -v ma="$ma" -v mf="$mf" -v pa="$pa" -v pf="$pf" 'BEGIN {
+		printf "    RSS sampled: anonymous up to %.0f MiB, file-backed up to %.0f MiB; at the highest total %.0f + %.0f MiB\n", ma/1024, mf/1024, pa/1024, pf/1024 }'
 }
 
 measure colly "$OUT/colly-baseline" -resolve 127.0.0.1:$PORT -parallel "$CONC" $SEEDS
