@@ -367,7 +367,8 @@ type bm25fSearcher struct {
 	words []*wordCursor
 	all   bool
 	empty bool
-	prune *maxScore // dynamic pruning, when the collector asked for it (prune.go)
+	prune *maxScore   // dynamic pruning, when the collector asked for it (prune.go)
+	cands *candidates // an AND's matching documents, when the collector found them (prune.go)
 }
 
 var reflectStaticSizeBM25F = int(reflect.TypeOf(bm25fSearcher{}).Size())
@@ -441,7 +442,25 @@ func (s *bm25fSearcher) nextDoc() (doc uint64, score float64, ok bool, err error
 	if s.prune != nil && s.prune.active() {
 		return s.nextPruned()
 	}
-	if s.all {
+	if s.all && s.cands != nil {
+		for {
+			var ok bool
+			if doc, ok = s.cands.next(); !ok {
+				s.empty = true
+				return 0, 0, false, nil
+			}
+			agree := true
+			for _, w := range s.words {
+				if err := w.advance(doc); err != nil {
+					return 0, 0, false, err
+				}
+				agree = agree && w.cur == doc
+			}
+			if agree { // always, unless the postings and their bitmaps disagree
+				break
+			}
+		}
+	} else if s.all {
 		// Leapfrog: move every word to the largest current document until they agree.
 		for {
 			hi := uint64(0)

@@ -129,6 +129,11 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 	} else if !ok {
 		pr = nil
 	}
+	if bs != nil && !o.exhaustive && snap != nil {
+		if err := bs.findCandidates(snap); err != nil {
+			return nil, err
+		}
+	}
 	next := func() (uint64, float64, bool, error) {
 		if bs != nil {
 			return bs.nextDoc()

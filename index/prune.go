@@ -258,37 +258,112 @@ func (s *bm25fSearcher) countMatches(snap *scorch.IndexSnapshot) (uint64, error)
 	var total uint64
 	dicts := map[string]segment.TermDictionary{}
 	for _, ss := range snap.Segments() {
-		seg := ss.Segment()
-		clear(dicts)
-		docs := roaring.New()
-		for _, w := range s.words {
-			for _, f := range w.readers {
-				d, ok := dicts[f.name]
-				if !ok {
-					var err error
-					if d, err = seg.Dictionary(f.name); err != nil {
-						return 0, fmt.Errorf("index: count matches in %s: %w", f.name, err)
-					}
-					dicts[f.name] = d
-				}
-				if d == nil {
-					continue
-				}
-				pl, err := d.PostingsList([]byte(f.term), nil, nil)
-				if err != nil {
-					return 0, fmt.Errorf("index: count matches of %q in %s: %w", f.term, f.name, err)
-				}
-				if err := orPostings(pl, docs); err != nil {
-					return 0, err
-				}
-			}
-		}
-		if del := ss.Deleted(); del != nil {
-			docs.AndNot(del)
+		docs, err := s.segmentDocs(ss, dicts)
+		if err != nil {
+			return 0, err
 		}
 		total += docs.GetCardinality()
 	}
 	return total, nil
+}
+
+// segmentDocs returns the documents of one segment that have every word of s (s.all) or
+// some word, from the words' postings bitmaps, without the deleted documents. dicts is
+// scratch.
+func (s *bm25fSearcher) segmentDocs(ss *scorch.SegmentSnapshot, dicts map[string]segment.TermDictionary) (*roaring.Bitmap, error) {
+	seg := ss.Segment()
+	clear(dicts)
+	var docs *roaring.Bitmap
+	for _, w := range s.words {
+		wd := docs
+		if s.all || wd == nil {
+			wd = roaring.New()
+		}
+		for _, f := range w.readers {
+			d, ok := dicts[f.name]
+			if !ok {
+				var err error
+				if d, err = seg.Dictionary(f.name); err != nil {
+					return nil, fmt.Errorf("index: match in %s: %w", f.name, err)
+				}
+				dicts[f.name] = d
+			}
+			if d == nil {
+				continue
+			}
+			pl, err := d.PostingsList([]byte(f.term), nil, nil)
+			if err != nil {
+				return nil, fmt.Errorf("index: match %q in %s: %w", f.term, f.name, err)
+			}
+			if err := orPostings(pl, wd); err != nil {
+				return nil, err
+			}
+		}
+		switch {
+		case docs == nil:
+			docs = wd
+		case s.all:
+			docs.And(wd)
+		}
+		if s.all && docs.IsEmpty() {
+			break
+		}
+	}
+	if docs == nil {
+		docs = roaring.New()
+	}
+	if del := ss.Deleted(); del != nil {
+		docs.AndNot(del)
+	}
+	return docs, nil
+}
+
+// candidates are the documents of a snapshot that have every word of an AND searcher,
+// found from the postings bitmaps before any posting is decoded: most conjunctions of a
+// search log match a handful of documents, and finding them by leapfrogging the words'
+// postings (every field of every word advanced in turn) decoded long lists to reach them.
+// The searcher then moves its cursors to each of them only.
+type candidates struct {
+	segs    []*roaring.Bitmap
+	offsets []uint64 // each segment's first document number in the snapshot
+	seg     int
+	it      roaring.IntPeekable
+}
+
+// findCandidates makes s, an AND of words, visit only the documents of snap that have them
+// all.
+func (s *bm25fSearcher) findCandidates(snap *scorch.IndexSnapshot) error {
+	if !s.all || s.empty {
+		return nil
+	}
+	c := &candidates{}
+	dicts := map[string]segment.TermDictionary{}
+	var at uint64
+	for _, ss := range snap.Segments() {
+		docs, err := s.segmentDocs(ss, dicts)
+		if err != nil {
+			return err
+		}
+		c.segs = append(c.segs, docs)
+		c.offsets = append(c.offsets, at)
+		at += ss.Segment().Count()
+	}
+	s.cands = c
+	return nil
+}
+
+// next returns the next candidate (ok false: none left).
+func (c *candidates) next() (uint64, bool) {
+	for c.seg < len(c.segs) {
+		if c.it == nil {
+			c.it = c.segs[c.seg].Iterator()
+		}
+		if c.it.HasNext() {
+			return c.offsets[c.seg] + uint64(c.it.Next()), true
+		}
+		c.seg, c.it = c.seg+1, nil
+	}
+	return 0, false
 }
 
 // orPostings adds the documents of postings list pl to docs.

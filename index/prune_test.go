@@ -64,14 +64,33 @@ func TestPrunedEqualsExhaustive(t *testing.T) {
 	r.Feedback = 0
 	v := ix.localView()
 	sctx := context.WithValue(ctx, search.BM25StatsKey, v.bleve)
-	var matches, returned uint64
+	var matches, returned, conjunctions uint64
 	pruned := 0
 	for _, text := range queries {
-		nd, err := query.Parse(text, query.Options{Implicit: query.Or})
+		// With AND, the collector visits only the documents the postings bitmaps say
+		// have every word: the same matches as leapfrogging the postings.
+		nd, err := query.Parse(text, query.Options{Implicit: query.And})
 		if err != nil {
 			t.Fatal(err)
 		}
 		q := translate(nd, r, v.langs, v.bs).q
+		all, err := ix.collect(sctx, q, collectOptions{n: 1000, exhaustive: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		some, err := ix.collect(sctx, q, collectOptions{n: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if some.total != all.total || !reflect.DeepEqual(some.hits, all.hits) {
+			t.Fatalf("%q with AND: %d matches from the bitmaps %v\nleapfrogging %d %v", text, some.total, some.hits, all.total, all.hits)
+		}
+		conjunctions += all.total
+
+		if nd, err = query.Parse(text, query.Options{Implicit: query.Or}); err != nil {
+			t.Fatal(err)
+		}
+		q = translate(nd, r, v.langs, v.bs).q
 		for _, keep := range []int{1, 10, 100} {
 			all, err := ix.collect(sctx, q, collectOptions{n: keep, exhaustive: true})
 			if err != nil {
@@ -97,7 +116,10 @@ func TestPrunedEqualsExhaustive(t *testing.T) {
 	if pruned < len(queries)/2 || returned > matches*3/4 {
 		t.Fatalf("pruning skipped matches in %d of %d searches, returning %d of %d matches: too little to tell", pruned, 3*len(queries), returned, matches)
 	}
-	t.Logf("pruned %d of %d searches; %d of %d matches scored", pruned, 3*len(queries), returned, matches)
+	if conjunctions < 20 {
+		t.Fatalf("%d documents have every word of a query: too few to tell", conjunctions)
+	}
+	t.Logf("pruned %d of %d searches; %d of %d matches scored; %d matches with AND", pruned, 3*len(queries), returned, matches, conjunctions)
 
 	// End to end, as the API asks: pages, facets over the best 1,000 (the index has fewer,
 	// so the facets' depth is lowered to make it prune), feedback, the implicit AND
