@@ -333,8 +333,8 @@ type candidates struct {
 // findCandidates makes s, an AND of words, visit only the documents of snap that have them
 // all.
 func (s *bm25fSearcher) findCandidates(snap *scorch.IndexSnapshot) error {
-	if !s.all || s.empty {
-		return nil
+	if !s.all || s.empty || len(s.words) < 2 {
+		return nil // one word: its postings are its matches
 	}
 	c := &candidates{}
 	dicts := map[string]segment.TermDictionary{}

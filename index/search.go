@@ -196,22 +196,36 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Result, error) {
 		ctx = context.WithValue(ctx, budgetKey{}, b)
 	}
 	res.Query = n.String()
-	if err := ix.run(ctx, n, req, ranking, res); err != nil {
+	v := ix.localView()
+	need := req.Page * req.PerPage
+	relax := op == query.And && relaxable(n)
+	if relax {
+		need = max(need, FillBelow) // every document with all the words, when they are few
+	}
+	rk, err := ix.rank(ctx, n, ranking, req.Kind, need, req.Facets, v)
+	if err != nil {
 		return nil, err
 	}
-	if op == query.And && relaxable(n) && res.Total < FillBelow {
+	filled := false
+	if relax && rk.total < FillBelow {
 		// Fewer than FillBelow documents have every word: after them come those with some
 		// of the words, and the result says so. Relaxing only when none had them all cut a
 		// question's results to the two or three pages that happened to contain every word:
 		// on Cranfield asked through the API that cost 0.03 nDCG@10 (issue 13).
 		if n2, err := query.Parse(req.Query, query.Options{Implicit: query.Or}); err == nil && n2 != nil {
-			res2 := &Result{Page: req.Page, PerPage: req.PerPage, Hits: []Hit{}, Query: n2.String(), Relaxed: true, AllWords: res.Total}
-			if err := ix.runFilled(ctx, n, n2, req, ranking, res2); err != nil {
+			res2 := &Result{Page: req.Page, PerPage: req.PerPage, Hits: []Hit{}, Query: n2.String(), Relaxed: true, AllWords: rk.total}
+			if filled, err = ix.runFilled(ctx, rk, n2, req, ranking, v, res2); err != nil {
 				return nil, err
 			}
-			if res2.Total > res.Total {
+			if filled {
 				res = res2
 			}
+		}
+	}
+	if !filled {
+		// The result pages are made once it is known which ranking they show.
+		if err := ix.page(ctx, rk, req, res); err != nil {
+			return nil, err
 		}
 	}
 	res.Partial = b.spent()
@@ -368,15 +382,6 @@ func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string,
 	return out, nil
 }
 
-// run executes a parsed query and fills res with the requested page.
-func (ix *Index) run(ctx context.Context, n query.Node, req Request, r Ranking, res *Result) error {
-	rk, err := ix.rank(ctx, n, r, req.Kind, req.Page*req.PerPage, req.Facets, ix.localView())
-	if err != nil {
-		return err
-	}
-	return ix.page(ctx, rk, req, res)
-}
-
 // FillBelow is how many documents must have every word of an implicit-AND query for its
 // results to be those alone; with fewer, documents with some of the words follow them. It
 // does not depend on the page asked for, so that every page of a result agrees on its
@@ -410,19 +415,19 @@ func fillOrder[T any](all, some []T, id func(*T) string, score func(*T) *float64
 	return out
 }
 
-// runFilled fills res with the requested page of the documents that match all (the query
-// with AND), best first, followed by those that match only some (the same words with OR),
-// ranked among themselves below the last of the first. Total and facets are some's.
-func (ix *Index) runFilled(ctx context.Context, all, some query.Node, req Request, r Ranking, res *Result) error {
+// runFilled fills res with the requested page of the documents that match all the words
+// (rkAll, the query with AND, every one of them), best first, followed by those that match
+// only some (the same words with OR), ranked among themselves below the last of the first.
+// Total and facets are some's. It reports false, leaving res unpaged, when no more
+// documents have some of the words than have them all.
+func (ix *Index) runFilled(ctx context.Context, rkAll *ranked, some query.Node, req Request, r Ranking, v *view, res *Result) (bool, error) {
 	need := req.Page * req.PerPage
-	v := ix.localView()
-	rkAll, err := ix.rank(ctx, all, r, req.Kind, max(need, FillBelow), false, v)
-	if err != nil {
-		return err
-	}
 	rk, err := ix.rank(ctx, some, r, req.Kind, need+len(rkAll.hits), req.Facets, v)
 	if err != nil {
-		return err
+		return false, err
+	}
+	if rk.total <= rkAll.total {
+		return false, nil
 	}
 	hits := fillOrder(rkAll.hits, rk.hits, func(h *scored) string { return h.id }, func(h *scored) *float64 { return &h.score })
 	for id, s := range rkAll.signals {
@@ -432,7 +437,7 @@ func (ix *Index) runFilled(ctx context.Context, all, some query.Node, req Reques
 		rk.signals[id] = s
 	}
 	rk.hits = hits
-	return ix.page(ctx, rk, req, res)
+	return true, ix.page(ctx, rk, req, res)
 }
 
 // page fills res with the requested page of a ranking.
