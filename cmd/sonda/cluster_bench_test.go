@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sonda-search/sonda/cluster"
 	"github.com/sonda-search/sonda/testweb"
 )
 
@@ -112,7 +115,11 @@ func clusterScalingRun(t *testing.T, bin, label string, web testweb.Config, node
 		}
 		procs = append(procs, r.start(fmt.Sprintf("n%d", i), i == 0, args...))
 	}
-	r.checkStatus(nodes) // every node serves its share
+	r.checkStatus(nodes) // every partition served
+	// Partitions are served before they are where they belong: the first node up claims
+	// them all and hands most over as the others join. A window that opens during those
+	// hand-overs measures them, not the crawl.
+	t.Logf("%s: partitions settled on their owners %v after every one was served", label, r.waitBalanced(nodes).Round(100*time.Millisecond))
 	time.Sleep(2 * time.Second)
 	before := len(r.web.Requests())
 	cpu0, server0 := procsCPU(t, procs), cpuOf(t, r.natsP.Process.Pid)
@@ -171,6 +178,48 @@ func clusterScalingRun(t *testing.T, bin, label string, web testweb.Config, node
 		}
 	}
 	r.checkPolite() // polite and one node per host at a time, also while measuring
+}
+
+// waitBalanced waits, up to a minute, until each of the members members serves exactly
+// the partitions cluster.Owner gives it, and says how long that took.
+func (r *clusterRig) waitBalanced(members int) time.Duration {
+	r.t.Helper()
+	start := time.Now()
+	var last string
+	for time.Since(start) < time.Minute {
+		out, _, code := run(r.t, nil, "cluster", "status", "--nats", r.nats, "--json")
+		var st cluster.Status
+		if code == 0 && json.Unmarshal([]byte(out), &st) == nil && len(st.Members) == members && balanced(st) {
+			return time.Since(start)
+		}
+		last = out
+		time.Sleep(100 * time.Millisecond)
+	}
+	r.t.Logf("the partitions did not settle on their owners within a minute; last status:\n%s", last)
+	return time.Since(start)
+}
+
+// balanced says every member of st serves exactly the partitions cluster.Owner gives it.
+func balanced(st cluster.Status) bool {
+	ids := make([]string, len(st.Members))
+	for i, m := range st.Members {
+		ids[i] = m.Node
+	}
+	for _, m := range st.Members {
+		want := 0
+		for p := 0; p < st.Partitions; p++ {
+			if cluster.Owner(p, ids) == m.Node {
+				want++
+				if !slices.Contains(m.Partitions, p) {
+					return false
+				}
+			}
+		}
+		if len(m.Partitions) != want {
+			return false
+		}
+	}
+	return true
 }
 
 // warnRe matches a node's log lines of level WARN or ERROR.
