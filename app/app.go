@@ -216,6 +216,7 @@ func IndexOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
 		},
 		Implicit: op, CacheEntries: cfg.Search.Cache, FacetCache: facetCache, MaxResults: cfg.Search.MaxResults, Logger: log,
 		Budget: cfg.Search.TimeBudget, MaxSearches: cfg.Search.MaxSearches, QueueWait: cfg.Search.QueueWait,
+		BatchSize: cfg.Search.BatchSize,
 	}, nil
 }
 
