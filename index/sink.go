@@ -474,7 +474,7 @@ func (s *Sink) loop() {
 func (s *Sink) Flush(ctx context.Context) error {
 	s.flushing.Lock()
 	defer s.flushing.Unlock()
-	return s.flush(ctx)
+	return s.flush(ctx, false)
 }
 
 // Delete removes documents from the index: what is queued is written first (so a version
@@ -485,7 +485,7 @@ func (s *Sink) Flush(ctx context.Context) error {
 func (s *Sink) Delete(ctx context.Context, ids ...string) error {
 	s.flushing.Lock()
 	defer s.flushing.Unlock()
-	if err := s.flush(ctx); err != nil {
+	if err := s.flush(ctx, false); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -496,8 +496,9 @@ func (s *Sink) Delete(ctx context.Context, ids ...string) error {
 	return s.ix.Delete(ctx, ids...)
 }
 
-// flush is Flush, with s.flushing held.
-func (s *Sink) flush(ctx context.Context) error {
+// flush is Flush, with s.flushing held; with allHosts it strips again the pages of every
+// host whose template grew, the large ones too (siteTemplates.takeGrown).
+func (s *Sink) flush(ctx context.Context, allHosts bool) error {
 	s.mu.Lock()
 	batch, seqs := s.pending, s.seqs
 	s.pending, s.seqs, s.pendingText = make(map[string]pendingOp, len(batch)), nil, 0
@@ -520,7 +521,7 @@ func (s *Sink) flush(ctx context.Context) error {
 			batch[id] = op
 		}
 	}
-	grown := s.templates.takeGrown()
+	grown := s.templates.takeGrown(allHosts)
 	err := s.writeBatch(ctx, batch)
 	if err == nil && len(grown) > 0 {
 		err = s.restrip(ctx, grown)
@@ -708,11 +709,15 @@ func (s *Sink) refresh(ctx context.Context, urls []string) error {
 	return nil
 }
 
-// Compact writes what is queued, then rewrites every touched document whose anchors
-// changed, whatever RefreshShare allows: the anchor text in the index is then the graph's.
+// Compact writes what is queued and strips every host's pages of its template as it
+// stands, then rewrites every touched document whose anchors changed, whatever
+// RefreshShare allows: the anchor text in the index is then the graph's.
 // Long-lived processes call it when a crawl ends (app.Instance.AfterCrawl); Close does.
 func (s *Sink) Compact(ctx context.Context) error {
-	if err := s.Flush(ctx); err != nil {
+	s.flushing.Lock()
+	err := s.flush(ctx, true)
+	s.flushing.Unlock()
+	if err != nil {
 		return err
 	}
 	for {

@@ -19,8 +19,18 @@ import (
 // runs and between workers). So the rule is a property of the set of pages, not of their
 // order: a page's body is its own text (pageText) less every line that is a template
 // block of its host (strip). The pages indexed before a block was found to be a template
-// are stripped again when it is (Sink.restrip), and strip is a filter of lines, so
-// stripping again with a larger template set gives what stripping once with it would.
+// are stripped again (Sink.restrip), and strip is a filter of lines, so stripping again
+// with a larger template set gives what stripping once with it would.
+//
+// Stripping again reads every indexed page of the host, so it is done at once only while
+// the host is small (restripDeferFrom pages). A large host whose template grows all the
+// time (pages that share paragraphs: quotes, syndicated text) would otherwise be read
+// again in full for each new block, a cost per page that grows with the host: 20 % of
+// a 200,000-page crawl's CPU, 1.6 ms per page, on 200 hosts of 1,000 pages (docs/
+// benchmarks.md). A large host is stripped again once its page count has doubled since
+// the last time, and when the crawl ends (Sink.Compact), so each page is read again a
+// bounded number of times; in between, only its older pages still hold the newest
+// template blocks.
 //
 // Memory is bounded whatever the crawl's size: at most templateHosts hosts (the least
 // recently seen is forgotten first) and templateBlocks distinct blocks per host (blocks
@@ -37,15 +47,18 @@ type siteTemplates struct {
 }
 
 const (
-	templatePages  = 4
-	templateHosts  = 1024
-	templateBlocks = 2048
+	templatePages    = 4
+	templateHosts    = 1024
+	templateBlocks   = 2048
+	restripDeferFrom = 128
 )
 
 type hostBlocks struct {
 	seen      map[uint64]blockPages // block hash → the pages it is on
 	templates int                   // blocks on templatePages pages
 	usedAt    uint64
+	pages     int // pages observed (a page observed again counts again: a bound, not a count)
+	restripAt int // pages from which the host's grown template is taken for a restrip
 }
 
 // blockPages counts the distinct pages a block is on, up to templatePages, telling pages
@@ -99,6 +112,7 @@ func (t *siteTemplates) observe(host, page string, blocks []string) {
 		t.hosts[host] = h
 	}
 	h.usedAt = t.clock
+	h.pages++
 	for _, x := range hashes {
 		b, ok := h.seen[x]
 		if !ok && len(h.seen) >= templateBlocks {
@@ -144,15 +158,24 @@ func (t *siteTemplates) strip(host, body string) string {
 	return b.String()
 }
 
-// takeGrown returns the hosts that found new template blocks since the last call.
-func (t *siteTemplates) takeGrown() []string {
+// takeGrown returns the hosts that found new template blocks since they were last
+// taken and are due for a restrip: every one with all, else the small ones and the large
+// ones whose page count has doubled since (restripDeferFrom). The others stay grown.
+func (t *siteTemplates) takeGrown(all bool) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make([]string, 0, len(t.grown))
-	for h := range t.grown {
-		out = append(out, h)
+	for host := range t.grown {
+		h := t.hosts[host]
+		if !all && h.pages < h.restripAt {
+			continue
+		}
+		if h.pages >= restripDeferFrom {
+			h.restripAt = 2 * h.pages
+		}
+		out = append(out, host)
+		delete(t.grown, host)
 	}
-	clear(t.grown)
 	return out
 }
 

@@ -29,7 +29,7 @@ func TestSiteTemplates(t *testing.T) {
 		if want := page >= templatePages; (body == "Abstract 1") != want {
 			t.Errorf("after page %d: stripped to %q; want the box left out: %v", page, body, want)
 		}
-		if grown := st.takeGrown(); (len(grown) == 1) != (page == templatePages) {
+		if grown := st.takeGrown(false); (len(grown) == 1) != (page == templatePages) {
 			t.Errorf("after page %d: hosts grown %v", page, grown)
 		}
 	}
@@ -53,6 +53,34 @@ func TestSiteTemplates(t *testing.T) {
 	}
 	if n := len(st.hosts["big.test"].seen); n > templateBlocks {
 		t.Errorf("%d blocks remembered for one host, at most %d", n, templateBlocks)
+	}
+}
+
+// TestRestripOfLargeHostIsBounded: a host whose template grows with every few pages (they
+// share paragraphs) is read again for a restrip a number of times that grows with its
+// size, not with its size squared; the end of the crawl takes it whatever its size.
+func TestRestripOfLargeHostIsBounded(t *testing.T) {
+	st := newSiteTemplates()
+	const pages = 1600 // 400 distinct blocks: all counted (templateBlocks)
+	read := 0          // pages a restrip reads: the host's pages so far
+	for p := 1; p <= pages; p++ {
+		// Paragraph p/4 is on four pages in a row: a new template block every four pages.
+		st.observe("a.test", fmt.Sprint(p), []string{fmt.Sprint("shared paragraph ", p/4)})
+		if slices.Contains(st.takeGrown(false), "a.test") {
+			read += p
+		}
+	}
+	// Restrips at once up to restripDeferFrom pages, then each time the host doubled:
+	// about restripDeferFrom²/8 + 2 × pages; a restrip for every new block reads about
+	// pages²/8 = 320,000.
+	if bound := restripDeferFrom*restripDeferFrom/4 + 4*pages; read > bound {
+		t.Errorf("restrips read %d pages of a %d-page host, want at most %d", read, pages, bound)
+	}
+	if grown := st.takeGrown(true); !slices.Equal(grown, []string{"a.test"}) {
+		t.Errorf("at the end of the crawl, hosts to strip again: %v, want a.test", grown)
+	}
+	if grown := st.takeGrown(true); len(grown) != 0 {
+		t.Errorf("taken twice: %v", grown)
 	}
 }
 
@@ -163,5 +191,70 @@ func TestSinkBodiesDoNotDependOnOrder(t *testing.T) {
 				t.Errorf("order %v, batches of %d: %s indexed with %q, in crawl order with %q", order, batch, id, got[id], body)
 			}
 		}
+	}
+}
+
+// TestSinkStripsLargeHostAtCompact: on a host past restripDeferFrom pages whose template
+// keeps growing, pages indexed before their blocks became template may keep them while
+// the crawl runs, and lose them when it ends (Sink.Compact): the index is then what
+// stripping every page once with the whole template gives.
+func TestSinkStripsLargeHostAtCompact(t *testing.T) {
+	const pages = 2*restripDeferFrom + 40
+	norm := urlnorm.New(urlnorm.DefaultOptions())
+	ix := openTest(t, Options{})
+	s := NewSink(ix, nil, SinkOptions{Delay: time.Hour})
+	ctx := context.Background()
+	ids := make([]string, pages)
+	for i := range pages {
+		u, err := norm.Parse(fmt.Sprintf("http://quotes.test/doc/%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every paragraph is quoted on four pages in a row, so the host's template grows
+		// every four pages.
+		html := fmt.Sprintf(`<title>Document %d</title><div id="content"><p>Own words of document %d on gliders.</p>
+<p>Quoted paragraph number %d about the boundary layer.</p></div>`, i, i, i/4)
+		p, err := parse.Parse([]byte(html), u.String(), parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = u.String()
+		d := &crawl.Document{URL: u, Fetch: &fetch.Result{}, Page: p, Text: p.Text(),
+			Record: &store.Page{URL: u.String(), Status: 200, Title: p.Title, Lang: "en", FetchedAt: time.Unix(1.7e9, 0)}}
+		if err := s.Consume(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 2 { // batches that split the groups of four pages
+			if err := s.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	quoting := func() (n int) {
+		for _, id := range ids {
+			doc, ok, err := ix.Document(ctx, id)
+			if err != nil || !ok {
+				t.Fatalf("%s: %v, in the index: %v", id, err, ok)
+			}
+			if !strings.Contains(doc.Body, "gliders") {
+				t.Errorf("%s indexed without its own words: %q", id, doc.Body)
+			}
+			if strings.Contains(doc.Body, "Quoted paragraph") {
+				n++
+			}
+		}
+		return n
+	}
+	// The last four pages' paragraph is a template only if all four came: the last group
+	// is complete (pages is a multiple of four).
+	t.Logf("pages still holding a template block before the end: %d of %d", quoting(), pages)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := quoting(); n > 0 {
+		t.Errorf("after the crawl's end %d of %d pages still hold a block of their site's template", n, pages)
 	}
 }
