@@ -167,8 +167,11 @@ func Open(dir string, opts Options) (*Index, error) {
 	// Batches return once their documents are searchable; scorch persists them in the
 	// background (see the package doc on durability). Waiting for each batch's fsync cuts
 	// indexing throughput about four times.
-	config := map[string]any{"bolt_timeout": "2s", "unsafe_batch": !opts.SyncWrites,
-		"scorchMergePlanOptions": mergePlan(opts.BatchSize)}
+	config := map[string]any{"bolt_timeout": "2s", "unsafe_batch": !opts.SyncWrites}
+	// The merge policy is given at each open and not written into the index's metadata
+	// (index_meta.json keeps what create wrote), so it can change without touching an index.
+	running := maps.Clone(config)
+	running["scorchMergePlanOptions"] = mergePlan(opts.BatchSize)
 	state, reason := creationState(dir)
 	if opts.ReadOnly {
 		return openReadOnly(dir, config, state, reason, opts)
@@ -190,7 +193,7 @@ func Open(dir string, opts Options) (*Index, error) {
 	} else if err := os.RemoveAll(dir + creatingSuffix); err != nil {
 		return nil, fmt.Errorf("index: remove the leftover of an unfinished creation: %w", err)
 	}
-	bi, err := openBleve(dir, config)
+	bi, err := openBleve(dir, running)
 	if err != nil && !created && strings.Contains(err.Error(), "error parsing mapping JSON") {
 		// An index created by a sonda before 2026-11 that was killed before scorch
 		// persisted the mapping (bleve gives no typed error for it): unfinished too.
@@ -202,7 +205,7 @@ func Open(dir string, opts Options) (*Index, error) {
 			return nil, err
 		}
 		created = true
-		bi, err = openBleve(dir, config)
+		bi, err = openBleve(dir, running)
 	}
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
