@@ -56,8 +56,6 @@ type CrawlPolicy struct {
 // do leaves every revisit late and discovery starved.
 const Headroom = 0.95
 
-const headroom = Headroom
-
 // NewCrawlPolicy makes the named policy for the crawler. With relevance set, pages are
 // weighted by their record's relevance (focused crawling).
 func NewCrawlPolicy(name string, o Options, relevance bool) (*CrawlPolicy, error) {
@@ -232,8 +230,8 @@ func (c *CrawlPolicy) followDiscovery(o Observation) {
 	case c.told && c.undiscovered == 0:
 		discovery = 0
 	}
-	full := headroom * c.total
-	b := min(max(headroom*(c.total-discovery), c.share*c.total), full)
+	full := Headroom * c.total
+	b := min(max(Headroom*(c.total-discovery), c.share*c.total), full)
 	// Changes under 5% are not passed on (each one re-plans), but the rate of first visits
 	// decays towards zero in steps smaller than that, and the last 2% of the budget stayed
 	// unspent for the rest of issue 13's live crawls: within 1% of the whole budget, it is
