@@ -8,6 +8,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	bindex "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
 // This file is sonda's scorer: BM25F over the text fields, as a Bleve query of its own.
@@ -75,6 +76,7 @@ func (q *bm25fQuery) open(ctx context.Context, i bindex.IndexReader) (*bm25fSear
 		}
 	}()
 	vectors := q.prox > 0 && len(q.words) > 1
+	ps := newPostingsSource(i)
 	for wi, w := range q.words {
 		cw := &wordCursor{}
 		anyDF := 0.0 // documents with the word in some language's fields (an upper bound)
@@ -89,7 +91,7 @@ func (q *bm25fQuery) open(ctx context.Context, i bindex.IndexReader) (*bm25fSear
 				if _, any := q.stats.avgLen[name]; !any {
 					continue // no document has this field: no postings to look up
 				}
-				fr, err := newFieldReader(ctx, i, term, name, vectors && (f == fieldTitle || f == fieldBody))
+				fr, err := newFieldReader(ctx, i, ps, term, name, vectors && (f == fieldTitle || f == fieldBody))
 				if err != nil {
 					return nil, err
 				}
@@ -98,7 +100,7 @@ func (q *bm25fQuery) open(ctx context.Context, i bindex.IndexReader) (*bm25fSear
 				}
 				fr.weight, fr.avgLen, fr.lang, fr.field = weight, q.stats.avgLen[name], lang, f
 				fr.term, fr.name = term, name
-				df = max(df, float64(fr.r.Count()))
+				df = max(df, float64(fr.count))
 				cw.readers = append(cw.readers, fr)
 			}
 			anyDF += df
@@ -110,7 +112,7 @@ func (q *bm25fQuery) open(ctx context.Context, i bindex.IndexReader) (*bm25fSear
 			}
 		}
 		if _, any := q.stats.avgLen[fieldURL]; any && w.urlTerm != "" && q.r.URL > 0 && len(q.fields) > 1 {
-			fr, err := newFieldReader(ctx, i, w.urlTerm, fieldURL, false)
+			fr, err := newFieldReader(ctx, i, ps, w.urlTerm, fieldURL, false)
 			if err != nil {
 				return nil, err
 			}
@@ -122,7 +124,7 @@ func (q *bm25fQuery) open(ctx context.Context, i bindex.IndexReader) (*bm25fSear
 				// a word common in text but rare in paths ("import" in
 				// /search-import-854.html) outscore pages titled with it (issue 13's
 				// "museum import").
-				df := max(float64(fr.r.Count()), anyDF)
+				df := max(float64(fr.count), anyDF)
 				n := max(q.stats.docs, df)
 				cw.urlIDF = math.Log(1 + (n-df+0.5)/(df+0.5))
 				cw.readers = append(cw.readers, fr)
@@ -183,13 +185,19 @@ func (q *bm25fQuery) textIDFs(count func(term, field string) (uint64, error)) ([
 	return out, nil
 }
 
-// fieldReader is the postings of one term in one field.
+// fieldReader is the postings of one term in one field: read straight from each
+// segment's zap postings when the index reader is a snapshot of segments (postings.go),
+// through Bleve's TermFieldReader otherwise.
 type fieldReader struct {
-	r      bindex.TermFieldReader
-	cur    *bindex.TermFieldDoc // nil when exhausted
-	doc    uint64               // cur's document number (noDoc when exhausted)
+	segs   *segmentPostings       // the direct way (nil: r)
+	r      bindex.TermFieldReader // Bleve's way
+	cur    *bindex.TermFieldDoc   // r's current posting
 	buf    bindex.TermFieldDoc
 	seek   bindex.IndexInternalID // scratch: Advance's target
+	count  uint64                 // documents with the term in the field (the IDF's)
+	doc    uint64                 // the current document's number (noDoc when exhausted)
+	freq   uint64                 // the term's frequency in it
+	norm   float64                // the field's norm in it: 1/√length, as zap keeps it
 	weight float64
 	avgLen float64
 	lang   string   // "" for inurl
@@ -199,7 +207,16 @@ type fieldReader struct {
 	pos    []uint64 // scratch for positions
 }
 
-func newFieldReader(ctx context.Context, i bindex.IndexReader, term, field string, vectors bool) (*fieldReader, error) {
+// newFieldReader opens the postings of term in field (nil: no document has it); vectors
+// reads the term's positions too. ps, when set, reads the segments of snapshot r directly.
+func newFieldReader(ctx context.Context, i bindex.IndexReader, ps *postingsSource, term, field string, vectors bool) (*fieldReader, error) {
+	if ps != nil {
+		segs, n, err := ps.open(term, field, vectors)
+		if err != nil || segs == nil {
+			return nil, err
+		}
+		return &fieldReader{segs: segs, count: ps.count(term, field, n), doc: noDoc}, nil
+	}
 	r, err := i.TermFieldReader(ctx, []byte(term), field, true, true, vectors)
 	if err != nil {
 		return nil, err
@@ -208,7 +225,13 @@ func newFieldReader(ctx context.Context, i bindex.IndexReader, term, field strin
 		r.Close()
 		return nil, nil
 	}
-	return &fieldReader{r: r}, nil
+	return &fieldReader{r: r, count: r.Count(), doc: noDoc}, nil
+}
+
+func (f *fieldReader) close() {
+	if f.r != nil {
+		f.r.Close()
+	}
 }
 
 // noDoc is the document number of an exhausted cursor: after every document.
@@ -218,6 +241,11 @@ const noDoc = math.MaxUint64
 // 8-byte IDs as byte slices at every step of the merge cost about a twentieth of a search.
 
 func (f *fieldReader) next() error {
+	if f.segs != nil {
+		p, err := f.segs.next()
+		f.setPosting(p)
+		return err
+	}
 	d, err := f.r.Next(f.buf.Reset())
 	f.set(d)
 	return err
@@ -226,19 +254,51 @@ func (f *fieldReader) next() error {
 func (f *fieldReader) set(d *bindex.TermFieldDoc) {
 	f.cur, f.doc = d, noDoc
 	if d != nil {
-		f.doc = d.ID.Value()
+		f.doc, f.freq, f.norm = d.ID.Value(), d.Freq, d.Norm
+	}
+}
+
+func (f *fieldReader) setPosting(p segment.Posting) {
+	f.doc = noDoc
+	if p != nil {
+		f.doc, f.freq, f.norm = f.segs.offset()+p.Number(), p.Frequency(), p.Norm()
 	}
 }
 
 // advance moves to the first posting at or after document doc.
 func (f *fieldReader) advance(doc uint64) error {
-	if f.cur != nil && f.doc >= doc {
+	if f.doc != noDoc && f.doc >= doc {
 		return nil
+	}
+	if f.segs != nil {
+		p, err := f.segs.advance(doc)
+		f.setPosting(p)
+		return err
 	}
 	f.seek = bindex.NewIndexInternalID(f.seek, doc)
 	d, err := f.r.Advance(f.seek, f.buf.Reset())
 	f.set(d)
 	return err
+}
+
+// positions returns the term's positions in the current document, in increasing order
+// (nil when it was opened without them).
+func (f *fieldReader) positions() []uint64 {
+	f.pos = f.pos[:0]
+	if f.segs != nil {
+		if p := f.segs.cur; p != nil {
+			for _, l := range p.Locations() {
+				f.pos = append(f.pos, l.Pos())
+			}
+		}
+		return f.pos
+	}
+	if f.cur != nil {
+		for _, v := range f.cur.Vectors {
+			f.pos = append(f.pos, v.Pos)
+		}
+	}
+	return f.pos
 }
 
 // wordCursor walks the documents containing one word in any of its fields.
@@ -301,10 +361,10 @@ func (w *wordCursor) score(k1, b float64) float64 {
 	lang := ""
 	urlOnly := true
 	for _, f := range w.readers {
-		if f.doc != w.cur || f.cur == nil {
+		if f.doc != w.cur || f.doc == noDoc {
 			continue
 		}
-		tf += f.tf(f.cur, f.weight, b)
+		tf += f.tf(f.freq, f.norm, f.weight, b)
 		if f.lang != "" {
 			lang, urlOnly = f.lang, false
 		}
@@ -317,18 +377,18 @@ func (w *wordCursor) score(k1, b float64) float64 {
 	return saturate(w.weight, idf, tf, k1)
 }
 
-// tf is the term's frequency in posting p, weighted and normalized (fieldTF): the field's
-// length is read back from zap's norm, 1/√length.
-func (f *fieldReader) tf(p *bindex.TermFieldDoc, weight, b float64) float64 {
+// tf is the term's frequency freq in a document whose field has norm norm, weighted and
+// normalized (fieldTF): the field's length is read back from zap's norm, 1/√length.
+func (f *fieldReader) tf(freq uint64, norm, weight, b float64) float64 {
 	length := 1.0
-	if p.Norm > 0 {
-		length = 1 / (p.Norm * p.Norm)
+	if norm > 0 {
+		length = 1 / (norm * norm)
 	}
 	avg := f.avgLen
 	if avg <= 0 {
 		avg = length
 	}
-	return fieldTF(weight, int(p.Freq), length, avg, b)
+	return fieldTF(weight, int(freq), length, avg, b)
 }
 
 // fieldTF is a word's frequency in one field of a document, weighted by the field's
@@ -347,14 +407,12 @@ func saturate(weight, idf, tf, k1 float64) float64 {
 // increasing order (a word is in one language's copy of the field at most).
 func (w *wordCursor) positions(field string) []uint64 {
 	for _, f := range w.readers {
-		if f.doc != w.cur || f.cur == nil || f.field != field || len(f.cur.Vectors) == 0 {
+		if f.doc != w.cur || f.doc == noDoc || f.field != field {
 			continue
 		}
-		f.pos = f.pos[:0]
-		for _, v := range f.cur.Vectors {
-			f.pos = append(f.pos, v.Pos)
+		if pos := f.positions(); len(pos) > 0 {
+			return pos
 		}
-		return f.pos
 	}
 	return nil
 }
@@ -386,7 +444,7 @@ func (s *bm25fSearcher) Count() uint64 {
 	var n uint64
 	for _, w := range s.words {
 		for _, f := range w.readers {
-			n += f.r.Count()
+			n += f.count
 		}
 	}
 	return n
@@ -395,9 +453,7 @@ func (s *bm25fSearcher) Count() uint64 {
 func (s *bm25fSearcher) Close() error {
 	for _, w := range s.words {
 		for _, f := range w.readers {
-			if f.r != nil {
-				f.r.Close()
-			}
+			f.close()
 		}
 	}
 	return nil

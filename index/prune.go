@@ -155,7 +155,7 @@ func (c *tfBoundCache) bound(ctx context.Context, r bindex.IndexReader, f *field
 			if err != nil || p == nil {
 				return v, err
 			}
-			v.tf = max(v.tf, f.tf(p, 1, b))
+			v.tf = max(v.tf, f.tf(p.Freq, p.Norm, 1, b))
 			v.freq = max(v.freq, float64(p.Freq))
 		}
 	})
@@ -255,22 +255,23 @@ func (s *bm25fSearcher) nextPruned() (doc uint64, score float64, ok bool, err er
 // countMatches counts the documents of snapshot snap that have some word of s, from the
 // words' postings bitmaps.
 func (s *bm25fSearcher) countMatches(snap *scorch.IndexSnapshot) (uint64, error) {
-	var total uint64
+	var total, first uint64
 	dicts := map[string]segment.TermDictionary{}
 	for _, ss := range snap.Segments() {
-		docs, err := s.segmentDocs(ss, dicts)
+		docs, err := s.segmentDocs(ss, first, dicts)
 		if err != nil {
 			return 0, err
 		}
 		total += docs.GetCardinality()
+		first += ss.Segment().Count()
 	}
 	return total, nil
 }
 
 // segmentDocs returns the documents of one segment that have every word of s (s.all) or
-// some word, from the words' postings bitmaps, without the deleted documents. dicts is
-// scratch.
-func (s *bm25fSearcher) segmentDocs(ss *scorch.SegmentSnapshot, dicts map[string]segment.TermDictionary) (*roaring.Bitmap, error) {
+// some word, from the words' postings bitmaps, without the deleted documents; first is
+// the segment's first document number in the snapshot. dicts is scratch.
+func (s *bm25fSearcher) segmentDocs(ss *scorch.SegmentSnapshot, first uint64, dicts map[string]segment.TermDictionary) (*roaring.Bitmap, error) {
 	seg := ss.Segment()
 	clear(dicts)
 	var docs *roaring.Bitmap
@@ -280,6 +281,12 @@ func (s *bm25fSearcher) segmentDocs(ss *scorch.SegmentSnapshot, dicts map[string
 			wd = roaring.New()
 		}
 		for _, f := range w.readers {
+			if f.segs != nil {
+				if err := f.segs.orInto(first, wd); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			d, ok := dicts[f.name]
 			if !ok {
 				var err error
@@ -340,7 +347,7 @@ func (s *bm25fSearcher) findCandidates(snap *scorch.IndexSnapshot) error {
 	dicts := map[string]segment.TermDictionary{}
 	var at uint64
 	for _, ss := range snap.Segments() {
-		docs, err := s.segmentDocs(ss, dicts)
+		docs, err := s.segmentDocs(ss, at, dicts)
 		if err != nil {
 			return err
 		}

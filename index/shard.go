@@ -169,22 +169,32 @@ func (c *countsReader) TermFieldReader(ctx context.Context, term []byte, field s
 	if err != nil {
 		return nil, err
 	}
+	if n := c.termCount(string(term), field, r.Count()); n != r.Count() {
+		return &countedTerms{TermFieldReader: r, count: n}, nil
+	}
+	return r, nil
+}
+
+// termCount is the document frequency of term in field that searches through c score
+// with, the shard having local: the collection's when c gives a collection's counts; it
+// records local when c records the terms looked up.
+func (c *countsReader) termCount(term, field string, local uint64) uint64 {
 	if c.recorded != nil {
 		m := c.recorded[field]
 		if m == nil {
 			m = map[string]uint64{}
 			c.recorded[field] = m
 		}
-		m[string(term)] = r.Count()
-		return r, nil
+		m[term] = local
+		return local
 	}
 	if c.counts != nil {
 		// A term the statistics phase did not see (written since) keeps its local count.
-		if n, ok := c.counts.terms[field][string(term)]; ok {
-			return &countedTerms{TermFieldReader: r, count: n}, nil
+		if n, ok := c.counts.terms[field][term]; ok {
+			return n
 		}
 	}
-	return r, nil
+	return local
 }
 
 // FieldDictContains passes Bleve's optional dictionary lookup through (range searchers use
