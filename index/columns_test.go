@@ -18,7 +18,8 @@ import (
 // a date), after deletes and replacements and after more segments are added; the cache
 // holds only the segments of the current snapshot.
 func TestColumnsMatchDocValues(t *testing.T) {
-	ix := openTest(t, Options{CacheEntries: -1})
+	// Several segments whatever the machine's load (see TestColumnCacheBounded).
+	ix := openTest(t, Options{CacheEntries: -1, SyncWrites: true, keepSegments: true})
 	mk := columnDoc
 	check := func(when string) {
 		t.Helper()
@@ -141,7 +142,10 @@ func TestColumnCacheBounded(t *testing.T) {
 	if got := openTest(t, Options{}).columns.limit; got != DefaultFacetCache {
 		t.Errorf("default limit %d, want %d", got, DefaultFacetCache)
 	}
-	ix := openTest(t, Options{CacheEntries: -1})
+	// Four batches, four segments: each batch written through to disk before the next
+	// (scorch's persister merges the batches still in memory when it falls behind), and
+	// no merges (the merger merged them into two now and then, on a loaded machine).
+	ix := openTest(t, Options{CacheEntries: -1, SyncWrites: true, keepSegments: true})
 	for b := range 4 {
 		var batch []Doc
 		for i := range 40 {

@@ -81,6 +81,10 @@ type Options struct {
 	// planner treats smaller segments as this size.
 	BatchSize int
 	Logger    *slog.Logger
+
+	// keepSegments stops scorch's merger, for tests that need the segments their writes
+	// made (merges run whenever the planner wakes, which a loaded machine delays).
+	keepSegments bool
 }
 
 // DefaultQueueWait is the default of Options.QueueWait.
@@ -172,6 +176,12 @@ func Open(dir string, opts Options) (*Index, error) {
 	// (index_meta.json keeps what create wrote), so it can change without touching an index.
 	running := maps.Clone(config)
 	running["scorchMergePlanOptions"] = mergePlan(opts.BatchSize)
+	if opts.keepSegments {
+		// The tiered planner merges when there are more segments than its budget: the
+		// documents over the smallest segment's size (raised to the floor), at most
+		// MaxSegmentsPerTier per tier.
+		running["scorchMergePlanOptions"] = map[string]any{"FloorSegmentSize": 1, "MaxSegmentsPerTier": 1 << 20}
+	}
 	state, reason := creationState(dir)
 	if opts.ReadOnly {
 		return openReadOnly(dir, config, state, reason, opts)
