@@ -59,94 +59,79 @@ type feedbackWord struct {
 // hits (RM1): P(w|R) = Σ_d P(w|d)·P(d|q), with P(w|d) the word's share of the terms of the
 // document's title and body and P(d|q) the document's share of the hits' scores. Words
 // for which common says true are left out (see the file's comment); common may be nil.
-// Probabilities are renormalized over the words kept. The documents' terms are read from
-// their forward term lists (forward.go) in snapshot r; a document stored without one has
-// its first feedbackRead bytes of text analyzed again.
+// Probabilities are renormalized over the words kept. The documents' terms are read in
+// snapshot r (modelDocs).
 func (ix *Index) relevanceModel(ctx context.Context, r bindex.IndexReader, hits []collectedHit, common func(feedbackWord) (bool, error)) ([]feedbackWord, error) {
-	total := 0.0
-	for _, h := range hits {
-		total += max(0, h.score)
+	scores := make([]float64, len(hits))
+	for i, h := range hits {
+		scores[i] = h.score
 	}
-	if total <= 0 {
+	m := newRelevanceModel(scores)
+	if m == nil {
 		return nil, nil
 	}
-	model := map[modelKey]float64{}
-	tf := map[string]int{}
-	// add adds a document's words, counted in tf, to the model.
-	add := func(code string, score float64) {
-		n := 0
-		for _, c := range tf {
-			n += c
-		}
-		if n == 0 {
-			return
-		}
-		pd := score / total
-		for t, c := range tf {
-			model[modelKey{code, t}] += pd * float64(c) / float64(n)
-		}
-	}
 	var docs []collectedHit
+	var docScores []float64
 	for _, h := range hits {
 		if h.score > 0 {
-			docs = append(docs, h)
+			docs, docScores = append(docs, h), append(docScores, h.score)
 		}
 	}
-	var scratch []byte
-	var unlisted []int // documents stored without a forward term list
-	err := forwardLists(r, docs, func(i int, list forwardList, ok bool) error {
-		if !ok {
-			unlisted = append(unlisted, i)
-			return nil
-		}
-		clear(tf)
-		err := list.eachSection(func(sec forwardSection) error {
-			if textFields[sec.field] != fieldTitle && textFields[sec.field] != fieldBody {
-				return nil
-			}
-			var err error
-			scratch, err = sec.eachTerm(scratch, func(term []byte, c int) {
-				if modelTerm(term) {
-					tf[string(term)] += c
-				}
-			})
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		add(list.lang, docs[i].score)
-		return nil
+	err := ix.modelDocs(ctx, r, docs, func(i int, _ bool, lang string, tf map[string]int) {
+		m.add(lang, tf, docScores[i])
 	})
 	if err != nil {
 		return nil, err
 	}
-	for _, i := range unlisted {
-		id, err := r.ExternalID(docs[i].iid())
-		if err != nil {
-			return nil, err
-		}
-		d, ok, err := ix.Document(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue // deleted since the search
-		}
-		code := langCode(d.Lang)
-		text := d.Title + "\n" + d.Body
-		if len(text) > feedbackRead {
-			text = text[:feedbackRead]
-		}
-		clear(tf)
-		for _, t := range textAnalyzerFor(code).Terms(text) {
-			if modelTerm([]byte(t)) {
-				tf[t]++
-			}
-		}
-		add(code, docs[i].score)
+	return m.words(common)
+}
+
+// relevanceModel is RM1's sum, P(w|R) = Σ_d P(w|d)·P(d|q), as its documents are added.
+type relevanceModel struct {
+	total float64 // the hits' scores added up (negative ones as 0): P(d|q)'s denominator
+	p     map[modelKey]float64
+}
+
+// newRelevanceModel returns the model of hits scored scores, or nil when no hit has a
+// positive score.
+func newRelevanceModel(scores []float64) *relevanceModel {
+	total := 0.0
+	for _, s := range scores {
+		total += max(0, s)
 	}
-	words := topWords(model, feedbackCandidates)
+	if total <= 0 {
+		return nil
+	}
+	return &relevanceModel{total: total, p: map[modelKey]float64{}}
+}
+
+// add adds a document of language lang scored score, with its words counted in tf. The
+// documents must be added in the same order wherever a model is to come out the same to
+// the last bit (one index, or a collection split over shards: GatherFeedback).
+func (m *relevanceModel) add(lang string, tf map[string]int, score float64) {
+	n := 0
+	for _, c := range tf {
+		n += c
+	}
+	if n == 0 {
+		return
+	}
+	pd := score / m.total
+	for t, c := range tf {
+		m.p[modelKey{lang, t}] += pd * float64(c) / float64(n)
+	}
+}
+
+// candidates are the model's feedbackCandidates likeliest words, likeliest first: those
+// that words keeps from, and whose document counts a split collection gathers.
+func (m *relevanceModel) candidates() []feedbackWord {
+	return topWords(m.p, feedbackCandidates)
+}
+
+// words returns the model's feedbackTerms likeliest words for which common (nil: none)
+// says false, their probabilities renormalized over the words kept; nil when none is kept.
+func (m *relevanceModel) words(common func(feedbackWord) (bool, error)) ([]feedbackWord, error) {
+	words := m.candidates()
 	kept := words[:0]
 	for _, w := range words {
 		if len(kept) == feedbackTerms {
@@ -175,6 +160,70 @@ func (ix *Index) relevanceModel(ctx context.Context, r bindex.IndexReader, hits 
 		words[i].p /= sum
 	}
 	return words, nil
+}
+
+// modelDocs calls fn with the words of each of docs that a relevance model counts
+// (modelTerm) in its title and body, and its analyzer language: first the documents
+// stored with a forward term list (forward.go; listed true), in order, then, in order,
+// those stored without one, whose first feedbackRead bytes of text are analyzed again. A
+// document deleted since it was found is left out. tf is valid only during the call.
+func (ix *Index) modelDocs(ctx context.Context, r bindex.IndexReader, docs []collectedHit, fn func(i int, listed bool, lang string, tf map[string]int)) error {
+	tf := map[string]int{}
+	var scratch []byte
+	var unlisted []int // documents stored without a forward term list
+	err := forwardLists(r, docs, func(i int, list forwardList, ok bool) error {
+		if !ok {
+			unlisted = append(unlisted, i)
+			return nil
+		}
+		clear(tf)
+		err := list.eachSection(func(sec forwardSection) error {
+			if textFields[sec.field] != fieldTitle && textFields[sec.field] != fieldBody {
+				return nil
+			}
+			var err error
+			scratch, err = sec.eachTerm(scratch, func(term []byte, c int) {
+				if modelTerm(term) {
+					tf[string(term)] += c
+				}
+			})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		fn(i, true, list.lang, tf)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, i := range unlisted {
+		id, err := r.ExternalID(docs[i].iid())
+		if err != nil {
+			return err
+		}
+		d, ok, err := ix.Document(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue // deleted since the search
+		}
+		code := langCode(d.Lang)
+		text := d.Title + "\n" + d.Body
+		if len(text) > feedbackRead {
+			text = text[:feedbackRead]
+		}
+		clear(tf)
+		for _, t := range textAnalyzerFor(code).Terms(text) {
+			if modelTerm([]byte(t)) {
+				tf[t]++
+			}
+		}
+		fn(i, false, code, tf)
+	}
+	return nil
 }
 
 // modelTerm says whether a relevance model counts a term: one-letter terms and numbers
@@ -259,7 +308,8 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 			df, err := ix.dfs.count(ctx, ir, w.term, langField(fieldBody, w.lang))
 			return float64(df) > n/2, err
 		}
-		model, err := ix.relevanceModel(ctx, ir, best[:min(len(best), feedbackDocs)], common)
+		complete := uint64(len(best)) >= total
+		model, err := ix.relevanceModel(ctx, ir, best[:untied(feedbackDocs, 2*feedbackDocs, len(best), complete, hitScore(best))], common)
 		if err != nil || len(model) == 0 {
 			return err
 		}
@@ -281,7 +331,7 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 		for i := range best {
 			best[i].score *= scale
 		}
-		window := best[:min(len(best), r.Window)]
+		window := best[:untied(r.Window, r.Window, len(best), complete, hitScore(best))]
 		var unlisted []int
 		if throughPostings(postings, len(window)) {
 			unlisted = make([]int, len(window))
@@ -309,6 +359,41 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 		})
 		return nil
 	}
+}
+
+// untied returns how many of a ranking's first results feedback takes as "the best n"
+// (length of them known, best first, score(i) the i-th's score; complete says they are
+// every match): n when the n-th and the next score differently. Otherwise a run of equal
+// scores crosses the edge, and their order means nothing — one index orders them by
+// internal document number, which depends on how its segments lie, a split collection by
+// shard — so which of them are taken must not depend on it: the whole run when it ends
+// within limit results (and is known to end there), none of it otherwise.
+func untied(n, limit, length int, complete bool, score func(int) float64) int {
+	if n >= length {
+		return length
+	}
+	if n <= 0 {
+		return 0
+	}
+	edge := score(n - 1)
+	if score(n) != edge {
+		return n
+	}
+	end := n + 1
+	for end < length && end <= limit && score(end) == edge {
+		end++
+	}
+	if end <= limit && (end < length || complete) {
+		return end
+	}
+	for n > 0 && score(n-1) == edge {
+		n--
+	}
+	return n
+}
+
+func hitScore(hits []collectedHit) func(int) float64 {
+	return func(i int) float64 { return hits[i].score }
 }
 
 // forwardDocPostings is what reading one document's forward term list costs, counted in

@@ -101,3 +101,37 @@ func TestFeedbackLeavesOutCommonWords(t *testing.T) {
 		t.Errorf("feedback made of words in most pages reordered the results:\nwith    %v\nwithout %v", with, without)
 	}
 }
+
+// TestUntied: feedback's "best n" never splits a run of equal scores, whose order means
+// nothing (one index orders them by internal document number, a split collection by
+// shard): the run is taken whole when it ends within the limit, left out otherwise.
+func TestUntied(t *testing.T) {
+	for _, c := range []struct {
+		scores   []float64
+		n, limit int
+		complete bool
+		want     int
+	}{
+		{[]float64{5, 4, 3, 2}, 2, 2, false, 2},          // no tie at the edge
+		{[]float64{5, 4, 4, 2}, 2, 2, false, 1},          // 4 runs past the edge, no room: left out
+		{[]float64{5, 4, 4, 2}, 2, 4, false, 3},          // room: taken whole
+		{[]float64{5, 4, 4, 4, 4, 1}, 3, 4, false, 1},    // the run ends past the limit
+		{[]float64{5, 4, 4, 4, 4, 1}, 3, 5, false, 5},    // ends at the limit
+		{[]float64{4, 4, 4, 4}, 2, 3, true, 0},           // every score equal, past the limit: none
+		{[]float64{4, 4, 4, 4}, 2, 4, true, 4},           // within it, and they are every match
+		{[]float64{4, 4, 4, 4}, 2, 4, false, 0},          // more may follow, equal: not known to end
+		{[]float64{5, 4, 4}, 3, 3, false, 3},             // the edge is the end: nothing past it
+		{[]float64{5, 4, 4}, 10, 20, false, 3},           // fewer than n
+		{[]float64{5, 5, 4}, 2, 2, false, 2},             // a tie inside, not at the edge
+		{[]float64{}, 10, 20, false, 0},                  // nothing
+		{[]float64{3, 2}, 0, 0, false, 0},                // n 0
+		{[]float64{6, 5, 5, 4, 4, 4}, 4, 4, false, 3},    // the run at the edge only
+		{[]float64{6, 5, 4, 4, 4, 4}, 1, 1, false, 1},    // a run after the edge, not at it
+		{[]float64{-1, -1, -2}, 1, 1, false, 0},          // scores need not be positive
+		{[]float64{9, 8, 7, 6, 5, 4, 3}, 6, 6, false, 6}, // distinct
+	} {
+		if got := untied(c.n, c.limit, len(c.scores), c.complete, func(i int) float64 { return c.scores[i] }); got != c.want {
+			t.Errorf("untied(n %d, limit %d, %v, complete %v) = %d, want %d", c.n, c.limit, c.scores, c.complete, got, c.want)
+		}
+	}
+}

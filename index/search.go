@@ -350,12 +350,15 @@ func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string,
 	size = min(size, v.depth)
 	sctx := context.WithValue(ctx, search.BM25StatsKey, v.bleve)
 	o := collectOptions{n: size, facets: facets, facetDepth: v.depth, counts: v.global, rows: v.global != nil, exhaustive: ix.exhaustive.Load()}
-	if r.Feedback > 0 && tr.text > 0 && v.global == nil {
+	if r.Feedback > 0 && tr.text > 0 {
 		// Pseudo-relevance feedback (feedback.go) rescores the best Window matches. A shard
-		// of a split collection does not: its best matches are not the collection's
-		// (cluster/search ranks without feedback).
-		o.n = min(max(o.n, r.Window), v.depth)
-		o.rescore = ix.feedback(ctx, r, tr.text, v.bs)
+		// of a split collection returns its best Window unrescored: its best matches are
+		// not the collection's, and the gatherer rescores them (GatherFeedback). One more
+		// than the window shows whether a tie runs past its edge (untied).
+		o.n = min(max(o.n, r.Window+1), v.depth)
+		if v.global == nil {
+			o.rescore = ix.feedback(ctx, r, tr.text, v.bs)
+		}
 	}
 	if useRelevance {
 		o.relevance = r.Window

@@ -323,6 +323,9 @@ type ShardHits struct {
 	FilterOnly bool `json:"filter_only,omitempty"`
 	// Relaxable says the query is words that OR can relax when no document has them all.
 	Relaxable bool `json:"relaxable,omitempty"`
+	// Words is how many words and phrases the query scores text with, which feedback's
+	// share of the score is divided among (GatherFeedback).
+	Words int `json:"words,omitempty"`
 }
 
 // ShardHit is one of a shard's best results with the signals the blend needs.
@@ -432,7 +435,7 @@ func (ix *Index) ShardSearch(ctx context.Context, req ShardRequest, global *Coll
 	if err != nil {
 		return nil, err
 	}
-	out.Total, out.FilterOnly = rk.total, rk.tr.text == 0
+	out.Total, out.FilterOnly, out.Words = rk.total, rk.tr.text == 0, rk.tr.text
 	out.Hits = make([]ShardHit, len(rk.hits))
 	for i, h := range rk.hits {
 		sh := ShardHit{ID: h.id, Text: h.text, Relevance: h.relevance}

@@ -25,9 +25,7 @@ type GathererOptions struct {
 	// is left out of the answer, which names it.
 	Timeout time.Duration
 	// Ranking is how results are ranked (the zero Ranking: index.DefaultRanking). Every
-	// node ranks with it, whatever its own configuration. Its Feedback is not applied:
-	// pseudo-relevance feedback needs the collection's best matches before the query is
-	// scored, one more phase than the three a gather has (index.Ranking.Feedback).
+	// node ranks with it, whatever its own configuration.
 	Ranking index.Ranking
 	// Operator is what juxtaposed words mean: "and" (default) or "or".
 	Operator string
@@ -194,6 +192,9 @@ func (g *Gatherer) query(ctx context.Context, req index.Request, first int, sr i
 		}
 		parts[i] = replies[i].Hits
 	}
+	// Pseudo-relevance feedback. Its errors are the nodes': fs names them in missing.
+	fs := &feedbackShards{g: g, sr: sr, global: global, live: live, missing: missing}
+	_ = index.GatherFeedback(ctx, r, g.o.MaxResults, global, parts, fs)
 	if first > 0 {
 		return index.GatherFirst(req, first, r, g.o.MaxResults, global, parts, time.Now())
 	}
@@ -299,4 +300,68 @@ func queryError(replies []reply, errs []error) error {
 		}
 	}
 	return nil
+}
+
+// feedbackShards are the live nodes of one search as index.GatherFeedback asks them: shard
+// i is live[i]. A node that fails a phase is named in missing.
+type feedbackShards struct {
+	g       *Gatherer
+	sr      index.ShardRequest
+	global  *index.CollectionStats
+	live    []string
+	mu      sync.Mutex // missing: GatherFeedback asks shards concurrently
+	missing map[string]string
+}
+
+// ask sends one node a phase's request and returns its answer, or names the node in
+// missing.
+func (f *feedbackShards) ask(ctx context.Context, shard int, phase string, req request) (reply, error) {
+	replies := make([]reply, 1)
+	err := f.g.scatter(ctx, f.live[shard:shard+1], phase, func(int) request { return req }, replies)[0]
+	if err != nil {
+		f.fail(f.live[shard], err)
+	}
+	return replies[0], err
+}
+
+func (f *feedbackShards) fail(node string, err error) {
+	f.mu.Lock()
+	f.missing[node] = err.Error()
+	f.mu.Unlock()
+}
+
+func (f *feedbackShards) FeedbackDocs(ctx context.Context, shard int, ids []string) ([]index.FeedbackDoc, error) {
+	rep, err := f.ask(ctx, shard, phaseFeedbackDocs, request{Req: f.sr, IDs: ids})
+	return rep.FeedbackDocs, err
+}
+
+func (f *feedbackShards) FeedbackScores(ctx context.Context, shard int, exp *index.FeedbackExpansion, ids []string) ([]float64, error) {
+	rep, err := f.ask(ctx, shard, phaseFeedbackScores, request{Req: f.sr, Global: f.global, Expansion: exp, IDs: ids})
+	return rep.Scores, err
+}
+
+// TermCounts adds up the counts of every live node; one that fails is left out (and
+// named in missing), as it is from the statistics.
+func (f *feedbackShards) TermCounts(ctx context.Context, terms []index.FieldTerm) ([]uint64, error) {
+	replies := make([]reply, len(f.live))
+	errs := f.g.scatter(ctx, f.live, phaseTermCounts, func(int) request { return request{Req: f.sr, Terms: terms} }, replies)
+	sum := make([]uint64, len(terms))
+	answered := 0
+	for i, node := range f.live {
+		if errs[i] == nil && len(replies[i].Counts) != len(terms) {
+			errs[i] = fmt.Errorf("%s: %d counts for %d terms", phaseTermCounts, len(replies[i].Counts), len(terms))
+		}
+		if errs[i] != nil {
+			f.fail(node, errs[i])
+			continue
+		}
+		answered++
+		for j, n := range replies[i].Counts {
+			sum[j] += n
+		}
+	}
+	if answered == 0 {
+		return nil, errors.Join(errs...)
+	}
+	return sum, nil
 }

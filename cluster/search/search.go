@@ -5,10 +5,14 @@
 // of every shard, then each shard's best hits scored with the whole collection's
 // statistics, blended and merged at the gatherer, then the page's documents from the
 // shards that hold them (index/shard.go has the ranking side and what is and is not
-// equal to one index). A node that does not answer in time leaves a partial answer that
-// names it; it is never an error.
+// equal to one index). With pseudo-relevance feedback on (the default ranking), three
+// more come between the second and the third: the words of the best matches, the
+// collection's counts of the likeliest of them, and their scores in the best matches
+// (index/shardfeedback.go). A node that does not answer in time leaves a partial answer
+// that names it; it is never an error.
 //
-// Subjects: sonda.<cluster>.search.<node>.stats, .query and .fetch.
+// Subjects: sonda.<cluster>.search.<node>.stats, .query, .fbdocs, .fbcounts, .fbscores
+// and .fetch.
 package search
 
 import (
@@ -34,7 +38,14 @@ const (
 	phaseStats = "stats"
 	phaseQuery = "query"
 	phaseFetch = "fetch"
+	// Pseudo-relevance feedback's phases (index.GatherFeedback).
+	phaseFeedbackDocs   = "fbdocs"
+	phaseTermCounts     = "fbcounts"
+	phaseFeedbackScores = "fbscores"
 )
+
+// phases are every phase a node answers.
+var phases = []string{phaseStats, phaseQuery, phaseFeedbackDocs, phaseTermCounts, phaseFeedbackScores, phaseFetch}
 
 // Subject is the subject a node answers a search phase on.
 func Subject(cluster, node, phase string) string {
@@ -58,9 +69,13 @@ func checkToken(what, s string) error {
 // request is what the gatherer sends in every phase.
 type request struct {
 	Req index.ShardRequest `json:"req"`
-	// Global are the collection's statistics (query phase).
+	// Global are the collection's statistics (query and feedback scores phases).
 	Global *index.CollectionStats `json:"global,omitempty"`
-	IDs    []string               `json:"ids,omitempty"` // fetch phase
+	IDs    []string               `json:"ids,omitempty"` // fetch and feedback documents and scores phases
+	// Terms are the terms whose documents are counted (feedback counts phase).
+	Terms []index.FieldTerm `json:"terms,omitempty"`
+	// Expansion is the words feedback scores (feedback scores phase).
+	Expansion *index.FeedbackExpansion `json:"expansion,omitempty"`
 	// Budget is how long the gatherer waits: the node stops working on it after that.
 	Budget time.Duration `json:"budget"`
 }
@@ -75,6 +90,10 @@ type reply struct {
 	Stats *index.CollectionStats `json:"stats,omitempty"`
 	Hits  *index.ShardHits       `json:"hits,omitempty"`
 	Docs  []index.Hit            `json:"docs,omitempty"`
+
+	FeedbackDocs []index.FeedbackDoc `json:"fb_docs,omitempty"`
+	Counts       []uint64            `json:"counts,omitempty"`
+	Scores       []float64           `json:"scores,omitempty"`
 }
 
 // Server answers the search phases for one node's index.
@@ -104,7 +123,7 @@ func Listen(nc *nats.Conn, cluster, nodeID string, ix *index.Index) (*Server, er
 	}
 	s := &Server{ix: ix, sem: make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	for _, phase := range []string{phaseStats, phaseQuery, phaseFetch} {
+	for _, phase := range phases {
 		sub, err := nc.Subscribe(Subject(cluster, nodeID, phase), s.handler(phase))
 		if err != nil {
 			s.Close()
@@ -203,6 +222,15 @@ func (s *Server) answer(ctx context.Context, phase string, req request) reply {
 		rep.Hits, err = s.ix.ShardSearch(ctx, req.Req, req.Global)
 	case phaseFetch:
 		rep.Docs, err = s.ix.ShardFetch(ctx, req.Req, req.IDs)
+	case phaseFeedbackDocs:
+		rep.FeedbackDocs, err = s.ix.ShardFeedbackDocs(ctx, req.IDs)
+	case phaseTermCounts:
+		rep.Counts, err = s.ix.ShardTermCounts(ctx, req.Terms)
+	case phaseFeedbackScores:
+		if req.Global == nil || req.Expansion == nil {
+			return reply{Error: "feedback scores phase without the collection's statistics or the expansion"}
+		}
+		rep.Scores, err = s.ix.ShardFeedbackScores(ctx, req.Req, req.Global, req.Expansion, req.IDs)
 	}
 	if err != nil {
 		rep = reply{Error: err.Error()}

@@ -80,11 +80,9 @@ func shardOf(d index.Doc, shards int) int {
 
 func openIndex(t testing.TB, dir string, docs []index.Doc) *index.Index {
 	t.Helper()
-	// A split collection ranks without pseudo-relevance feedback (see GathererOptions):
-	// the one index it is compared with does the same.
-	r := index.DefaultRanking()
-	r.Feedback = 0
-	ix, err := index.Open(dir, index.Options{CacheEntries: -1, Ranking: r})
+	// The default ranking: with pseudo-relevance feedback, which the split collection
+	// applies at the gatherer (index.GatherFeedback).
+	ix, err := index.Open(dir, index.Options{CacheEntries: -1, Ranking: index.DefaultRanking()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,6 +222,9 @@ func hitKey(h index.Hit) string {
 	return strings.Join([]string{h.ID, h.URL, h.Title, h.Snippet, h.Host, h.Lang, h.Kind, fmt.Sprint(h.Relevance, h.InLinks, h.Fetched.Unix())}, "|")
 }
 
+// allPhases are the last tokens of the subjects a node answers searches on.
+var allPhases = []string{"stats", "query", "fbdocs", "fbcounts", "fbscores", "fetch"}
+
 // TestSplitCollection is issue 11's search acceptance, on Cranfield split by host over 4
 // indexes on disk, each served by its own server on one NATS server.
 func TestSplitCollection(t *testing.T) {
@@ -313,7 +314,7 @@ func testEqualsOneIndex(t *testing.T, c *splitCluster) {
 func testShardDown(t *testing.T, c *splitCluster) {
 	ctx := context.Background()
 	// node-5 is a member whose searches hang: it takes requests and never answers.
-	for _, phase := range []string{"stats", "query", "fetch"} {
+	for _, phase := range allPhases {
 		sub, err := c.nc.Subscribe(search.Subject("", "node-5", phase), func(*nats.Msg) {})
 		if err != nil {
 			t.Fatal(err)
@@ -324,25 +325,10 @@ func testShardDown(t *testing.T, c *splitCluster) {
 	if err != nil || len(full.Missing) > 0 {
 		t.Fatal(err, full.Missing)
 	}
-	// node-p answers the statistics and query phases as node-3 does (it relays them) but
-	// fails the fetch: the page keeps node-3's results in place, with ID and score only,
-	// and names node-p.
-	for _, phase := range []string{"stats", "query", "fetch"} {
-		sub, err := c.nc.Subscribe(search.Subject("", "node-p", phase), func(m *nats.Msg) {
-			if phase == "fetch" {
-				m.Respond([]byte(`{"error":"disk gone"}`))
-				return
-			}
-			rep, err := c.nc.Request(search.Subject("", "node-3", phase), m.Data, 10*time.Second)
-			if err == nil {
-				m.Respond(rep.Data)
-			}
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { sub.Unsubscribe() })
-	}
+	// node-p answers the statistics, query and feedback phases as node-3 does (it relays
+	// them) but fails the fetch: the page keeps node-3's results in place, with ID and
+	// score only, and names node-p.
+	relayFailing(t, c.nc, "node-p", "node-3", "fetch", `{"error":"disk gone"}`)
 	relayed, err := c.gatherer(t, []string{"node-1", "node-2", "node-4", "node-p"}, 10*time.Second).Search(ctx, index.Request{Query: "flow"})
 	if err != nil || !slices.Equal(relayed.Missing, []string{"node-p"}) || relayed.Total != full.Total || len(relayed.Hits) != len(full.Hits) {
 		t.Fatalf("fetch failing: %v, missing %v, total %d of %d", err, relayed.Missing, relayed.Total, full.Total)
@@ -362,6 +348,23 @@ func testShardDown(t *testing.T, c *splitCluster) {
 	if bare == 0 {
 		t.Errorf("no result of node-3 among the first %d: the fetch failure is not exercised", len(full.Hits))
 	}
+	// node-q relays every phase to node-3 but fails feedback's scores: node-3's best
+	// matches keep their scores without feedback's share, and the answer names node-q.
+	relayFailing(t, c.nc, "node-q", "node-3", "fbscores", `{"error":"index closed"}`)
+	noScores, err := c.gatherer(t, []string{"node-1", "node-2", "node-4", "node-q"}, 10*time.Second).Search(ctx, index.Request{Query: "flow"})
+	if err != nil || !slices.Equal(noScores.Missing, []string{"node-q"}) || noScores.Total != full.Total || len(noScores.Hits) != len(full.Hits) {
+		t.Fatalf("feedback scores failing: %v, missing %v, total %d of %d", err, noScores.Missing, noScores.Total, full.Total)
+	}
+	differ := 0
+	for i, h := range noScores.Hits {
+		if h.ID != full.Hits[i].ID || !sameScore(h.Score, full.Hits[i].Score) {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Errorf("feedback scores failing on node-q changed no result: feedback is not exercised")
+	}
+
 	c.servers[1].Close() // node-2 stops
 	g := c.gatherer(t, append(slices.Clone(c.nodes), "node-5"), 500*time.Millisecond)
 	start := time.Now()
@@ -380,9 +383,6 @@ func testShardDown(t *testing.T, c *splitCluster) {
 	if got.Total == 0 || got.Total >= full.Total {
 		t.Errorf("partial total %d, whole collection %d", got.Total, full.Total)
 	}
-	if false && (got.Total == 0 || got.Total >= full.Total) {
-		t.Errorf("partial total %d, whole collection %d", got.Total, full.Total)
-	}
 	for _, h := range got.Hits {
 		if h.Title == "" {
 			t.Errorf("hit %s not fetched", h.ID)
@@ -395,5 +395,27 @@ func testShardDown(t *testing.T, c *splitCluster) {
 	got, err = g.Search(ctx, index.Request{Query: "flow"})
 	if err != nil || len(got.Hits) != 0 || len(got.Missing) != 5 {
 		t.Errorf("all down: %v, %d hits, missing %v", err, len(got.Hits), got.Missing)
+	}
+}
+
+// relayFailing makes node answer every search phase as to (relaying the requests to it),
+// except phase, which it answers with reply.
+func relayFailing(t *testing.T, nc *nats.Conn, node, to, phase, reply string) {
+	t.Helper()
+	for _, p := range allPhases {
+		sub, err := nc.Subscribe(search.Subject("", node, p), func(m *nats.Msg) {
+			if p == phase {
+				m.Respond([]byte(reply))
+				return
+			}
+			rep, err := nc.Request(search.Subject("", to, p), m.Data, 10*time.Second)
+			if err == nil {
+				m.Respond(rep.Data)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sub.Unsubscribe() })
 	}
 }
