@@ -44,7 +44,13 @@ import (
 //   - SONDA_BENCH_SIDE=1: for N > 1 nodes, also run N embedded crawls side by side (each on
 //     its own copy of the web), which load the machine as N nodes do;
 //   - SONDA_BENCH_PROFILE=DIR: a CPU profile of every crawl and node there (go tool pprof),
-//     and each process's CPU per stage in the output.
+//     and each process's CPU per stage in the output;
+//   - SONDA_BENCH_STEADY=1: every window (embedded and cluster) opens only once the crawl
+//     asked for the robots.txt of 95 % of the web's hosts, so that the windows compare the
+//     same work (see clusterWindow); the embedded crawls then run a minute or more first;
+//   - SONDA_BENCH_MATCH=1: after each cluster, an embedded crawl measured over the same
+//     stretch of the crawl as the cluster's window (the same request numbers on its own
+//     copy of the web), not the same time after its start (see clusterWindow).
 func TestClusterScaling(t *testing.T) {
 	if os.Getenv("SONDA_BENCH") != "cluster" {
 		t.Skip("a benchmark: set SONDA_BENCH=cluster")
@@ -73,6 +79,11 @@ func TestClusterScaling(t *testing.T) {
 	}
 	profDir := os.Getenv("SONDA_BENCH_PROFILE")
 	sideBySide := os.Getenv("SONDA_BENCH_SIDE") != "" // also N embedded crawls at once
+	matched := os.Getenv("SONDA_BENCH_MATCH") != ""   // also embedded over the cluster's stretch
+	steady := 0                                       // robots.txt files asked for before a window opens
+	if os.Getenv("SONDA_BENCH_STEADY") != "" {
+		steady = web.Hosts * 95 / 100
+	}
 	// SONDA_BENCH_BASE=BIN: another sonda binary (the code before a change) whose nodes are
 	// measured right after this one's at each size, on the same machine state.
 	bins := []string{sondaBin}
@@ -82,10 +93,10 @@ func TestClusterScaling(t *testing.T) {
 	for i, nodes := range sizes {
 		// The embedded crawl is measured next to every cluster size: the machine's load
 		// moves between runs, and a ratio is only as good as its two figures' conditions.
-		emb := embeddedCPUPerPage(t, web, 1, perNode, window, filepath.Join(profDir, fmt.Sprintf("embedded-%d-%d", i, nodes)), profDir != "")
+		emb := embeddedCPUPerPage(t, web, 1, perNode, window, steady, filepath.Join(profDir, fmt.Sprintf("embedded-%d-%d", i, nodes)), profDir != "")
 		t.Logf("embedded: %.1f pages/s; CPU per page over the window %.2f ms, whole process %.2f ms", emb.rate, emb.window*1000, emb.whole*1000)
 		if nodes > 1 && sideBySide {
-			side := embeddedCPUPerPage(t, web, nodes, perNode, window, filepath.Join(profDir, fmt.Sprintf("side-%d-%d", i, nodes)), profDir != "")
+			side := embeddedCPUPerPage(t, web, nodes, perNode, window, steady, filepath.Join(profDir, fmt.Sprintf("side-%d-%d", i, nodes)), profDir != "")
 			t.Logf("%d embedded crawls side by side: %.1f pages/s each; CPU per page over the window %.2f ms (%.2f× one alone), whole processes %.2f ms",
 				nodes, side.rate, side.window*1000, side.window/emb.window, side.whole*1000)
 			emb.side = side.window
@@ -96,15 +107,36 @@ func TestClusterScaling(t *testing.T) {
 			if len(bins) > 1 {
 				label += map[bool]string{true: " (this code)", false: " (SONDA_BENCH_BASE)"}[bin == sondaBin]
 			}
-			clusterScalingRun(t, bin, label, web, nodes, perNode, window, emb, filepath.Join(profDir, fmt.Sprintf("cluster-%d-%d-%d", i, j, nodes)), profDir != "")
+			w := clusterScalingRun(t, bin, label, web, nodes, perNode, window, steady, emb, filepath.Join(profDir, fmt.Sprintf("cluster-%d-%d-%d", i, j, nodes)), profDir != "")
+			if matched {
+				m := embeddedOverRequests(t, web, perNode, w.from, w.to)
+				t.Logf("%s against an embedded crawl over the same requests (%d to %d of the crawl): embedded %.2f ms per page (robots.txt %d of %d requests; cluster %d of %d); nodes %.2f ms = %.2f× embedded, nodes + NATS server %.2f×",
+					label, w.from, w.to, m.cpu*1000, m.robots, m.pages, w.robots, w.pages, w.nodes*1000, w.nodes/m.cpu, (w.nodes+w.server)/m.cpu)
+			}
 		}
 	}
+}
+
+// clusterWindow is what a cluster did over its measuring window: the requests the web saw
+// (from the from-th to the to-th of the crawl; robots of them for robots.txt) and the CPU
+// per page of its nodes and of its NATS server.
+//
+// The window opens once the partitions settled, later in the crawl than an embedded
+// crawl's window (3 s after its start) and later still the more nodes there are; early
+// on a crawl meets new hosts, each first costing a robots.txt request, which is cheap
+// to a crawler: a window earlier in the crawl holds more of them and its CPU per request
+// looks lower (in a 4-node run a third of the embedded window's requests against a ninth
+// of the cluster's). An embedded crawl measured over the same requests of its own crawl
+// of the same web (embeddedOverRequests) does the same work in its window.
+type clusterWindow struct {
+	from, to, pages, robots int
+	nodes, server           float64
 }
 
 // clusterScalingRun starts a cluster of nodes nodes of binary bin, each capped at perNode
 // pages/s, and measures over window its rate and the CPU per page of its nodes and of its
 // NATS server, against the embedded crawl emb.
-func clusterScalingRun(t *testing.T, bin, label string, web testweb.Config, nodes, perNode int, window time.Duration, emb embeddedRun, prof string, profile bool) {
+func clusterScalingRun(t *testing.T, bin, label string, web testweb.Config, nodes, perNode int, window time.Duration, steady int, emb embeddedRun, prof string, profile bool) clusterWindow {
 	r := newClusterRigOn(t, false, web)
 	r.bin = bin
 	var procs []*nodeProc
@@ -121,6 +153,9 @@ func clusterScalingRun(t *testing.T, bin, label string, web testweb.Config, node
 	// hand-overs measures them, not the crawl.
 	t.Logf("%s: partitions settled on their owners %v after every one was served", label, r.waitBalanced(nodes).Round(100*time.Millisecond))
 	time.Sleep(2 * time.Second)
+	if steady > 0 {
+		waitRobots(t, r.web, steady)
+	}
 	before := len(r.web.Requests())
 	cpu0, server0 := procsCPU(t, procs), cpuOf(t, r.natsP.Process.Pid)
 	rates := sampleRates(r.web, window, 5*time.Second)
@@ -128,6 +163,7 @@ func clusterScalingRun(t *testing.T, bin, label string, web testweb.Config, node
 	end := time.Now()
 	inWindow := r.web.Requests()[before:]
 	pages := len(inWindow)
+	robots := robotsRequests(inWindow)
 	var cpu time.Duration
 	for _, p := range procs {
 		p.killed = true
@@ -153,6 +189,11 @@ func clusterScalingRun(t *testing.T, bin, label string, web testweb.Config, node
 		label, rate, rate/float64(nodes*perNode), nodes, perNode, 5*time.Second, rates, total, len(r.web.Reachable()), emb.rate/float64(perNode))
 	t.Logf("%s: CPU per page over the window: nodes %.2f ms (%.2f× embedded), nodes + NATS server %.2f ms (%.2f×); per node: %s",
 		label, winNodes*1000, winNodes/emb.window, (winNodes+winServer)*1000, (winNodes+winServer)/emb.window, perNodeCPU(procs, cpu0, cpu1, inWindow))
+	// robots.txt requests cost a crawler little: a window with more of them looks cheaper
+	// per request. Per page other than robots.txt, the two windows compare at equal work.
+	winPages := winCPU.Seconds() / float64(pages-robots)
+	t.Logf("%s: robots.txt requests in the window: %d of %d (embedded %d of %d); CPU per page without them: nodes %.2f ms (%.2f× embedded's %.2f ms)",
+		label, robots, pages, emb.robots, emb.pages, winPages*1000, winPages/emb.noRobots, emb.noRobots*1000)
 	if emb.side > 0 {
 		t.Logf("%s: CPU per page over the window against as many embedded crawls side by side: nodes %.2f×, nodes + NATS server %.2f×",
 			label, winNodes/emb.side, (winNodes+winServer)/emb.side)
@@ -178,6 +219,7 @@ func clusterScalingRun(t *testing.T, bin, label string, web testweb.Config, node
 		}
 	}
 	r.checkPolite() // polite and one node per host at a time, also while measuring
+	return clusterWindow{from: before, to: before + pages, pages: pages, robots: robots, nodes: winNodes, server: winServer}
 }
 
 // waitBalanced waits, up to a minute, until each of the members members serves exactly
@@ -230,6 +272,8 @@ var warnRe = regexp.MustCompile(`level=(WARN|ERROR)`)
 // too).
 type embeddedRun struct {
 	rate, window, whole float64
+	pages, robots       int     // requests in the window, and how many of them were for robots.txt
+	noRobots            float64 // window CPU per request other than robots.txt
 	side                float64 // window CPU per page of as many crawls side by side as nodes (0: not measured)
 }
 
@@ -238,8 +282,15 @@ type embeddedRun struct {
 // n > 1 loads the machine with as many crawling processes as a cluster of n nodes has:
 // what n nodes cost beyond it is the cluster's own work, not n processes sharing the
 // cores.
-func embeddedCPUPerPage(t *testing.T, wc testweb.Config, n, budget int, d time.Duration, prof string, profile bool) embeddedRun {
+//
+// steady > 0 opens the window only once each crawl asked for steady robots.txt files
+// instead of 3 s after the start (waitRobots), and stops the crawls after it.
+func embeddedCPUPerPage(t *testing.T, wc testweb.Config, n, budget int, d time.Duration, steady int, prof string, profile bool) embeddedRun {
 	const warmup = 3 * time.Second
+	duration := d + warmup + 2*time.Second
+	if steady > 0 {
+		duration = d + 10*time.Minute // stopped after the window
+	}
 	type crawl struct {
 		web *testweb.Web
 		cmd *exec.Cmd
@@ -254,7 +305,7 @@ func embeddedCPUPerPage(t *testing.T, wc testweb.Config, n, budget int, d time.D
 		}
 		defer c.web.Close()
 		args := []string{"crawl", "--data", filepath.Join(t.TempDir(), "embedded"), "--allow-private", "--resolve", c.web.Resolve(),
-			"--min-delay", clusterDelay.String(), "--concurrency", "8", "--budget", strconv.Itoa(budget) + "/s", "--revisit", "none", "--duration", (d + warmup + 2*time.Second).String()}
+			"--min-delay", clusterDelay.String(), "--concurrency", "8", "--budget", strconv.Itoa(budget) + "/s", "--revisit", "none", "--duration", duration.String()}
 		for _, s := range c.web.Seeds() {
 			args = append(args, "--seed", s)
 		}
@@ -268,7 +319,13 @@ func embeddedCPUPerPage(t *testing.T, wc testweb.Config, n, budget int, d time.D
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(warmup)
+	if steady > 0 {
+		for _, c := range crawls {
+			waitRobots(t, c.web, steady)
+		}
+	} else {
+		time.Sleep(warmup)
+	}
 	before := make([]int, n)
 	var cpu0, cpu1 time.Duration
 	for i, c := range crawls {
@@ -276,14 +333,19 @@ func embeddedCPUPerPage(t *testing.T, wc testweb.Config, n, budget int, d time.D
 		cpu0 += cpuOf(t, c.cmd.Process.Pid)
 	}
 	time.Sleep(d)
-	var pages, total int
+	var pages, total, robots int
 	var whole time.Duration
 	for i, c := range crawls {
 		cpu1 += cpuOf(t, c.cmd.Process.Pid)
-		pages += len(c.web.Requests()) - before[i]
+		reqs := c.web.Requests()[before[i]:]
+		pages += len(reqs)
+		robots += robotsRequests(reqs)
 	}
 	for _, c := range crawls {
-		if err := c.cmd.Wait(); err != nil {
+		if steady > 0 {
+			_ = c.cmd.Process.Signal(syscall.SIGTERM)
+		}
+		if err := c.cmd.Wait(); err != nil && !(steady > 0 && c.cmd.ProcessState.ExitCode() == exitSignal) {
 			t.Fatalf("sonda crawl: %v\n%s", err, c.out.String())
 		}
 		if profile {
@@ -293,10 +355,89 @@ func embeddedCPUPerPage(t *testing.T, wc testweb.Config, n, budget int, d time.D
 		whole += c.cmd.ProcessState.UserTime() + c.cmd.ProcessState.SystemTime()
 	}
 	return embeddedRun{
-		rate:   float64(pages) / d.Seconds() / float64(n),
-		window: (cpu1 - cpu0).Seconds() / float64(pages),
-		whole:  whole.Seconds() / float64(total),
+		rate:     float64(pages) / d.Seconds() / float64(n),
+		window:   (cpu1 - cpu0).Seconds() / float64(pages),
+		whole:    whole.Seconds() / float64(total),
+		pages:    pages,
+		robots:   robots,
+		noRobots: (cpu1 - cpu0).Seconds() / float64(pages-robots),
 	}
+}
+
+// embeddedOverRequests runs sonda crawl on its own copy of the web wc, capped at budget
+// pages/s, and measures its CPU per request from its from-th request to its to-th: the
+// same stretch of the same crawl as a cluster's window (clusterWindow).
+func embeddedOverRequests(t *testing.T, wc testweb.Config, budget, from, to int) (m struct {
+	cpu           float64
+	pages, robots int
+}) {
+	web := testweb.New(wc)
+	if _, err := web.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	limit := time.Duration(2*to/budget)*time.Second + time.Minute // far more than it needs
+	args := []string{"crawl", "--data", filepath.Join(t.TempDir(), "embedded"), "--allow-private", "--resolve", web.Resolve(),
+		"--min-delay", clusterDelay.String(), "--concurrency", "8", "--budget", strconv.Itoa(budget) + "/s", "--revisit", "none", "--duration", limit.String()}
+	for _, s := range web.Seeds() {
+		args = append(args, "--seed", s)
+	}
+	cmd := exec.Command(sondaBin, args...)
+	cmd.Env = append(os.Environ(), "SONDA_SCOPE_FOLLOW=any", "SONDA_LOG_LEVEL=warn")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// waitFor polls the web's log until it holds n requests and returns their count and the
+	// crawl's CPU at that moment (a poll every 20 ms: under one request at the cap).
+	waitFor := func(n int) (int, time.Duration) {
+		for {
+			select {
+			case err := <-exited:
+				t.Fatalf("sonda crawl ended after %d requests, before the %d-th: %v\n%s", len(web.Requests()), n, err, out.String())
+			case <-time.After(20 * time.Millisecond):
+			}
+			if got := len(web.Requests()); got >= n {
+				return got, cpuOf(t, cmd.Process.Pid)
+			}
+		}
+	}
+	n0, cpu0 := waitFor(from)
+	n1, cpu1 := waitFor(to)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	<-exited
+	reqs := web.Requests()[n0:n1]
+	m.pages, m.robots = len(reqs), robotsRequests(reqs)
+	m.cpu = (cpu1 - cpu0).Seconds() / float64(m.pages)
+	return m
+}
+
+// waitRobots waits until the web saw n requests for robots.txt (a crawler asks for one on
+// its first contact with each host): from then on a crawl of the bench web fetches pages,
+// as a long crawl does most of the time, and two crawls' windows do the same work (see
+// clusterWindow). It gives up after five minutes, saying so.
+func waitRobots(t *testing.T, web *testweb.Web, n int) {
+	t.Helper()
+	for start := time.Now(); time.Since(start) < 5*time.Minute; time.Sleep(100 * time.Millisecond) {
+		if robotsRequests(web.Requests()) >= n {
+			return
+		}
+	}
+	t.Logf("the crawl asked for %d robots.txt files in five minutes, not %d: measuring anyway", robotsRequests(web.Requests()), n)
+}
+
+// robotsRequests counts the requests for robots.txt among reqs.
+func robotsRequests(reqs []testweb.Request) int {
+	n := 0
+	for _, q := range reqs {
+		if q.Path == "/robots.txt" {
+			n++
+		}
+	}
+	return n
 }
 
 // cpuOf is the CPU (user and system, every thread) process pid used so far, from
