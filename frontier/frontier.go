@@ -6,12 +6,15 @@
 //
 // URLs wait in per-host queues stored in Pebble (see keys.go). Each host has two queues: new
 // URLs ordered by priority (a LinkScorer's score; FIFO among equals), and scheduled fetches
-// (revisits from a RevisitPolicy, retries after errors) ordered by due time. A host is served
-// by at most PerHost fetches at once and never before its politeness time (set by the crawler
-// from robots.txt crawl-delay, its minimum delay and the host's response times). Among hosts
-// that may be served, the one whose best URL has the highest priority goes first, and hosts
-// of equal priority take turns in the order they became ready, so one big host cannot starve
-// the others.
+// (revisits from a RevisitPolicy, retries after errors) ordered by due time. Of a host's two
+// queues, the one that has waited longer for service goes next: a due revisit before new
+// URLs unless they have waited longer than it is late, and the two in turn while both have
+// work (see hostState.revisitFirst). A host is served by at most PerHost fetches at once and
+// never before its politeness time (set by the crawler from robots.txt crawl-delay, its
+// minimum delay and the host's response times). Among hosts that may be served, those with
+// a due scheduled fetch go first on the same terms (see Frontier.pick); among hosts with only
+// new URLs, the one whose best URL has the highest priority; and hosts of equal priority take
+// turns in the order they became ready, so one big host cannot starve the others.
 //
 // # Memory
 //
@@ -101,17 +104,20 @@ type Frontier struct {
 	hosts         map[string]*hostState
 	waiting       hostHeap // hosts with work they may not start yet, by byEligibility
 	parkedWaiting int      // hosts in waiting that are parked (hostState.counted)
-	ready         hostHeap // hosts that may be served now, by byReadiness
-	seq           uint64
-	ticks         uint64 // ready-heap arrival counter: FIFO among hosts of equal priority
-	seen          int64
-	queued        int64
-	queuedNew     int64 // of queued, URLs never fetched (the hosts' new-URL queues)
-	leased        int
-	changed       chan struct{} // closed and replaced whenever scheduling may have changed
-	recent        *RecentKeys
-	err           error // sticky: a failed commit leaves memory and disk out of step
-	closed        bool
+	ready         hostHeap // hosts that may be served now and have a due scheduled fetch, by byReadiness
+	readyNew      hostHeap // hosts that may be served now, with new URLs only, by byReadiness
+	// When pick last served a host of ready and of readyNew: the two take turns.
+	revServed, newServed int64
+	seq                  uint64
+	ticks                uint64 // ready-heap arrival counter: FIFO among hosts of equal priority
+	seen                 int64
+	queued               int64
+	queuedNew            int64 // of queued, URLs never fetched (the hosts' new-URL queues)
+	leased               int
+	changed              chan struct{} // closed and replaced whenever scheduling may have changed
+	recent               *RecentKeys
+	err                  error // sticky: a failed commit leaves memory and disk out of step
+	closed               bool
 }
 
 // Lease is a URL handed out by Next. The holder must end it with Complete or Release.
@@ -138,7 +144,7 @@ func Open(db *pebble.DB, opts Options) (*Frontier, error) {
 		opts.SeenCache = 1 << 18
 	}
 	f := &Frontier{db: db, opts: opts, hosts: make(map[string]*hostState), changed: make(chan struct{}), recent: NewRecentKeys(opts.SeenCache),
-		waiting: hostHeap{less: byEligibility}, ready: hostHeap{less: byReadiness}}
+		waiting: hostHeap{less: byEligibility}, ready: hostHeap{less: byReadiness}, readyNew: hostHeap{less: byReadiness}}
 	var err error
 	if f.seq, err = f.readCounter(keySeq); err != nil {
 		return nil, err
@@ -191,6 +197,7 @@ func (f *Frontier) loadHosts() error {
 		h.revLow = queuePrefix(queueRevisit, h.name)
 		f.queued += h.newCount + h.revCount
 		f.queuedNew += h.newCount
+		h.newSince = now
 		if err := f.refreshHeads(h); err != nil {
 			return err
 		}
@@ -317,6 +324,8 @@ func (f *Frontier) unschedule(h *hostState) {
 		heap.Remove(&f.waiting, h.heapIndex)
 	case heapReady:
 		heap.Remove(&f.ready, h.heapIndex)
+	case heapReadyNew:
+		heap.Remove(&f.readyNew, h.heapIndex)
 	}
 	h.heap = heapNone
 }
@@ -332,10 +341,52 @@ func (f *Frontier) promote(now int64) {
 
 func (f *Frontier) makeReady(h *hostState, now int64) {
 	f.ticks++
-	h.heap = heapReady
 	h.readySince = now
 	h.readyTick = f.ticks
-	heap.Push(&f.ready, h)
+	if h.revAvailable() && h.revDue <= now {
+		h.heap = heapReady
+		heap.Push(&f.ready, h)
+		return
+	}
+	h.heap = heapReadyNew
+	heap.Push(&f.readyNew, h)
+}
+
+// pick takes the ready host to serve next out of its heap, nil if none is ready. Callers
+// hold f.mu.
+//
+// Hosts with a due scheduled fetch go before hosts with only new URLs on the terms a
+// host's due revisits go before its new URLs (hostState.revisitFirst): the best host with
+// only new URLs goes first once it has waited longer than the first host with due fetches
+// is late, each side's wait restarting when it is served, so while both sides have work
+// they take turns. Due fetches before every host with only new URLs left a host that had
+// never been fetched waiting while the others had revisits due (issue 13: 72 s to 8 min
+// before every page of a 230-page web had been fetched once, revisited uniformly every
+// half second), and first come, first served would let a backlog of hosts found long ago
+// hold every revisit back.
+func (f *Frontier) pick(now int64) *hostState {
+	from := &f.ready
+	switch {
+	case f.readyNew.Len() == 0:
+		if f.ready.Len() == 0 {
+			return nil
+		}
+	case f.ready.Len() == 0:
+		from = &f.readyNew
+	default:
+		r, n := f.ready.hosts[0], f.readyNew.hosts[0]
+		if max(n.newSince, f.newServed) < max(r.revDue, f.revServed) {
+			from = &f.readyNew
+		}
+	}
+	if from == &f.ready {
+		f.revServed = now
+	} else {
+		f.newServed = now
+	}
+	h := heap.Pop(from).(*hostState)
+	h.heap = heapNone
+	return h
 }
 
 func (f *Frontier) broadcast() {
@@ -359,9 +410,7 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 		}
 		now := f.opts.Clock().UnixNano()
 		f.promote(now)
-		for f.ready.Len() > 0 {
-			h := heap.Pop(&f.ready).(*hostState)
-			h.heap = heapNone
+		for h := f.pick(now); h != nil; h = f.pick(now) {
 			l, err := f.take(h, now)
 			if err != nil {
 				f.err = err
@@ -402,7 +451,7 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 
 // onlyParked reports whether Next should give up with ErrParked. Callers hold f.mu.
 func (f *Frontier) onlyParked(now int64) bool {
-	return f.opts.EndWhenParked > 0 && !f.opts.Endless && f.leased == 0 && f.ready.Len() == 0 && f.waiting.Len() > 0 &&
+	return f.opts.EndWhenParked > 0 && !f.opts.Endless && f.leased == 0 && f.ready.Len() == 0 && f.readyNew.Len() == 0 && f.waiting.Len() > 0 &&
 		f.waiting.Len() == f.parkedWaiting && f.waiting.hosts[0].eligibleAt-now >= int64(f.opts.EndWhenParked)
 }
 
@@ -428,12 +477,13 @@ func (f *Frontier) Parked() []ParkedHost {
 	return out
 }
 
-// take leases h's next entry: a due scheduled fetch first, otherwise its best new URL.
-// It returns nil when h turns out to have nothing available. Callers hold f.mu.
+// take leases h's next entry: a due scheduled fetch or its best new URL, whichever queue
+// has waited longer (hostState.revisitFirst). It returns nil when h turns out to have
+// nothing available. Callers hold f.mu.
 func (f *Frontier) take(h *hostState, now int64) (*Lease, error) {
 	queue := byte(0)
 	switch {
-	case h.revAvailable() && h.revDue <= now:
+	case h.revisitFirst(now):
 		queue = queueRevisit
 	case h.newAvailable():
 		queue = queueNew
@@ -461,9 +511,11 @@ func (f *Frontier) take(h *hostState, now int64) (*Lease, error) {
 	if queue == queueNew {
 		h.newInflight++
 		h.newLow = keyAfter(key)
+		h.newSince = now
 	} else {
 		h.revInflight++
 		h.revLow = keyAfter(key)
+		h.revServed = now
 	}
 	if next != nil {
 		f.setHead(h, queue, next)
@@ -652,6 +704,9 @@ func (f *Frontier) release(l *Lease, notBefore time.Time) error {
 	h.dropInflight(l.key)
 	f.leased--
 	if l.queue == queueNew {
+		if !h.newAvailable() {
+			h.newSince = f.opts.Clock().UnixNano()
+		}
 		h.newInflight--
 		if bytes.Compare(l.key, h.newLow) < 0 {
 			h.newLow = l.key
@@ -851,7 +906,10 @@ func (f *Frontier) enqueueNew(b *pebble.Batch, h *hostState, it *Item) error {
 	if err := b.Set(k, it.marshal(), nil); err != nil {
 		return err
 	}
-	if !h.newAvailable() || it.Priority > h.headPriority {
+	if !h.newAvailable() {
+		h.headPriority = it.Priority
+		h.newSince = f.opts.Clock().UnixNano()
+	} else if it.Priority > h.headPriority {
 		h.headPriority = it.Priority
 	}
 	h.newCount++
@@ -931,7 +989,7 @@ func (f *Frontier) Stats() Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.promote(f.opts.Clock().UnixNano())
-	return Stats{Queued: f.queued, New: f.queuedNew, InFlight: f.leased, Seen: f.seen, Hosts: len(f.hosts), Ready: f.ready.Len()}
+	return Stats{Queued: f.queued, New: f.queuedNew, InFlight: f.leased, Seen: f.seen, Hosts: len(f.hosts), Ready: f.ready.Len() + f.readyNew.Len()}
 }
 
 // HostFetched returns how many fetches a host has completed.

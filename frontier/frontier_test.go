@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -526,5 +527,70 @@ func TestParkedThroughPoliteness(t *testing.T) {
 	}
 	if p := f.Parked(); len(p) != 1 || !p[0].Until.Equal(clock.Now().Add(40*time.Second)) {
 		t.Fatalf("Parked = %+v, want stall until its rest ends", p)
+	}
+}
+
+// TestNewURLsAndDueRevisitsTakeTurns: revisits that are always due (a revisit plan that
+// asks for every fetch the crawl can make) must not keep never-fetched URLs waiting, on
+// their own host or on hosts that have nothing else; before, due revisits always went
+// first and the new URLs waited for the last of them. Nor may a backlog of new URLs found
+// long ago keep the revisits waiting, as first come, first served across both would:
+// while both have work they take turns.
+func TestNewURLsAndDueRevisitsTakeTurns(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		hosts    bool // each URL on a host of its own; otherwise all on one host
+		newFirst bool // the new URLs were found before the revisits came due
+	}{
+		{"one host, new URLs found while revisits are due", false, false},
+		{"one host, new URLs older than the revisits", false, true},
+		{"hosts never fetched, found while revisits are due", true, false},
+		{"hosts never fetched, older than the revisits", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+			f := open(t, memDB(t, vfs.NewMem()), clock, Options{})
+			at := func(name string, i int) Item {
+				if tc.hosts {
+					return item(fmt.Sprintf("%s%d", name, i), "/", 0)
+				}
+				return item("a", fmt.Sprintf("/%s%d", name, i), 0)
+			}
+			var news, revisits []Item
+			for i := range 10 {
+				news = append(news, at("new", i))
+				it := at("old", i)
+				it.Due, it.Visits = clock.Now().Add(time.Duration(i)*time.Second), 1
+				revisits = append(revisits, it)
+			}
+			first, then := revisits, news
+			if tc.newFirst {
+				first, then = news, revisits
+			}
+			if _, err := f.Add(first); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(time.Minute) // every revisit is due, late by 51 s to a minute
+			if _, err := f.Add(then); err != nil {
+				t.Fatal(err)
+			}
+			var order []byte
+			for l := nextNow(t, f); l != nil && len(order) < 40; l = nextNow(t, f) {
+				kind, o := byte('n'), Outcome{Fetched: true}
+				if l.Scheduled() {
+					kind, o.Revisit = 'r', clock.Now() // due again at once: revisits never run out
+				}
+				order = append(order, kind)
+				complete(t, f, l, o)
+				clock.Advance(100 * time.Millisecond)
+			}
+			got := string(order)
+			if n := bytes.Count(order[:21], []byte("n")); n != 10 {
+				t.Errorf("leases %s: %d of the 10 new URLs in the first 21, want all (in turn with the revisits)", got, n)
+			}
+			if bytes.Contains(order, []byte("nn")) {
+				t.Errorf("leases %s: two new URLs in a row while revisits were due", got)
+			}
+		})
 	}
 }

@@ -23,9 +23,10 @@ import (
 // When the crawl has a request budget (crawl.budget) shared by discovery and revisits,
 // the revisit budget follows discovery: revisits may take what discovery leaves (95% of
 // the budget minus the recent rate of first visits), but never less than their share
-// while discovery is busy. Due revisits go before new URLs in the frontier, so without
-// this a plan made for the few pages known at the start would crowd discovery out, and
-// once discovery ends revisits would leave the rest of the budget idle.
+// while discovery is busy. The frontier serves due revisits and new URLs in turn while
+// both wait (frontier.Frontier.pick), so without this a plan made for the few pages known
+// at the start would take half of every host's fetches from discovery and leave its
+// revisits late, and once discovery ends revisits would leave the rest of the budget idle.
 type CrawlPolicy struct {
 	name      string
 	build     func(Options) (Policy, error) // makes the policy anew (Restore)
