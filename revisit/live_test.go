@@ -146,6 +146,10 @@ func TestLiveFreshness(t *testing.T) {
 				r.policy, r.sum.Reason, stage, liveCap)
 		}
 	}
+	for _, r := range runs {
+		at, _ := r.set.AllFetched()
+		t.Logf("%-8s every changing page fetched once at %v", r.policy, at.Sub(start).Round(100*time.Millisecond))
+	}
 	t.Logf("measuring from %v (every page fetched) to %v", from.Sub(start).Round(time.Second), end.Sub(start).Round(time.Second))
 	reports := map[string]changeweb.Report{}
 	for _, r := range runs {
