@@ -92,7 +92,7 @@ Examples:
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&seeds, "seed", nil, "start `URL` (repeatable); added to crawl.seeds")
-	f.String("profile", "", "write a CPU profile of the whole crawl to `FILE` and print the CPU per stage (index, parse, fingerprint, WARC, store...) per page")
+	f.String("profile", "", "write a CPU profile of the whole crawl to `FILE` and print the CPU per stage (index, parse, fingerprint, WARC, store...) per page; the allocations go to FILE.allocs")
 	addCrawlFlags(f)
 	return cmd
 }

@@ -120,7 +120,7 @@ Examples:
 	f.Bool("workers", false, "hand page fetches to volunteer workers (sonda worker; needs a server with --auth) and check what they return (cluster.workers)")
 	f.BoolVar(&exitWhenDone, "exit-when-done", false, "exit once the whole cluster has no URL left (not just this node)")
 	f.StringArrayVar(&seeds, "seed", nil, "start `URL` (repeatable), added to the whole cluster")
-	f.String("profile", "", "write a CPU profile of the node to `FILE` and print the CPU per stage (cluster routing, NATS client, index, parse...) per page")
+	f.String("profile", "", "write a CPU profile of the node to `FILE` and print the CPU per stage (cluster routing, NATS client, index, parse...) per page; the allocations go to FILE.allocs")
 	addCrawlFlags(f)
 	return cmd
 }

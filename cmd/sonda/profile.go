@@ -38,6 +38,11 @@ func (p *cpuProfile) stop(w io.Writer, pages int64) error {
 	if err := p.f.Close(); err != nil {
 		return err
 	}
+	// The allocations beside it: garbage collection is a stage of its own, and this says
+	// which code made the garbage (go tool pprof -sample_index=alloc_space FILE.allocs).
+	if err := writeAllocs(p.path + ".allocs"); err != nil {
+		return err
+	}
 	f, err := os.Open(p.path)
 	if err != nil {
 		return err
@@ -53,6 +58,7 @@ func (p *cpuProfile) stop(w io.Writer, pages int64) error {
 		fmt.Fprintf(w, ", %.2f ms per page", float64(total.Microseconds())/1e3/float64(pages))
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "allocations in %s.allocs (go tool pprof -sample_index=alloc_space -top %s.allocs)\n", p.path, p.path)
 	for _, s := range shares {
 		fmt.Fprintf(w, "  %-22s %5.1f%%", s.stage, 100*float64(s.cpu)/float64(max(total, 1)))
 		if pages > 0 {
@@ -61,6 +67,20 @@ func (p *cpuProfile) stop(w io.Writer, pages int64) error {
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// writeAllocs writes the process's allocation profile (every allocation since it
+// started, sampled by the runtime) to path.
+func writeAllocs(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--profile: %w", err)
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("--profile: write %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // stageTable attributes a profile's samples to stages by the function names on their

@@ -355,6 +355,10 @@ func TestSearchUnderLoadGuard(t *testing.T) {
 		!strings.Contains(srvOut.String(), "matching, scoring (Bleve)") {
 		t.Errorf("serve --profile %s: %v; output:\n%s", prof, err, srvOut.String())
 	}
+	// and the allocation profile beside it.
+	if st, err := os.Stat(prof + ".allocs"); err != nil || st.Size() == 0 || !strings.Contains(srvOut.String(), "allocations in "+prof+".allocs") {
+		t.Errorf("serve --profile %s wrote no allocation profile: %v; output:\n%s", prof, err, srvOut.String())
+	}
 	if d := before.Diff(snapshotDir(t, data)); len(d) > 0 {
 		t.Errorf("read-only servers changed the data directory: %v", d)
 	}

@@ -107,7 +107,7 @@ Examples:
 	}
 	cmd.Flags().String("addr", "", "listen on `HOST:PORT` (default serve.addr: 127.0.0.1:8080; port 0 picks a free one)")
 	cmd.Flags().Bool("read-only", false, "serve search and documents without changing one byte of the data directory: no crawls (several read-only servers and sonda search may share a directory; a crawl excludes them)")
-	cmd.Flags().String("profile", "", "write a CPU profile of the server, from start to stop, to `FILE` and print the CPU per step of answering searches (matching, facets, feedback, snippets, stored documents, JSON...)")
+	cmd.Flags().String("profile", "", "write a CPU profile of the server, from start to stop, to `FILE` and print the CPU per step of answering searches (matching, facets, feedback, snippets, stored documents, JSON...); the allocations go to FILE.allocs")
 	cmd.Flags().String("nats", "", "search a cluster through the NATS server at `URL` (nats://HOST:PORT) instead of a data directory")
 	cmd.Flags().String("cluster", "", "the cluster's `NAME` on that NATS server, with --nats (cluster.name, default sonda)")
 	cmd.Flags().String("creds", "", "NATS credentials `FILE` when the server requires them, with --nats (cluster.creds)")
