@@ -66,8 +66,10 @@ func (f *forwardBuilder) add(field int, a *analyzedField) {
 		f.sorted = append(f.sorted, t)
 	}
 	slices.Sort(f.sorted)
-	var entries []byte
-	var restarts []uint32
+	// Sized once: an entry is at most its term and three one-byte uvarints unless a term
+	// is longer than 127 bytes or occurs more often (then append grows it).
+	entries := make([]byte, 0, a.termBytes+3*len(f.sorted))
+	restarts := make([]uint32, 0, (len(f.sorted)+forwardRestart-1)/forwardRestart)
 	prev := ""
 	for i, t := range f.sorted {
 		shared := 0
@@ -84,15 +86,26 @@ func (f *forwardBuilder) add(field int, a *analyzedField) {
 		entries = binary.AppendUvarint(entries, uint64(a.freqs[t].Frequency()))
 		prev = t
 	}
-	head := binary.AppendUvarint(nil, uint64(len(restarts)))
-	for _, r := range restarts {
-		head = binary.LittleEndian.AppendUint32(head, r)
-	}
+	head := binary.MaxVarintLen64 + 4*len(restarts)
+	f.buf = slices.Grow(f.buf, 1+2*binary.MaxVarintLen64+head+len(entries))
 	f.buf = append(f.buf, byte(field))
 	f.buf = binary.AppendUvarint(f.buf, uint64(a.length))
-	f.buf = binary.AppendUvarint(f.buf, uint64(len(head)+len(entries)))
-	f.buf = append(f.buf, head...)
+	head = uvarintLen(uint64(len(restarts))) + 4*len(restarts)
+	f.buf = binary.AppendUvarint(f.buf, uint64(head+len(entries)))
+	f.buf = binary.AppendUvarint(f.buf, uint64(len(restarts)))
+	for _, r := range restarts {
+		f.buf = binary.LittleEndian.AppendUint32(f.buf, r)
+	}
 	f.buf = append(f.buf, entries...)
+}
+
+// uvarintLen is the length of x as a uvarint.
+func uvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
 }
 
 // forwardList is a decoded view of a stored forward term list.

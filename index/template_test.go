@@ -258,3 +258,46 @@ func TestSinkStripsLargeHostAtCompact(t *testing.T) {
 		t.Errorf("after the crawl's end %d of %d pages still hold a block of their site's template", n, pages)
 	}
 }
+
+// TestStripCopiesOnlyWhatChanges: strip gives what a plain filter of the lines gives
+// (empty lines and a trailing newline included), allocates nothing for a body with no
+// template line and once for one with some.
+func TestStripCopiesOnlyWhatChanges(t *testing.T) {
+	st := newSiteTemplates()
+	const box = "Popular topics: wings, nozzles"
+	for page := range templatePages {
+		st.observe("a.test", fmt.Sprint("http://a.test/", page), []string{box})
+	}
+	filter := func(body string) string { // the rule, plainly
+		var kept []string
+		rest := body
+		for rest != "" {
+			line, after, _ := strings.Cut(rest, "\n")
+			rest = after
+			if line != box && (line != "" || len(kept) > 0) {
+				kept = append(kept, line)
+			}
+		}
+		return strings.Join(kept, "\n")
+	}
+	own := strings.Repeat("A paragraph of the page's own text.\n", 300)
+	for _, body := range []string{
+		"", "\n", box, "\n" + box, box + "\n", "a\n" + box + "\nb", "\n\na\n\n" + box + "\n\nb\n",
+		box + "\n\n" + own, own + box + "\n" + own + box, "a\nb\n\nc\n",
+	} {
+		want := filter(body)
+		if !strings.Contains(body, box) {
+			want = body // unchanged: returned as it is
+		}
+		if got := st.strip("a.test", body); got != want {
+			t.Errorf("strip(%.40q) = %.40q, want %.40q", body, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(50, func() { st.strip("a.test", own) }); n != 0 {
+		t.Errorf("%v allocations to strip a body with no template line, want 0", n)
+	}
+	withBox := own + box + "\n" + own
+	if n := testing.AllocsPerRun(50, func() { st.strip("a.test", withBox) }); n != 1 {
+		t.Errorf("%v allocations to strip a body with a template line, want 1", n)
+	}
+}

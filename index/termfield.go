@@ -22,11 +22,12 @@ import (
 // size. The terms, positions and offsets are the same, so the index is the same byte for
 // byte (TestAnalyzedFieldMatchesBleve).
 type analyzedField struct {
-	name   string
-	value  []byte
-	length int // analyzed tokens (stop words excluded)
-	freqs  bindex.TokenFrequencies
-	size   int
+	name      string
+	value     []byte
+	length    int // analyzed tokens (stop words excluded)
+	freqs     bindex.TokenFrequencies
+	termBytes int // the bytes of the distinct terms
+	size      int
 }
 
 var _ document.Field = (*analyzedField)(nil)
@@ -101,7 +102,7 @@ func newAnalyzedField(name, code, s string, value []byte) *analyzedField {
 		tf.Locations = append(tf.Locations, &locs[i])
 	}
 	return &analyzedField{
-		name: name, value: value, length: len(toks), freqs: freqs,
+		name: name, value: value, length: len(toks), freqs: freqs, termBytes: termBytes,
 		size: sizeAnalyzedField + len(name) + len(value) +
 			len(freqs)*(sizeMapEntry+sizeTokenFreq) + 2*termBytes + len(toks)*(8+sizeTokenLocation),
 	}

@@ -76,3 +76,24 @@ func TestChrome(t *testing.T) {
 		})
 	}
 }
+
+// TestMainTextOneAllocation: a page with chrome has its main text built in one
+// allocation, however many blocks it has.
+func TestMainTextOneAllocation(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("<body><nav><a href=/a>Home</a></nav><main>")
+	for i := range 400 {
+		b.WriteString("<p>Paragraph " + strings.Repeat("of the page's own text ", 1+i%7) + "</p>")
+	}
+	b.WriteString("</main><footer>Site footer</footer></body>")
+	pg, err := Parse([]byte(b.String()), "http://example.test/", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if main := pg.MainText(); strings.Contains(main, "Home") || !strings.HasPrefix(main, "Paragraph") {
+		t.Fatalf("MainText %.80q: the navigation is in it", main)
+	}
+	if n := testing.AllocsPerRun(20, func() { pg.MainText() }); n != 1 {
+		t.Errorf("%v allocations for MainText, want 1", n)
+	}
+}

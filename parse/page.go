@@ -119,7 +119,14 @@ func (p *Page) MainText() string {
 	if !slices.ContainsFunc(p.Blocks, func(b Block) bool { return b.Chrome }) {
 		return p.text // the common case on the crawl's path: no copy
 	}
+	size := 0
+	for _, bl := range p.Blocks {
+		if !bl.Chrome {
+			size += len(bl.Text) + 1
+		}
+	}
 	var b strings.Builder
+	b.Grow(size) // one allocation: grown by doubling, it was 5 % of a crawl's allocated bytes
 	for _, bl := range p.Blocks {
 		if bl.Chrome {
 			continue
