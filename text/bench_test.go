@@ -1,7 +1,10 @@
 package text
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -54,4 +57,40 @@ func BenchmarkCosine(b *testing.B) {
 	for b.Loop() {
 		Cosine(topic, page)
 	}
+}
+
+// BenchmarkTermsCorpus analyzes the Dragnet main texts of the shared test data (1,381
+// articles, about 11 MB) on every core at once, as the index builds a batch's documents:
+// a crawl's vocabulary, tens of thousands of words, so that the memo's look-ups miss the
+// CPU caches as they do in a crawl, which the one-paragraph pages above do not show.
+func BenchmarkTermsCorpus(b *testing.B) {
+	dir := filepath.Join("..", "..", "shared", "testdata", "dragnet", "gold")
+	names, err := filepath.Glob(filepath.Join(dir, "*.txt"))
+	if err != nil || len(names) == 0 {
+		b.Skipf("no Dragnet texts in %s (%v): this benchmark needs ../shared/testdata/dragnet", dir, err)
+	}
+	var pages []string
+	size := 0
+	for _, n := range names {
+		t, err := os.ReadFile(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pages = append(pages, string(t))
+		size += len(t)
+	}
+	a := NewAnalyzer("en")
+	var toks []Token
+	for _, p := range pages {
+		toks = a.AppendTokens(toks[:0], p) // fill the memo, as a long-running crawl has
+	}
+	b.SetBytes(int64(size / len(pages)))
+	b.ReportAllocs()
+	var next atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		var toks []Token
+		for pb.Next() {
+			toks = a.AppendTokens(toks[:0], pages[int(next.Add(1))%len(pages)])
+		}
+	})
 }

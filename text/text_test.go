@@ -1,9 +1,11 @@
 package text
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -240,6 +242,48 @@ func TestCutBytes(t *testing.T) {
 	} {
 		if got := CutBytes(tc.s, tc.n); got != tc.want {
 			t.Errorf("CutBytes(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+	}
+}
+
+// TestMemoConcurrent: analyzers of every memo size (one word, a few, the default) used
+// from many goroutines at once give the terms an analyzer without a memo gives, and a
+// memo holds at most its size.
+func TestMemoConcurrent(t *testing.T) {
+	var words []string
+	for i := range 3000 {
+		words = append(words, fmt.Sprintf("reactors%d", i%1500), "the", "Usinas", "nucleares", "São")
+	}
+	s := strings.Join(words, " ")
+	want := NewAnalyzerOptions(Options{Lang: "en", CacheSize: -1}).Terms(s)
+	for _, size := range []int{1, 7, 0} {
+		a := NewAnalyzerOptions(Options{Lang: "en", CacheSize: size})
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 3 {
+					if got := a.Terms(s); !reflect.DeepEqual(got, want) {
+						t.Errorf("memo of %d, goroutine %d: the terms differ from an analyzer without a memo", size, g)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		max := int64(size)
+		if size == 0 {
+			max = 1 << 17
+		}
+		n := int64(0)
+		for i := range a.memo.slots {
+			if a.memo.slots[i].Load() != nil {
+				n++
+			}
+		}
+		if n > max || n != a.memo.n.Load() || (size == 0 && n < 1500) {
+			t.Errorf("memo of %d: %d entries (counted %d), at most %d", size, n, a.memo.n.Load(), max)
 		}
 	}
 }
