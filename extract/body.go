@@ -100,11 +100,16 @@ func hidden(n *nethtml.Node) bool {
 
 // detachHidden removes the hidden elements under doc from the tree and returns the
 // function that puts them back where they were.
-func detachHidden(doc *nethtml.Node) (restore func()) {
+func detachHidden(doc *nethtml.Node) (restore func()) { return detach(doc, hidden) }
+
+// detach removes the elements under doc that match (with everything under them; <html>
+// and <body> are never removed) and returns the function that puts them back where they
+// were.
+func detach(doc *nethtml.Node, match func(*nethtml.Node) bool) (restore func()) {
 	type spot struct{ n, parent, next *nethtml.Node }
 	var removed []spot
 	eachElement(doc, func(n *nethtml.Node) bool {
-		if n.Parent != nil && n.DataAtom != atom.Html && n.DataAtom != atom.Body && hidden(n) {
+		if n.Parent != nil && n.DataAtom != atom.Html && n.DataAtom != atom.Body && match(n) {
 			removed = append(removed, spot{n, n.Parent, n.NextSibling})
 			return false
 		}
