@@ -3,6 +3,7 @@ package search_test
 import (
 	"context"
 	"sort"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 // Cranfield's queries as bags of words, every phase through NATS, with facets (as the web
 // UI asks) and without. It reports the 50th and 99th percentiles, and those of one index
 // over the whole collection answering the same queries in the same process (result caches
-// off), as the baseline.
+// off), as the baseline, and the process's CPU per search of each.
 //
 //	go test ./cluster/search -run '^$' -bench ScatterGather -benchtime 400x
 func BenchmarkScatterGather(b *testing.B) {
@@ -34,7 +35,12 @@ func BenchmarkScatterGather(b *testing.B) {
 
 func benchSearch(b *testing.B, c *splitCluster, g *search.Gatherer, queries []ireval.Query, facets bool) {
 	ctx := context.Background()
+	// CPU is the whole process's (the nodes, the NATS server and the gatherer run in it):
+	// on a shared machine it says more than the latencies, which include waiting for a core.
+	var cpu time.Duration
 	run := func(search func(index.Request) (*index.Result, error)) []time.Duration {
+		cpu0 := processCPU(b)
+		defer func() { cpu = processCPU(b) - cpu0 }()
 		lat := make([]time.Duration, 0, b.N)
 		for i := 0; i < b.N; i++ {
 			req := index.Request{Query: queries[i%len(queries)].Text, Operator: "or", Facets: facets}
@@ -52,9 +58,13 @@ func benchSearch(b *testing.B, c *splitCluster, g *search.Gatherer, queries []ir
 		return lat
 	}
 	one := run(func(r index.Request) (*index.Result, error) { return c.one.Search(ctx, r) })
+	oneCPU := cpu
 	b.ResetTimer()
 	split := run(func(r index.Request) (*index.Result, error) { return g.Search(ctx, r) })
 	b.StopTimer()
+	perOp := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+	b.ReportMetric(perOp(cpu), "cpu-ms/op")
+	b.ReportMetric(perOp(oneCPU), "one-index-cpu-ms/op")
 	pct := func(lat []time.Duration, p float64) float64 {
 		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
 	}
@@ -62,4 +72,13 @@ func benchSearch(b *testing.B, c *splitCluster, g *search.Gatherer, queries []ir
 	b.ReportMetric(pct(split, 0.99), "p99-ms")
 	b.ReportMetric(pct(one, 0.50), "one-index-p50-ms")
 	b.ReportMetric(pct(one, 0.99), "one-index-p99-ms")
+}
+
+// processCPU is the CPU time (user and system) the process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
