@@ -204,9 +204,13 @@ func IndexOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
 		return index.Options{}, fmt.Errorf("search.operator: %w", err)
 	}
 	r := cfg.Search.Ranking
-	facetCache := int64(cfg.Search.FacetCache)
+	// 0 in the configuration is none kept; index.Options' zero is its default.
+	facetCache, forwardCache := int64(cfg.Search.FacetCache), int64(cfg.Search.ForwardCache)
 	if facetCache == 0 {
-		facetCache = -1 // none kept (index.Options' zero is its default)
+		facetCache = -1
+	}
+	if forwardCache == 0 {
+		forwardCache = -1
 	}
 	return index.Options{
 		Ranking: index.Ranking{
@@ -214,7 +218,7 @@ func IndexOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
 			Extra: r.Extra, URL: r.URL, K1: r.K1, B: r.B, Proximity: r.Proximity, Feedback: r.Feedback, Link: r.Link, Relevance: r.Relevance,
 			LinkSignal: r.LinkSignal, Window: r.Window,
 		},
-		Implicit: op, CacheEntries: cfg.Search.Cache, FacetCache: facetCache, MaxResults: cfg.Search.MaxResults, Logger: log,
+		Implicit: op, CacheEntries: cfg.Search.Cache, FacetCache: facetCache, ForwardCache: forwardCache, MaxResults: cfg.Search.MaxResults, Logger: log,
 		Budget: cfg.Search.TimeBudget, MaxSearches: cfg.Search.MaxSearches, QueueWait: cfg.Search.QueueWait,
 		BatchSize: cfg.Search.BatchSize,
 	}, nil

@@ -627,21 +627,33 @@ func TestRebuildsIndexWhoseCreationNeverFinished(t *testing.T) {
 	}
 }
 
-// TestIndexOptionsFacetCache: search.facet-cache reaches the index, 0 meaning no cache
-// (index.Options' zero is its default size).
-func TestIndexOptionsFacetCache(t *testing.T) {
-	for _, tc := range []struct {
-		set  config.ByteSize
-		want int64
-	}{{128 << 20, 128 << 20}, {1 << 30, 1 << 30}, {0, -1}} {
-		cfg := config.Default()
-		cfg.Search.FacetCache = tc.set
-		o, err := IndexOptions(cfg, nil)
-		if err != nil || o.FacetCache != tc.want {
-			t.Errorf("facet-cache %d: index.Options.FacetCache %d (%v), want %d", tc.set, o.FacetCache, err, tc.want)
+// TestIndexOptionsCaches: search.facet-cache and search.forward-cache reach the index, 0
+// meaning no cache (index.Options' zero is its default size), and default to the index's
+// defaults.
+func TestIndexOptionsCaches(t *testing.T) {
+	for _, c := range []struct {
+		key      string
+		set      func(*config.Search) *config.ByteSize
+		got      func(index.Options) int64
+		fallback int64
+	}{
+		{"facet-cache", func(s *config.Search) *config.ByteSize { return &s.FacetCache }, func(o index.Options) int64 { return o.FacetCache }, index.DefaultFacetCache},
+		{"forward-cache", func(s *config.Search) *config.ByteSize { return &s.ForwardCache }, func(o index.Options) int64 { return o.ForwardCache }, index.DefaultForwardCache},
+	} {
+		for _, tc := range []struct {
+			set  config.ByteSize
+			want int64
+		}{{128 << 20, 128 << 20}, {1 << 30, 1 << 30}, {0, -1}} {
+			cfg := config.Default()
+			*c.set(&cfg.Search) = tc.set
+			o, err := IndexOptions(cfg, nil)
+			if err != nil || c.got(o) != tc.want {
+				t.Errorf("%s %d: index.Options has %d (%v), want %d", c.key, tc.set, c.got(o), err, tc.want)
+			}
 		}
-	}
-	if got := config.Default().Search.FacetCache; got != index.DefaultFacetCache {
-		t.Errorf("search.facet-cache defaults to %d, index.DefaultFacetCache is %d", got, index.DefaultFacetCache)
+		cfg := config.Default()
+		if got := *c.set(&cfg.Search); int64(got) != c.fallback {
+			t.Errorf("search.%s defaults to %d, the index's default is %d", c.key, got, c.fallback)
+		}
 	}
 }

@@ -14,6 +14,7 @@ type Search struct {
 	MaxResults       int           `yaml:"max-results"`
 	Cache            int           `yaml:"cache"`
 	FacetCache       ByteSize      `yaml:"facet-cache"`
+	ForwardCache     ByteSize      `yaml:"forward-cache"`
 	TimeBudget       time.Duration `yaml:"time-budget"`
 	MaxSearches      int           `yaml:"max-searches"`
 	QueueWait        time.Duration `yaml:"queue-wait"`

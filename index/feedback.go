@@ -171,7 +171,7 @@ func (ix *Index) modelDocs(ctx context.Context, r bindex.IndexReader, docs []col
 	tf := map[string]int{}
 	var scratch []byte
 	var unlisted []int // documents stored without a forward term list
-	err := forwardLists(r, docs, func(i int, list forwardList, ok bool) error {
+	err := forwardLists(r, ix.forward, docs, func(i int, list forwardList, ok bool) error {
 		if !ok {
 			unlisted = append(unlisted, i)
 			return nil
@@ -338,7 +338,7 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 			for i := range unlisted {
 				unlisted[i] = i
 			}
-		} else if unlisted, err = q.rescoreForward(ir, idfs, window); err != nil {
+		} else if unlisted, err = q.rescoreForward(ir, ix.forward, idfs, window); err != nil {
 			return err
 		}
 		if len(unlisted) > 0 {
@@ -415,9 +415,9 @@ func throughPostings(postings uint64, window int) bool {
 
 // rescoreForward adds q's score in each document of window to its score, reading the
 // words' frequencies from the documents' forward term lists in snapshot ir; idfs are the
-// words' IDFs (textIDFs). It returns the positions in window of the documents it could not
+// words' IDFs (textIDFs); cache holds segments' lists in memory (nil: none). It returns the positions in window of the documents it could not
 // read that way (stored without a list). The arithmetic is bm25fSearcher's, in its order.
-func (q *bm25fQuery) rescoreForward(ir bindex.IndexReader, idfs []map[string]float64, window []collectedHit) (unlisted []int, err error) {
+func (q *bm25fQuery) rescoreForward(ir bindex.IndexReader, cache *forwardCache, idfs []map[string]float64, window []collectedHit) (unlisted []int, err error) {
 	// The words to look for in a document of each language.
 	type wanted struct {
 		term string
@@ -460,7 +460,7 @@ func (q *bm25fQuery) rescoreForward(ir bindex.IndexReader, idfs []map[string]flo
 	nf := len(textFields)
 	tf := make([]float64, len(q.words)*nf) // word × field: weighted, normalized frequency
 	var scratch []byte
-	err = forwardLists(ir, window, func(i int, list forwardList, ok bool) error {
+	err = forwardLists(ir, cache, window, func(i int, list forwardList, ok bool) error {
 		if !ok {
 			unlisted = append(unlisted, i)
 			return nil

@@ -263,10 +263,11 @@ func (s forwardSection) find(term string, scratch []byte) (int, []byte, error) {
 }
 
 // forwardLists calls fn with the stored forward term list of each of docs, in order, read
-// from snapshot r; ok is false for a document stored without one (indexed before lists
-// were stored) or with one of another version, and for every document when r is not a
-// snapshot of segments. The list passed to fn is valid only during the call.
-func forwardLists(r bindex.IndexReader, docs []collectedHit, fn func(i int, list forwardList, ok bool) error) error {
+// from snapshot r, from cache when it holds the document's segment (forwardcache.go; nil:
+// none); ok is false for a document stored without one (indexed before lists were stored)
+// or with one of another version, and for every document when r is not a snapshot of
+// segments. The list passed to fn is valid only during the call.
+func forwardLists(r bindex.IndexReader, cache *forwardCache, docs []collectedHit, fn func(i int, list forwardList, ok bool) error) error {
 	if cr, isCounts := r.(*countsReader); isCounts {
 		r = cr.IndexReader
 	}
@@ -284,6 +285,8 @@ func forwardLists(r bindex.IndexReader, docs []collectedHit, fn func(i int, list
 	for i, s := range segs {
 		offsets[i+1] = offsets[i] + s.Segment().Count()
 	}
+	held := make([]*segmentLists, len(segs)) // the cache's, asked for once per segment
+	asked := make([]bool, len(segs))
 	for i, d := range docs {
 		n := d.doc
 		si, _ := slices.BinarySearch(offsets, n+1) // the first offset past n, minus one
@@ -293,10 +296,8 @@ func forwardLists(r bindex.IndexReader, docs []collectedHit, fn func(i int, list
 		}
 		found := false
 		var ferr error
-		err := segs[si].Segment().VisitStoredFields(n-offsets[si], func(field string, _ byte, value []byte, _ []uint64) bool {
-			if field != fieldTerms {
-				return true
-			}
+		// visit passes the stored value of the document's list on to fn.
+		visit := func(value []byte) {
 			if len(value) > 0 && value[0] == forwardVersion {
 				var list forwardList
 				if list, ferr = parseForward(value); ferr == nil {
@@ -304,10 +305,23 @@ func forwardLists(r bindex.IndexReader, docs []collectedHit, fn func(i int, list
 					ferr = fn(i, list, true)
 				}
 			}
-			return false
-		})
-		if err != nil {
-			return fmt.Errorf("index: read a forward term list: %w", err)
+		}
+		if !asked[si] {
+			held[si], asked[si] = cache.lists(snap, segs, si), true
+		}
+		if sl := held[si]; sl != nil {
+			visit(sl.list(n - offsets[si]))
+		} else {
+			err := segs[si].Segment().VisitStoredFields(n-offsets[si], func(field string, _ byte, value []byte, _ []uint64) bool {
+				if field != fieldTerms {
+					return true
+				}
+				visit(value)
+				return false
+			})
+			if err != nil {
+				return fmt.Errorf("index: read a forward term list: %w", err)
+			}
 		}
 		if ferr != nil {
 			return ferr

@@ -126,7 +126,7 @@ func TestForwardListMatchesPostings(t *testing.T) {
 			t.Fatalf("%s: %v", d.ID, err)
 		}
 		var list forwardList
-		err = forwardLists(r, []collectedHit{{doc: iid.Value()}}, func(_ int, l forwardList, ok bool) error {
+		err = forwardLists(r, nil, []collectedHit{{doc: iid.Value()}}, func(_ int, l forwardList, ok bool) error {
 			if !ok {
 				return fmt.Errorf("%s has no forward term list", d.ID)
 			}
@@ -323,7 +323,7 @@ func TestFeedbackForwardEqualsPostings(t *testing.T) {
 					t.Fatal(err)
 				}
 				forward = slices.Clone(best)
-				if unlisted, err = fq.rescoreForward(ir, idfs, forward); err != nil {
+				if unlisted, err = fq.rescoreForward(ir, nil, idfs, forward); err != nil {
 					t.Fatal(err)
 				}
 			}

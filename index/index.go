@@ -52,6 +52,10 @@ type Options struct {
 	// counts (columns.go; default DefaultFacetCache; negative: none, every search reads
 	// its results' values through Bleve's doc value reader).
 	FacetCache int64
+	// ForwardCache bounds the memory of the segments' forward term lists kept apart from
+	// the documents' text for feedback (forwardcache.go; default DefaultForwardCache;
+	// negative: none, each search reads them from the stored documents).
+	ForwardCache int64
 	// MaxResults is the deepest result a query may page to (default 1000, as the search
 	// engines seed 002 compares itself with: deep pages cost more and are never read).
 	MaxResults int
@@ -98,6 +102,9 @@ func (o Options) withDefaults() Options {
 	if o.FacetCache == 0 {
 		o.FacetCache = DefaultFacetCache
 	}
+	if o.ForwardCache == 0 {
+		o.ForwardCache = DefaultForwardCache
+	}
 	if o.MaxResults <= 0 {
 		o.MaxResults = defaultMaxResults
 	}
@@ -132,6 +139,7 @@ type Index struct {
 	gen        atomic.Uint64 // bumped by every write: the result cache's validity
 	cache      *resultCache
 	columns    *columnCache  // the segments' facet columns, decoded
+	forward    *forwardCache // the segments' forward term lists, apart from the text
 	dfs        dfCache       // document counts of feedback's words
 	tfBounds   tfBoundCache  // the largest frequencies of query words, for pruning
 	turns      chan struct{} // one token per search running (Options.MaxSearches)
@@ -284,7 +292,7 @@ func openBleve(dir string, config map[string]any) (bi bleve.Index, err error) {
 
 // newIndex wraps an open Bleve index.
 func newIndex(bi bleve.Index, dir string, opts Options) *Index {
-	return &Index{bi: bi, dir: dir, opts: opts, cache: newResultCache(opts.CacheEntries), columns: newColumnCache(opts.FacetCache), turns: make(chan struct{}, opts.MaxSearches)}
+	return &Index{bi: bi, dir: dir, opts: opts, cache: newResultCache(opts.CacheEntries), columns: newColumnCache(opts.FacetCache), forward: newForwardCache(opts.ForwardCache), turns: make(chan struct{}, opts.MaxSearches)}
 }
 
 // openReadOnly opens the complete index in dir without writing anything (Options.ReadOnly).
@@ -430,6 +438,7 @@ func (ix *Index) Close() error {
 	if !ix.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	ix.forward.close() // it reads segments the close releases
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
 	if ix.opts.ReadOnly {

@@ -149,7 +149,7 @@ func (ix *Index) ShardFeedbackScores(ctx context.Context, req ShardRequest, glob
 	// The postings' way (documents stored without a forward term list) reads the IDFs
 	// from the reader: give it the collection's counts.
 	cr := &countsReader{IndexReader: rd, counts: &globalCounts{docs: global.Indexed, terms: exp.Counts}}
-	unlisted, err := q.rescoreForward(cr, idfs, window)
+	unlisted, err := q.rescoreForward(cr, ix.forward, idfs, window)
 	if err != nil {
 		return nil, err
 	}
