@@ -101,3 +101,58 @@ func mustNew(t *testing.T, o Options) *Extractor {
 	}
 	return e
 }
+
+func TestLessRepeated(t *testing.T) {
+	cand := func(from string, texts ...string) bodyCandidate {
+		var bs []Block
+		for _, s := range texts {
+			bs = append(bs, Block{Kind: "p", Text: s})
+		}
+		return bodyCandidate{from: from, blocks: bs, sh: newShingleSet(bs)}
+	}
+	story := "the council voted on tuesday to close the old bridge for repairs until spring and to open the ferry"
+	teaser := "the council voted on tuesday to close the old bridge"
+	other := "most read today weather traffic sports subscribe to our newsletter for more news every morning"
+	tests := []struct {
+		name     string
+		a, b     bodyCandidate
+		want     string  // "" when the vote must go on
+		distinct float64 // -1: not checked
+	}{
+		{"b holds the story twice", cand("trafilatura", story), cand("readability", story, story), "trafilatura", -1},
+		{"a holds the story twice", cand("trafilatura", story, story), cand("readability", story), "readability", -1},
+		{"a teaser beside the story", cand("trafilatura", story), cand("readability", teaser, story), "trafilatura", -1},
+		{"a line more is not a second copy", cand("trafilatura", story), cand("readability", story, "share this story"), "", -1},
+		{"the same text once each", cand("trafilatura", story), cand("readability", story), "", 1},
+		{"different texts", cand("trafilatura", story), cand("readability", other, other), "", 0},
+		{"both empty", cand("trafilatura"), cand("readability"), "", 1},
+	}
+	for _, tt := range tests {
+		if got := distinctAgreement(tt.a.sh, tt.b.sh); tt.distinct >= 0 && math.Abs(got-tt.distinct) > 1e-9 {
+			t.Errorf("%s: distinctAgreement = %v, want %v", tt.name, got, tt.distinct)
+		}
+		once, ok := lessRepeated(tt.a, tt.b)
+		if ok != (tt.want != "") || once.from != tt.want {
+			t.Errorf("%s: lessRepeated = %q, %v; want %q", tt.name, once.from, ok, tt.want)
+		}
+	}
+}
+
+// TestConsensusPrefersOneCopy runs the vote on a real page (Dragnet's 28, a Wall Street
+// Journal story whose page holds its text twice) where go-readability and DOM Distiller
+// both take both copies and go-trafilatura one: the single copy is the body.
+func TestConsensusPrefersOneCopy(t *testing.T) {
+	path := filepath.Join("..", "..", "shared", "testdata", "dragnet", "html", "28.html")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Skipf("Dragnet page not found (%v): this test needs ../shared/testdata/dragnet", err)
+	}
+	a, err := mustNew(t, Options{}).Extract(fetch.ToUTF8(raw, "text/html"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sentence = "Manufacturing activity in China declined in July"
+	if n := strings.Count(a.Text(), sentence); n != 1 {
+		t.Errorf("body (from %s) holds the story %d times, want once:\n%s", a.Sources["body"], n, a.Text())
+	}
+}
