@@ -38,10 +38,9 @@ func TestClusterCrawlThenSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	// The cluster ranks without pseudo-relevance feedback (search.GathererOptions).
-	oneRanking := index.DefaultRanking()
-	oneRanking.Feedback = 0
-	one, err := index.Open(filepath.Join(t.TempDir(), "one"), index.Options{Ranking: oneRanking})
+	// The default ranking on both sides, pseudo-relevance feedback included (the gatherer
+	// applies it as one index does: index.GatherFeedback).
+	one, err := index.Open(filepath.Join(t.TempDir(), "one"), index.Options{Ranking: index.DefaultRanking()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,12 +99,19 @@ func TestClusterCrawlThenSearch(t *testing.T) {
 		}
 	}
 	base := startServeNATS(t, r.nats, "sonda", "type:page")
+	fedBack := 0 // queries with more matches than feedback's model reads (10): feedback applies
 	for _, q := range queries {
 		want, err := one.Search(ctx, index.Request{Query: q})
 		if err != nil {
 			t.Fatal(err)
 		}
 		sameAsOneIndex(t, q, want, apiSearch(t, base, q))
+		if q != "type:page" && want.Total > 10 {
+			fedBack++
+		}
+	}
+	if fedBack < 3 {
+		t.Errorf("only %d queries match more than 10 pages: feedback over the cluster is hardly exercised", fedBack)
 	}
 	t.Logf("%d pages over 3 nodes, %d queries", len(owner), len(queries))
 }
