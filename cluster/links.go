@@ -20,10 +20,13 @@ import (
 // come from pages crawled all over the cluster: each page's links go, grouped by the
 // partition of their target, to the state stream (one compacting subject per page and
 // partition, so a page crawled again replaces what it said). A node records in its link
-// graph the links to every partition it has ever served, from the first one in the
-// stream, and keeps following them: its index holds the pages it fetched while it owned a
-// partition, also after the partition moved on, and those pages' in-links must count
-// wherever they come from.
+// graph the links to every partition it has ever fetched a page of, from the first one in
+// the stream, and keeps following them: its index holds the pages it fetched while it
+// owned a partition, also after the partition moved on, and those pages' in-links must
+// count wherever they come from. A partition it served without fetching a page there
+// (the first node up serves every partition until the others join) holds none of its
+// pages: reading its links would cost it a link-graph write for every page linking there,
+// for good, and count for nothing.
 
 // InLinkGraph is where a node records the links that pages crawled anywhere in the
 // cluster have to the hosts it owns (a *linkgraph.Sink, which also tells the search index
@@ -105,6 +108,29 @@ func (n *Node) followed() []int {
 	return ps
 }
 
+// fetchedIn is told, in the batch b of each page this node fetched, the page's partition
+// p. The first page there makes the node record the links routed to p (those sent before
+// too: a follower reads them from the first), and marks p in b, with the page, so that
+// the node follows p again when it restarts.
+func (n *Node) fetchedIn(b *pebble.Batch, p int) error {
+	if n.inlinks == nil {
+		return nil
+	}
+	n.mu.Lock()
+	ctx, on := n.runCtx, n.follows[p] != nil
+	n.mu.Unlock()
+	if on {
+		return nil
+	}
+	if err := b.Set(keyFollowed(p), nil, nil); err != nil {
+		return err
+	}
+	if ctx != nil {
+		n.follow(ctx, p)
+	}
+	return nil
+}
+
 // follow starts recording the links routed to p, for as long as ctx (the node's run)
 // lasts, once per partition.
 func (n *Node) follow(ctx context.Context, p int) {
@@ -119,9 +145,6 @@ func (n *Node) follow(ctx context.Context, p int) {
 	f := &follower{}
 	n.follows[p] = f
 	n.mu.Unlock()
-	if err := n.db.Set(keyFollowed(p), nil, pebble.Sync); err != nil {
-		n.log.Warn("recording a followed partition failed", "partition", p, "error", err)
-	}
 	n.tenures.Go(func() { n.followEdges(ctx, p, f) })
 }
 

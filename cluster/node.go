@@ -143,6 +143,7 @@ type Node struct {
 	skipOwnEdges bool
 	run          string            // this Node's id among its node's runs: a process, or a test's node
 	follows      map[int]*follower // partitions whose links are recorded here (under mu)
+	runCtx       context.Context   // the run the tenures and followers live in (under mu; nil before the first tenure)
 	tenures      sync.WaitGroup    // the goroutines serving partitions: Run waits for them
 }
 
@@ -509,6 +510,11 @@ func (n *Node) Route(b *pebble.Batch, done frontier.Item, out frontier.Outcome) 
 	}
 	n.rate.add(now)
 	p := n.partitionOf(done.Host)
+	if out.Fetched {
+		if err := n.fetchedIn(b, p); err != nil {
+			return err
+		}
+	}
 	f, current := n.leaseFence(done.Key, done.Host)
 	if !current {
 		// The partition moved during the lease: its owner rebuilt it without this outcome
@@ -1014,6 +1020,7 @@ func (n *Node) take(ctx context.Context, p int, owner string) {
 		return
 	}
 	n.owned[p] = pt
+	n.runCtx = ctx // the followers of the partitions it fetches in live as long (fetchedIn)
 	n.mu.Unlock()
 	n.moving.Add(1)
 	n.tenures.Add(1)
@@ -1041,7 +1048,6 @@ func (n *Node) take(ctx context.Context, p int, owner string) {
 		n.mu.Unlock()
 		n.moving.Add(-1)
 		n.log.Debug("partition ready", "partition", p, "rebuild", time.Since(started))
-		n.follow(ctx, p)
 		n.consume(pctx, p, pt)
 	}()
 }

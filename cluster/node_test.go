@@ -706,6 +706,22 @@ func TestEdgesReachTheOwner(t *testing.T) {
 	}
 	send("http://other.example.net/before")
 	takeNow(t, ctx, b, p)
+	// Serving p is not enough: b records the links into p once it fetched a page there
+	// (its index holds none before).
+	if following(b, p) {
+		t.Fatal("the node follows the links into a partition it serves but fetched nothing in")
+	}
+	if !complete(t, b, testItem("www.example.org", "/fetched"), frontier.Outcome{Fetched: true}) {
+		t.Fatal("gate refused")
+	}
+	if !following(b, p) {
+		t.Fatal("the node does not follow the links into a partition it fetched a page in")
+	}
+	if _, closer, err := b.db.Get(keyFollowed(p)); err != nil {
+		t.Errorf("the partition is not marked followed for the node's next run: %v", err)
+	} else {
+		closer.Close()
+	}
 	send("http://other.example.net/after")
 	deadline := time.Now().Add(20 * time.Second)
 	for len(rec.get("http://other.example.net/before")) == 0 || len(rec.get("http://other.example.net/after")) == 0 {
@@ -721,6 +737,13 @@ func TestEdgesReachTheOwner(t *testing.T) {
 	if !b.edgesCaughtUp(ctx) {
 		t.Error("the owner does not say it caught up with the links routed to it")
 	}
+}
+
+// following says n records the links routed to p.
+func following(n *Node, p int) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.follows[p] != nil
 }
 
 // TestStateStreamBounded: the state stream keeps one message per URL, host, partition
@@ -1150,6 +1173,9 @@ func TestOwnEdgesNotReadBack(t *testing.T) {
 	target := "http://www.example.org/target"
 	p := a.partitionOf("www.example.org")
 	takeNow(t, ctx, a, p)
+	if !complete(t, a, testItem("www.example.org", "/fetched"), frontier.Outcome{Fetched: true}) { // a follows p from its first page there
+		t.Fatal("gate refused")
+	}
 	send := func(src, run string) {
 		t.Helper()
 		sendEdges(t, ctx, a, p, edgesMsg{Src: src, Run: run, Links: []edgeLink{{URL: target}}})
