@@ -3,7 +3,7 @@ package text
 import (
 	"hash/maphash"
 	"strings"
-	"sync/atomic"
+	"sync"
 
 	"github.com/blevesearch/snowballstem"
 	"github.com/blevesearch/snowballstem/english"
@@ -184,75 +184,46 @@ var langNames = map[string]string{
 	"italian": "it", "dutch": "nl", "eng": "en", "por": "pt", "spa": "es", "fra": "fr", "fre": "fr",
 }
 
-// memo is a bounded table from a word as written to its term ("" for stop words), read
-// on every word a page's text has. Once full it stops growing rather than evicting: the
-// words seen first are the frequent ones, and a memo that never evicts needs no
-// bookkeeping on the hot path.
-//
-// It is an open-addressing table of atomic pointers, at most half full, so that a lookup
-// hashes the word once and takes no lock: a sharded map under read locks hashed each word
-// twice (once for its shard, once in the map) and was 0.2 ms of CPU per crawled page, 5 %
-// of a crawl with the index on. Entries are never removed or replaced, so a reader that
-// meets an empty slot knows the word is not there (or not yet).
+// memo is a bounded, sharded map from a word as written to its term ("" for stop words).
+// Once full it stops growing rather than evicting: the words seen first are the frequent
+// ones, and a memo that never evicts needs no bookkeeping on the hot path.
 type memo struct {
-	seed  maphash.Seed
-	slots []atomic.Pointer[memoEntry]
-	mask  uint64
-	max   int64        // entries the memo takes at most (Options.CacheSize)
-	n     atomic.Int64 // entries in it
+	seed   maphash.Seed
+	shards [16]memoShard
 }
 
-type memoEntry struct {
-	hash       uint64
-	word, term string
+type memoShard struct {
+	mu  sync.RWMutex
+	m   map[string]string
+	max int
 }
 
 func newMemo(size int) *memo {
-	slots := 2
-	for slots < 2*size {
-		slots <<= 1
+	m := &memo{seed: maphash.MakeSeed()}
+	for i := range m.shards {
+		m.shards[i] = memoShard{m: map[string]string{}, max: max(size/len(m.shards), 1)}
 	}
-	return &memo{seed: maphash.MakeSeed(), slots: make([]atomic.Pointer[memoEntry], slots), mask: uint64(slots - 1), max: int64(size)}
+	return m
+}
+
+func (m *memo) shard(word string) *memoShard {
+	return &m.shards[maphash.String(m.seed, word)%uint64(len(m.shards))]
 }
 
 func (m *memo) get(word string) (string, bool) {
-	h := maphash.String(m.seed, word)
-	for i := h; ; i++ {
-		e := m.slots[i&m.mask].Load()
-		if e == nil {
-			return "", false
-		}
-		if e.hash == h && e.word == word {
-			return e.term, true
-		}
-	}
+	s := m.shard(word)
+	s.mu.RLock()
+	t, ok := s.m[word]
+	s.mu.RUnlock()
+	return t, ok
 }
 
 func (m *memo) put(word, term string) {
-	// A slot is reserved before it is looked for, so that the memo holds at most max
-	// entries and at least half its slots stay empty: every probe ends.
-	if m.n.Load() >= m.max {
-		return
+	s := m.shard(word)
+	s.mu.Lock()
+	if len(s.m) < s.max {
+		// Clone: word is usually a slice of a whole page, which the memo must not pin.
+		s.m[strings.Clone(word)] = strings.Clone(term)
 	}
-	if m.n.Add(1) > m.max {
-		m.n.Add(-1)
-		return
-	}
-	h := maphash.String(m.seed, word)
-	// Clone: word is usually a slice of a whole page, which the memo must not pin.
-	e := &memoEntry{hash: h, word: strings.Clone(word), term: strings.Clone(term)}
-	for i := h; ; i++ {
-		slot := &m.slots[i&m.mask]
-		old := slot.Load()
-		if old == nil {
-			if slot.CompareAndSwap(nil, e) {
-				return
-			}
-			old = slot.Load() // another writer took it: look at what it put there
-		}
-		if old.hash == h && old.word == word {
-			m.n.Add(-1) // another goroutine analyzed the same word
-			return
-		}
-	}
+	s.mu.Unlock()
 }
