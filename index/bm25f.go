@@ -417,6 +417,16 @@ func (w *wordCursor) positions(field string) []uint64 {
 	return nil
 }
 
+// in says whether the word is in one field of the current document.
+func (w *wordCursor) in(field string) bool {
+	for _, f := range w.readers {
+		if f.doc == w.cur && f.doc != noDoc && f.field == field {
+			return true
+		}
+	}
+	return false
+}
+
 // bm25fSearcher merges the words' postings: a document matches when all words (all) or
 // any word occur in it, and scores the sum of the words' BM25F scores.
 type bm25fSearcher struct {
@@ -579,11 +589,15 @@ func (s *bm25fSearcher) proximity(at []*wordCursor, k1 float64) float64 {
 	total := 0.0
 	for i := 1; i < len(at); i++ {
 		a, b := at[i-1], at[i]
-		if b.index != a.index+1 {
+		if b.index != a.index+1 || a.lang == "" || b.lang != a.lang {
 			continue
 		}
 		count := 0.0
 		for _, field := range []string{fieldTitle, fieldBody} {
+			// The positions are copied only when both words are in the field.
+			if !a.in(field) || !b.in(field) {
+				continue
+			}
 			pa, pb := a.positions(field), b.positions(field)
 			if len(pa) == 0 || len(pb) == 0 {
 				continue
@@ -601,7 +615,7 @@ func (s *bm25fSearcher) proximity(at []*wordCursor, k1 float64) float64 {
 			}
 			count += s.q.r.fieldWeight(field) * float64(n)
 		}
-		if count == 0 || a.lang == "" || b.lang != a.lang {
+		if count == 0 {
 			continue
 		}
 		idf := min(a.idf[a.lang], b.idf[b.lang])

@@ -418,18 +418,25 @@ func throughPostings(postings uint64, window int) bool {
 // words' IDFs (textIDFs); cache holds segments' lists in memory (nil: none). It returns the positions in window of the documents it could not
 // read that way (stored without a list). The arithmetic is bm25fSearcher's, in its order.
 func (q *bm25fQuery) rescoreForward(ir bindex.IndexReader, cache *forwardCache, idfs []map[string]float64, window []collectedHit) (unlisted []int, err error) {
-	// The words to look for in a document of each language.
+	// The words to look for in a document of each language, sorted (forwardSection.find).
 	type wanted struct {
-		term string
-		word int // in q.words
+		terms []string
+		words []int // each term's word in q.words
 	}
-	want := map[string][]wanted{}
+	want := map[string]*wanted{}
 	for wi, w := range q.words {
 		for lang, term := range w.terms {
 			if _, ok := idfs[wi][lang]; ok {
-				want[lang] = append(want[lang], wanted{term, wi})
+				if want[lang] == nil {
+					want[lang] = &wanted{}
+				}
+				want[lang].terms = append(want[lang].terms, term)
+				want[lang].words = append(want[lang].words, wi)
 			}
 		}
+	}
+	for _, w := range want {
+		sort.Sort(byTerm{w.terms, w.words})
 	}
 	// Which of a document's fields the words are looked for in (as open's readers).
 	weights := make([]float64, len(textFields))
@@ -460,37 +467,38 @@ func (q *bm25fQuery) rescoreForward(ir bindex.IndexReader, cache *forwardCache, 
 	nf := len(textFields)
 	tf := make([]float64, len(q.words)*nf) // word × field: weighted, normalized frequency
 	var scratch []byte
+	// The section being read, and what find found in it (one closure for the search).
+	var words *wanted
+	var field int
+	var weight, length, avg float64
+	found := func(j, freq int) {
+		if freq > 0 {
+			tf[words.words[j]*nf+field] = fieldTF(weight, freq, length, avg, b)
+		}
+	}
 	err = forwardLists(ir, cache, window, func(i int, list forwardList, ok bool) error {
 		if !ok {
 			unlisted = append(unlisted, i)
 			return nil
 		}
-		words := want[list.lang]
-		if len(words) == 0 {
+		if words = want[list.lang]; words == nil {
 			return nil
 		}
 		clear(tf)
 		avgLen := averages(list.lang)
 		err := list.eachSection(func(sec forwardSection) error {
-			weight, avg := weights[sec.field], avgLen[sec.field]
+			field = sec.field
+			weight, avg = weights[field], avgLen[field]
 			if weight <= 0 || avg == -1 {
 				return nil
 			}
-			length := fieldLength(sec.length)
+			length = fieldLength(sec.length)
 			if avg <= 0 {
 				avg = length
 			}
-			for _, w := range words {
-				var freq int
-				var err error
-				if freq, scratch, err = sec.find(w.term, scratch); err != nil {
-					return err
-				}
-				if freq > 0 {
-					tf[w.word*nf+sec.field] = fieldTF(weight, freq, length, avg, b)
-				}
-			}
-			return nil
+			var err error
+			scratch, err = sec.find(words.terms, scratch, found)
+			return err
 		})
 		if err != nil {
 			return err
@@ -614,4 +622,17 @@ func (c *snapshotMemo[K, V]) get(r bindex.IndexReader, key K, compute func() (V,
 	}
 	c.mu.Unlock()
 	return v, nil
+}
+
+// byTerm sorts terms and the words they stand for together.
+type byTerm struct {
+	terms []string
+	words []int
+}
+
+func (b byTerm) Len() int           { return len(b.terms) }
+func (b byTerm) Less(i, j int) bool { return b.terms[i] < b.terms[j] }
+func (b byTerm) Swap(i, j int) {
+	b.terms[i], b.terms[j] = b.terms[j], b.terms[i]
+	b.words[i], b.words[j] = b.words[j], b.words[i]
 }

@@ -204,62 +204,76 @@ func (s forwardSection) eachTerm(scratch []byte, fn func(term []byte, tf int)) (
 	return term, nil
 }
 
-// find returns the frequency of term in the section (0: it is not there), and scratch
-// for reuse.
-func (s forwardSection) find(term string, scratch []byte) (int, []byte, error) {
+// find calls found(j, freq) for each of terms, sorted in byte order, that the section
+// has, with its frequency; scratch is a buffer to decode into, returned for reuse. The
+// section is read forward once: for each term, a binary search over the restart points
+// from where the last term was found, then a scan of at most forwardRestart entries — or
+// none, when the term is further in the block already being read (feedback looks for its
+// ten words in every field of two hundred documents; most fields have a few dozen terms).
+func (s forwardSection) find(terms []string, scratch []byte, found func(j, freq int)) ([]byte, error) {
 	n := len(s.restarts) / 4
 	if n == 0 {
-		return 0, scratch, nil
+		return scratch, nil
 	}
-	restart := func(i int) ([]byte, error) {
+	restart := func(i int) (int, error) {
 		at := binary.LittleEndian.Uint32(s.restarts[4*i:])
 		if uint64(at) >= uint64(len(s.entries)) {
-			return nil, errForward
+			return 0, errForward
 		}
-		return s.entries[at:], nil
+		return int(at), nil
 	}
-	// The last restart point whose term is at most term.
-	lo, hi := 0, n // the answer is in [lo-1, hi)
-	var err error
-	for lo < hi {
-		mid := (lo + hi) / 2
-		var b []byte
-		if b, err = restart(mid); err != nil {
-			return 0, scratch, err
+	// The cursor: the entry at start, decoded (term t, frequency tf), the entries after it
+	// in rest; start is -1 before the first decode.
+	t, tf, start := scratch[:0], 0, -1
+	var rest []byte
+	block := 0 // the restart point the binary searches start from
+	for j, term := range terms {
+		// The last restart point whose term is at most term.
+		lo, hi := block, n // the answer is in [lo-1, hi)
+		for lo < hi {
+			mid := (lo + hi) / 2
+			at, err := restart(mid)
+			if err != nil {
+				return t, err
+			}
+			// A restart point's term shares nothing: it is read in place.
+			b := s.entries[at:]
+			shared, k1 := binary.Uvarint(b)
+			m, k2 := binary.Uvarint(b[max(k1, 0):])
+			if k1 <= 0 || k2 <= 0 || shared != 0 || uint64(len(b)-k1-k2) < m {
+				return t, errForward
+			}
+			if compareTerm(b[k1+k2:k1+k2+int(m)], term) <= 0 {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
 		}
-		// A restart point's term shares nothing: it is read in place.
-		shared, k1 := binary.Uvarint(b)
-		n, k2 := binary.Uvarint(b[max(k1, 0):])
-		if k1 <= 0 || k2 <= 0 || shared != 0 || uint64(len(b)-k1-k2) < n {
-			return 0, scratch, errForward
+		if lo == 0 {
+			continue // before the first term
 		}
-		if compareTerm(b[k1+k2:k1+k2+int(n)], term) <= 0 {
-			lo = mid + 1
-		} else {
-			hi = mid
+		block = lo - 1
+		at, err := restart(block)
+		if err != nil {
+			return t, err
+		}
+		if start < at { // the cursor is before that block: move to it
+			t, rest, start = t[:0], s.entries[at:], at
+			if t, tf, rest, err = nextEntry(rest, t); err != nil {
+				return t, err
+			}
+		}
+		for compareTerm(t, term) < 0 && len(rest) > 0 {
+			start = len(s.entries) - len(rest)
+			if t, tf, rest, err = nextEntry(rest, t); err != nil {
+				return t, err
+			}
+		}
+		if compareTerm(t, term) == 0 {
+			found(j, tf)
 		}
 	}
-	if lo == 0 {
-		return 0, scratch, nil // before the first term
-	}
-	b, err := restart(lo - 1)
-	if err != nil {
-		return 0, scratch, err
-	}
-	t := scratch[:0]
-	for i := 0; i < forwardRestart && len(b) > 0; i++ {
-		var tf int
-		if t, tf, b, err = nextEntry(b, t); err != nil {
-			return 0, t, err
-		}
-		switch c := compareTerm(t, term); {
-		case c == 0:
-			return tf, t, nil
-		case c > 0:
-			return 0, t, nil
-		}
-	}
-	return 0, t, nil
+	return t, nil
 }
 
 // forwardLists calls fn with the stored forward term list of each of docs, in order, read

@@ -148,7 +148,7 @@ func TestForwardListMatchesPostings(t *testing.T) {
 				if prev != nil && string(prev) >= string(term) {
 					t.Errorf("%s %s: %q after %q", d.ID, name, term, prev)
 				}
-				if got, _, err := sec.find(string(term), nil); got != tf || err != nil {
+				if got, err := findOne(sec, string(term)); got != tf || err != nil {
 					t.Errorf("%s %s: find %q gives %d (%v), want %d", d.ID, name, term, got, err, tf)
 				}
 				prev = append(prev[:0], term...)
@@ -213,20 +213,30 @@ func TestForwardFind(t *testing.T) {
 			if got := len(sec.restarts) / 4; got != (n+forwardRestart-1)/forwardRestart {
 				t.Errorf("%d terms: %d restart points", n, got)
 			}
-			var scratch []byte
-			for w, tf := range want {
-				for _, probe := range []string{w, w + "0", w[:len(w)-1], "a" + w, "z" + w} {
-					got, s, err := sec.find(probe, scratch)
-					scratch = s
-					if err != nil || got != want[probe] {
-						t.Errorf("%d terms: find %q gives %d (%v), want %d", n, probe, got, err, want[probe])
-					}
-				}
-				_ = tf
+			probes := []string{"", "a", "w", "x", "\xff"}
+			for w := range want {
+				probes = append(probes, w, w+"0", w[:len(w)-1], "a"+w, "z"+w)
 			}
-			for _, probe := range []string{"", "a", "w", "x", "\xff"} {
-				if got, _, err := sec.find(probe, nil); err != nil || got != want[probe] {
-					t.Errorf("%d terms: find %q gives %d (%v)", n, probe, got, err)
+			for _, probe := range probes {
+				if got, err := findOne(sec, probe); err != nil || got != want[probe] {
+					t.Errorf("%d terms: find %q gives %d (%v), want %d", n, probe, got, err, want[probe])
+				}
+			}
+			// Many at once, sorted, some twice: each found as alone, in one pass.
+			var scratch []byte
+			for range 20 {
+				some := make([]string, 1+rng.Intn(len(probes)))
+				for i := range some {
+					some[i] = probes[rng.Intn(len(probes))]
+				}
+				slices.Sort(some)
+				got := make([]int, len(some))
+				var err error
+				scratch, err = sec.find(some, scratch, func(j, freq int) { got[j] = freq })
+				for j, probe := range some {
+					if err != nil || got[j] != want[probe] {
+						t.Fatalf("%d terms: find %q among %d gives %d (%v), want %d", n, probe, len(some), got[j], err, want[probe])
+					}
 				}
 			}
 			return nil
@@ -249,7 +259,7 @@ func TestForwardListMalformed(t *testing.T) {
 			err = l.eachSection(func(s forwardSection) error {
 				_, err := s.eachTerm(nil, func([]byte, int) {})
 				if err == nil {
-					_, _, err = s.find("rods", nil)
+					_, err = findOne(s, "rods")
 				}
 				return err
 			})
@@ -495,4 +505,11 @@ func TestForwardBuilderBytes(t *testing.T) {
 			t.Errorf("text %d (%d terms): %v allocations to add a field, want at most 3", i, len(a.freqs), n)
 		}
 	}
+}
+
+// findOne returns the frequency of term in section s (0: not there).
+func findOne(s forwardSection, term string) (int, error) {
+	freq := 0
+	_, err := s.find([]string{term}, nil, func(_, f int) { freq = f })
+	return freq, err
 }

@@ -11,6 +11,7 @@ import (
 // Snippet sizes.
 const (
 	snippetTokens  = 32       // analyzed words in a snippet window
+	snippetLead    = 4        // words shown before the first word found
 	snippetScanMax = 64 << 10 // bytes of a body scanned for the best window
 	snippetPlain   = 200      // bytes shown when no query word occurs
 )
@@ -26,28 +27,69 @@ func snippet(body, code string, want map[string]bool) string {
 	if len(want) == 0 {
 		return plainSnippet(body)
 	}
-	a := textAnalyzerFor(code)
-	ts := text.Words(body)
-	// Analyzing every word of a body costs more than the rest of a search: look only at
-	// words that can stem to a wanted term, which starts like the word (stems cut endings;
-	// folding only maps accented letters to ASCII ones).
-	filter := prefixFilter(want)
-	type hit struct {
-		tok  int // index in ts
-		term string
-	}
-	var hits []hit
-	for i, w := range ts {
-		if !filter.maybe(w.Term) {
-			continue
-		}
-		if term, ok := a.Term(w.Term); ok && want[term] {
-			hits = append(hits, hit{i, term})
-		}
-	}
+	hits := snippetHits(body, code, want)
 	if len(hits) == 0 {
 		return plainSnippet(body)
 	}
+	return markWindow(body, hits)
+}
+
+// snippetHit is an occurrence of a query term in a body.
+type snippetHit struct {
+	tok        int // index among the body's words
+	start, end int // its offsets
+	term       string
+	// The window that starts a few words before it (snippetLead) and holds snippetTokens
+	// words: the offset it starts at (0 when it starts with the body) and ends at
+	// (len(body) when it ends with the body), and the index of its last word.
+	from, to, last int
+}
+
+// snippetHits returns the occurrences of the terms in body, in order.
+//
+// Analyzing every word of a body costs more than the rest of a search: it looks only at
+// words that can stem to a wanted term, which starts like the word (stems cut endings;
+// folding only maps accented letters to ASCII ones). And it reads the words in one pass
+// without keeping them: a body has thousands, and the slice of them all was a third of
+// the bytes a search allocated.
+func snippetHits(body, code string, want map[string]bool) []snippetHit {
+	a := textAnalyzerFor(code)
+	filter := prefixFilter(want)
+	var hits []snippetHit
+	var recent [snippetLead + 1]int // the starts of the last words
+	n, open := 0, 0                 // words read; the first hit whose window's end is not read
+	text.EachWord(body, func(start, end int) {
+		i := n
+		n++
+		recent[i%len(recent)] = start
+		for open < len(hits) && hits[open].last == i {
+			hits[open].to = end
+			open++
+		}
+		w := body[start:end]
+		if !filter.maybe(w) {
+			return
+		}
+		if term, ok := a.Term(w); ok && want[term] {
+			first := max(0, i-snippetLead)
+			h := snippetHit{tok: i, start: start, end: end, term: term, from: recent[first%len(recent)], to: -1, last: first + snippetTokens - 1}
+			if first == 0 {
+				h.from = 0
+			}
+			hits = append(hits, h) // its last word is after it: read above
+		}
+	})
+	for i := range hits {
+		if hits[i].last >= n-1 { // the window reaches the last word: it ends with the body
+			hits[i].to = len(body)
+		}
+	}
+	return hits
+}
+
+// markWindow shows the window of body with the most distinct terms of hits, then the
+// most hits, with the hits marked.
+func markWindow(body string, hits []snippetHit) string {
 	// Slide a window of snippetTokens tokens over the hits.
 	bestStart, bestDistinct, bestCount := 0, 0, 0
 	counts := map[string]int{}
@@ -64,32 +106,22 @@ func snippet(body, code string, want map[string]bool) string {
 			bestStart, bestDistinct, bestCount = lo, d, c
 		}
 	}
-	first := hits[bestStart].tok
 	// Start a few words before the first hit, so it is seen in context.
-	startTok := max(0, first-4)
-	endTok := min(len(ts)-1, startTok+snippetTokens-1)
-	from, to := ts[startTok].Start, ts[endTok].End
-	if startTok == 0 {
-		from = 0
-	}
-	if endTok == len(ts)-1 {
-		to = len(body)
-	}
+	from, to := hits[bestStart].from, hits[bestStart].to
 	var b strings.Builder
 	if from > 0 {
 		b.WriteString("… ")
 	}
 	pos := from
 	for _, h := range hits {
-		tok := ts[h.tok]
-		if tok.Start < from || tok.End > to || tok.Start < pos {
+		if h.start < from || h.end > to || h.start < pos {
 			continue
 		}
-		b.WriteString(html.EscapeString(body[pos:tok.Start]))
+		b.WriteString(html.EscapeString(body[pos:h.start]))
 		b.WriteString("<mark>")
-		b.WriteString(html.EscapeString(body[tok.Start:tok.End]))
+		b.WriteString(html.EscapeString(body[h.start:h.end]))
 		b.WriteString("</mark>")
-		pos = tok.End
+		pos = h.end
 	}
 	b.WriteString(html.EscapeString(body[pos:to]))
 	if to < len(body) {

@@ -29,6 +29,12 @@ func Words(s string) []Token {
 	return out
 }
 
+// EachWord calls fn with the span of each word Words would return, in order, without
+// making the slice: for a caller that keeps a few of a long text's words.
+func EachWord(s string, fn func(start, end int)) {
+	eachWord(s, func(start, end, _ int) { fn(start, end) })
+}
+
 // eachWord calls fn with the span and position of every word of s, dropping words longer
 // than MaxTokenBytes (they still count for positions).
 func eachWord(s string, fn func(start, end, pos int)) {
