@@ -594,3 +594,47 @@ func TestNewURLsAndDueRevisitsTakeTurns(t *testing.T) {
 		})
 	}
 }
+
+// TestDueRevisitNeedNotWaitForNewURLs: a revisit that comes due while new URLs queue goes
+// next, on its own host and across hosts, as long as revisits have not just had their
+// turn: revisits that ask for few fetches keep their time however many new URLs wait.
+func TestDueRevisitNeedNotWaitForNewURLs(t *testing.T) {
+	for _, hosts := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hosts=%v", hosts), func(t *testing.T) {
+			clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+			f := open(t, memDB(t, vfs.NewMem()), clock, Options{})
+			var news []Item
+			for i := range 20 {
+				it := item("a", fmt.Sprintf("/new%d", i), 0)
+				if hosts {
+					it = item(fmt.Sprintf("new%d", i), "/", 0)
+				}
+				news = append(news, it)
+			}
+			if _, err := f.Add(news); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(time.Minute) // the new URLs have waited a minute
+			rev := item("a", "/old", 0)
+			rev.Due, rev.Visits = clock.Now().Add(time.Second), 1
+			if _, err := f.Add([]Item{rev}); err != nil {
+				t.Fatal(err)
+			}
+			for round := range 3 {
+				for range 3 {
+					l := nextNow(t, f)
+					if l == nil || l.Scheduled() {
+						t.Fatalf("round %d: leased %+v before the revisit was due, want a new URL", round, l)
+					}
+					complete(t, f, l, Outcome{Fetched: true})
+				}
+				clock.Advance(time.Second) // the revisit comes due
+				l := nextNow(t, f)
+				if l == nil || !l.Scheduled() {
+					t.Fatalf("round %d: leased %+v, want the revisit that just came due", round, l)
+				}
+				complete(t, f, l, Outcome{Fetched: true, Revisit: clock.Now().Add(time.Second)})
+			}
+		})
+	}
+}

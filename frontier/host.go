@@ -29,11 +29,7 @@ type hostState struct {
 	inflightKeys   [][]byte
 	headPriority   float64 // priority of the first available new entry
 	revDue         int64   // due time of the first available scheduled entry
-	// The two queues' waits for service (see take): newSince is when the new-URL queue
-	// last had a URL taken or, if later, last went from nothing available to something;
-	// revServed is when a scheduled entry was last taken.
-	newSince  int64
-	revServed int64
+	tookRevisit    bool    // the host's last lease came from its scheduled queue (revisitFirst)
 
 	heap       int // which heap the host is in: heapNone, heapWaiting, heapReady, heapReadyNew
 	heapIndex  int
@@ -69,23 +65,25 @@ const (
 func (h *hostState) newAvailable() bool { return h.newCount-int64(h.newInflight) > 0 }
 
 // revisitFirst reports whether h's next entry at now is from its scheduled queue: a due
-// revisit or retry goes first unless never-fetched URLs wait too and have waited longer.
+// revisit or retry goes first, unless never-fetched URLs wait too and the host's last
+// lease was a scheduled one. So while both queues have work the host takes them in turn,
+// and neither waits for more than one entry of the other: a never-fetched URL goes before
+// a due revisit once that revisit's queue has had its turn.
 //
-// Each queue waits from the later of when its head became available (a revisit's due
-// time; for new URLs, when the queue last went from empty to waiting) and when it was last
-// served. So a new URL goes before a due revisit once it has waited longer than that
-// revisit is late, and when both queues have work the host alternates between them: a due
-// revisit waits for at most one first fetch, a never-fetched URL for at most one revisit.
-// Due revisits before every new URL left discovery only what the revisit plan did not
-// ask for, which on a small web whose links appear as pages are fetched slowed discovery
-// 2-3 fold (issue 13); new URLs in order of discovery instead (first come, first served
-// across both queues) would make revisits wait behind a backlog of new URLs found long
-// ago, for as long as that backlog lasts.
+// Due revisits before every new URL left discovery only what the revisit plan did not ask
+// for: on TestLiveFreshness's web, where revisits asked for nearly every fetch, the last
+// pages were first fetched after up to 6 minutes (issue 13). Serving the two in the order
+// they waited (a new URL before a revisit that came due after it was found) would instead
+// let a backlog of new URLs found long ago hold every revisit back for as long as it
+// lasts; and the queue that waited longer since it was last served first made every due
+// revisit wait for one new URL while new URLs queued, even when revisits asked for few
+// fetches (docs/benchmarks.md, "Fifth pass"). Taking turns keeps revisits that ask for at
+// most half of a busy host's fetches on time, and gives them at least half otherwise.
 func (h *hostState) revisitFirst(now int64) bool {
 	if !h.revAvailable() || h.revDue > now {
 		return false
 	}
-	return !h.newAvailable() || max(h.revDue, h.revServed) <= h.newSince
+	return !h.newAvailable() || !h.tookRevisit
 }
 
 func (h *hostState) revAvailable() bool { return h.revCount-int64(h.revInflight) > 0 }
