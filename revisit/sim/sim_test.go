@@ -2,9 +2,11 @@ package sim
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -354,4 +356,68 @@ func TestSlots(t *testing.T) {
 	if _, err := Run(Config{Budget: 2, Slots: 1, Policies: []string{"uniform"}}, tr); err == nil {
 		t.Error("fewer slots than the budget were accepted")
 	}
+}
+
+// BenchmarkNoKinds is issue 13's skewed mixture without page kinds as `sonda eval revisit`
+// simulates it (200 pages found over 105 s, half sending Last-Modified, fetched only once
+// due at 2 a second, plans for 95 % of that), over seeds SONDA_BENCH_SEEDS (FROM-TO,
+// default 1-8): the default policy, uniform and the oracle in minutes 5–10, mean over the
+// seeds, and where the default's and the oracle's visits go in those minutes.
+//
+//	SONDA_BENCH_SEEDS=101-124 go test ./revisit/sim -run XXX -bench NoKinds -benchtime 1x -v
+func BenchmarkNoKinds(b *testing.B) {
+	from, to := 1, 8
+	if s := os.Getenv("SONDA_BENCH_SEEDS"); s != "" {
+		if _, err := fmt.Sscanf(s, "%d-%d", &from, &to); err != nil || to < from {
+			b.Fatalf("SONDA_BENCH_SEEDS=%q: want FROM-TO, e.g. 1-24", s)
+		}
+	}
+	components := []string{"5 s", "1 min", "10 min", "never"}
+	for range b.N {
+		var xu, oo, ou []float64
+		visits := map[string][]int{}
+		for seed := uint64(from); seed <= uint64(to); seed++ {
+			tr := Generate(200, 600, skewed, 0.5, seed)
+			tr.Discover(105, seed)
+			res, err := Run(Config{Budget: 1.9, Slots: 2, Policies: []string{"optimal", "uniform", Oracle}, Samples: 60,
+				Seed: seed, CountFrom: 300, Unit: time.Second, Options: revisit.Options{MinInterval: time.Second}}, tr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			late := map[string]float64{}
+			for _, r := range res {
+				late[r.Policy] = seriesMean(r.Series[30:])
+				if visits[r.Policy] == nil {
+					visits[r.Policy] = make([]int, 2*len(components))
+				}
+				for i, n := range r.PageVisits {
+					c := slices.IndexFunc(skewed, func(c Component) bool { return tr.Pages[i].Rate >= 0.99/c.MeanInterval })
+					if !tr.Pages[i].LastModified {
+						c += len(components)
+					}
+					visits[r.Policy][c] += n
+				}
+			}
+			xu = append(xu, late["optimal"]/late["uniform"])
+			oo = append(oo, late["optimal"]/late[Oracle])
+			ou = append(ou, late[Oracle]/late["uniform"])
+		}
+		b.ReportMetric(seriesMean(xu), "x-uniform")
+		b.ReportMetric(seriesMean(oo), "of-oracle")
+		b.ReportMetric(seriesMean(ou), "oracle-x-uniform")
+		b.Logf("seeds %d-%d, minutes 5-10: default %.3f ± %.3f x uniform, %.3f ± %.3f of the oracle; oracle %.3f ± %.3f x uniform",
+			from, to, seriesMean(xu), sd(xu), seriesMean(oo), sd(oo), seriesMean(ou), sd(ou))
+		for _, p := range []string{"optimal", Oracle} {
+			b.Logf("%s's visits in minutes 5-10 to pages changing every %v: with Last-Modified %v, without %v",
+				p, components, visits[p][:len(components)], visits[p][len(components):])
+		}
+	}
+}
+
+func sd(s []float64) float64 {
+	m, v := seriesMean(s), 0.0
+	for _, x := range s {
+		v += (x - m) * (x - m)
+	}
+	return math.Sqrt(v / float64(max(len(s)-1, 1)))
 }
