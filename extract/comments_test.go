@@ -50,18 +50,25 @@ func TestCommentSection(t *testing.T) {
 	}
 }
 
-func TestDetachComments(t *testing.T) {
+func TestReadersThread(t *testing.T) {
 	thread := strings.Repeat("<p>I disagree with every word of this post and here is why.</p>", 8) // 96 words
 	page := `<body><div class="post"><p>The post.</p></div><div id="comments">` + thread + `</div><div id="respond" class="comment-respond"><p>Leave a reply</p></div>`
 	doc, err := nethtml.Parse(strings.NewReader(page))
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := nodeText(doc)
-	restore, words := detachComments(doc)
-	if words != 99 {
-		t.Errorf("comment words = %d, want 99 (the thread and the form)", words)
+	sections, sh := readersThread(doc)
+	if len(sections) != 2 {
+		t.Errorf("found %d comment sections, want 2 (the thread and the form)", len(sections))
 	}
+	post := newShingleSet([]Block{{Kind: "p", Text: "The post."}})
+	reply := newShingleSet([]Block{{Kind: "p", Text: "I disagree with every word of this post and here is why."}})
+	if sharedShingles(post, sh) != 0 || sharedShingles(reply, sh) != reply.total {
+		t.Errorf("thread shingles: shares %d with the post (want 0), %d of %d with a reply (want all)",
+			sharedShingles(post, sh), sharedShingles(reply, sh), reply.total)
+	}
+	before := nodeText(doc)
+	restore := detach(doc, func(n *nethtml.Node) bool { return sections[n] })
 	if got := nodeText(doc); strings.Contains(got, "disagree") || strings.Contains(got, "Leave a reply") || !strings.Contains(got, "The post.") {
 		t.Errorf("after detaching, the page reads %q", got)
 	}
@@ -70,14 +77,11 @@ func TestDetachComments(t *testing.T) {
 		t.Errorf("restore did not put the page back:\n%q\nwant\n%q", got, before)
 	}
 
-	// A comment count or an empty form is not a thread: the page is left as it is.
+	// A comment count or an empty form is not a thread.
 	doc, _ = nethtml.Parse(strings.NewReader(`<body><p>The post.</p><div class="comments-link">3 comments</div>`))
-	before = nodeText(doc)
-	restore, words = detachComments(doc)
-	if words != 2 || nodeText(doc) != before {
-		t.Errorf("a 2-word comment link: words %d, page %q; want 2 and the page untouched", words, nodeText(doc))
+	if sections, sh := readersThread(doc); sections != nil || sh.total != 0 {
+		t.Errorf("a 2-word comment link taken for a thread: %d sections, %d shingles", len(sections), sh.total)
 	}
-	restore()
 }
 
 // TestConsensusReadsPastTheThread runs the vote on a real page (Dragnet's R740, a short
