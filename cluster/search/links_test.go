@@ -69,9 +69,7 @@ func TestInLinksGlobal(t *testing.T) {
 		if _, err := g.ComputePageRank(ctx); err != nil {
 			t.Fatal(err)
 		}
-		r := index.DefaultRanking()
-		r.Feedback = 0 // as a split collection ranks (GathererOptions.Ranking)
-		ix, err := index.Open(filepath.Join(dir, name), index.Options{Links: g, CacheEntries: -1, Ranking: r})
+		ix, err := index.Open(filepath.Join(dir, name), index.Options{Links: g, CacheEntries: -1, Ranking: index.DefaultRanking()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +104,7 @@ func TestInLinksGlobal(t *testing.T) {
 		t.Fatal(err)
 	}
 	noLinks := index.DefaultRanking()
-	noLinks.Link, noLinks.Feedback = 0, 0
+	noLinks.Link = 0
 	queries := []string{"flow", "boundary layer", "heat transfer", "wing OR body", `"shock wave"`, "pressure distribution"}
 	linked := 0
 	for _, q := range queries {

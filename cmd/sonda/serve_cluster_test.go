@@ -69,10 +69,9 @@ func TestServeCluster(t *testing.T) {
 		t.Cleanup(s.Close)
 		nodes = append(nodes, s)
 	}
-	// The cluster ranks without pseudo-relevance feedback (search.GathererOptions).
-	oneRanking := index.DefaultRanking()
-	oneRanking.Feedback = 0
-	one, err := index.Open(filepath.Join(dir, "one"), index.Options{Ranking: oneRanking})
+	// The default ranking, pseudo-relevance feedback included (the gatherer applies it as
+	// one index does: index.GatherFeedback).
+	one, err := index.Open(filepath.Join(dir, "one"), index.Options{Ranking: index.DefaultRanking()})
 	if err != nil {
 		t.Fatal(err)
 	}
