@@ -197,7 +197,7 @@ type fieldReader struct {
 	count  uint64                 // documents with the term in the field (the IDF's)
 	doc    uint64                 // the current document's number (noDoc when exhausted)
 	freq   uint64                 // the term's frequency in it
-	norm   float64                // the field's norm in it: 1/√length, as zap keeps it
+	length float64                // the field's length in it, read back from zap's norm
 	weight float64
 	avgLen float64
 	lang   string   // "" for inurl
@@ -254,14 +254,16 @@ func (f *fieldReader) next() error {
 func (f *fieldReader) set(d *bindex.TermFieldDoc) {
 	f.cur, f.doc = d, noDoc
 	if d != nil {
-		f.doc, f.freq, f.norm = d.ID.Value(), d.Freq, d.Norm
+		f.doc, f.freq, f.length = d.ID.Value(), d.Freq, normLength(d.Norm)
 	}
 }
 
 func (f *fieldReader) setPosting(p segment.Posting) {
 	f.doc = noDoc
 	if p != nil {
-		f.doc, f.freq, f.norm = f.segs.offset()+p.Number(), p.Frequency(), p.Norm()
+		var local uint64
+		local, f.freq, f.length = posting(p)
+		f.doc = f.segs.offset() + local
 	}
 }
 
@@ -364,7 +366,7 @@ func (w *wordCursor) score(k1, b float64) float64 {
 		if f.doc != w.cur || f.doc == noDoc {
 			continue
 		}
-		tf += f.tf(f.freq, f.norm, f.weight, b)
+		tf += f.tf(f.freq, f.length, f.weight, b)
 		if f.lang != "" {
 			lang, urlOnly = f.lang, false
 		}
@@ -377,13 +379,9 @@ func (w *wordCursor) score(k1, b float64) float64 {
 	return saturate(w.weight, idf, tf, k1)
 }
 
-// tf is the term's frequency freq in a document whose field has norm norm, weighted and
-// normalized (fieldTF): the field's length is read back from zap's norm, 1/√length.
-func (f *fieldReader) tf(freq uint64, norm, weight, b float64) float64 {
-	length := 1.0
-	if norm > 0 {
-		length = 1 / (norm * norm)
-	}
+// tf is the term's frequency freq in a document whose field is length long, weighted and
+// normalized (fieldTF).
+func (f *fieldReader) tf(freq uint64, length, weight, b float64) float64 {
 	avg := f.avgLen
 	if avg <= 0 {
 		avg = length

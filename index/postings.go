@@ -2,11 +2,13 @@ package index
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bindex "github.com/blevesearch/bleve_index_api"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
+	zapx "github.com/blevesearch/zapx/v17"
 )
 
 // This file reads a term's postings straight from the segments of an index snapshot, for
@@ -179,6 +181,43 @@ func (s *segmentPostings) advance(doc uint64) (segment.Posting, error) {
 	}
 	s.finish()
 	return s.next()
+}
+
+// posting reads posting p: its document's number in its segment, the term's frequency,
+// and the field's length (the number of its tokens, as zap's norm keeps it).
+func posting(p segment.Posting) (doc, freq uint64, length float64) {
+	if zp, ok := p.(*zapx.Posting); ok {
+		// zap's own posting, called directly: its norm is the field's length, as a
+		// float32's bits.
+		return zp.Number(), zp.Frequency(), lengthOfNorm(zp.NormUint64())
+	}
+	return p.Number(), p.Frequency(), normLength(p.Norm())
+}
+
+// lengths are fieldLength of the lengths fields most often have; a norm of 0 (none
+// stored) reads back as Bleve reads it: 1/√0 is infinite, and its length 0.
+var lengths = func() (t [1 << 12]float64) {
+	for n := 1; n < len(t); n++ {
+		t[n] = fieldLength(n)
+	}
+	return t
+}()
+
+// lengthOfNorm is the length BM25F normalizes by for a field of n tokens: fieldLength,
+// which rounds as zap's float32 norm does.
+func lengthOfNorm(n uint64) float64 {
+	if n < uint64(len(lengths)) {
+		return lengths[n]
+	}
+	return fieldLength(int(min(n, math.MaxInt32)))
+}
+
+// normLength is the length a norm (1/√length) stands for (1 when there is none).
+func normLength(norm float64) float64 {
+	if norm > 0 {
+		return 1 / (norm * norm)
+	}
+	return 1
 }
 
 // orInto adds to docs the term's documents in the segment whose first document is first,

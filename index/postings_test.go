@@ -49,14 +49,14 @@ func TestSegmentPostingsMatchBleve(t *testing.T) {
 	}
 	type posting struct {
 		Doc, Freq uint64
-		Norm      float64
+		Length    float64
 		Pos       []uint64
 	}
 	read := func(f *fieldReader) posting {
 		if f.doc == noDoc {
 			return posting{Doc: noDoc}
 		}
-		return posting{f.doc, f.freq, f.norm, append([]uint64{}, f.positions()...)}
+		return posting{f.doc, f.freq, f.length, append([]uint64{}, f.positions()...)}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	docCount := ps.first[len(ps.first)-1]

@@ -155,7 +155,7 @@ func (c *tfBoundCache) bound(ctx context.Context, r bindex.IndexReader, f *field
 			if err != nil || p == nil {
 				return v, err
 			}
-			v.tf = max(v.tf, f.tf(p.Freq, p.Norm, 1, b))
+			v.tf = max(v.tf, f.tf(p.Freq, normLength(p.Norm), 1, b))
 			v.freq = max(v.freq, float64(p.Freq))
 		}
 	})
