@@ -571,9 +571,14 @@ func (ix *Index) Put(ctx context.Context, docs ...Doc) error {
 	}
 	b := ix.bi.NewBatch()
 	var newest time.Time
+	roster := true
 	for i, bd := range builtDocs {
 		if bd == nil {
 			continue
+		}
+		if roster {
+			addFieldRoster(bd.doc)
+			roster = false
 		}
 		if err := b.IndexAdvanced(bd.doc); err != nil {
 			return fmt.Errorf("index: add %s: %w", bd.doc.ID(), err)

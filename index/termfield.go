@@ -1,6 +1,7 @@
 package index
 
 import (
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -118,3 +119,41 @@ func (f *analyzedField) Size() int                                         { ret
 func (f *analyzedField) EncodedFieldType() byte                            { return 't' }
 func (f *analyzedField) AnalyzedLength() int                               { return f.length }
 func (f *analyzedField) AnalyzedTokenFrequencies() bindex.TokenFrequencies { return f.freqs }
+
+// fieldRoster is every text field in every analyzer language, each with no terms. The
+// first document of each batch carries it (addFieldRoster), so that every segment
+// scorch writes has the same list of fields whatever languages its pages were in.
+//
+// Why: zap merges segments whose field lists are the same by copying each posting's
+// frequencies, norms and positions, and their stored documents, as bytes; when one
+// segment of a merge lacks a field that another has (a batch without a Portuguese page
+// has no body_pt), it decodes and encodes every position and stored document again. In
+// a 20,000-page crawl in which a few pages were Portuguese, that slow path was most of
+// scorch's merging (3.4–4.2 s against 0.4–0.5 s copied, of 9.8–11.3 s merging), and
+// merges are the index's cost that grows with its size. With the roster every merge
+// copies, and scorch merged for 7.7–8.1 s (docs/benchmarks.md, issue 12). A field with no terms adds nothing to the
+// postings, the stored documents or the statistics: its dictionary in the segment is
+// empty, as a search of it finds nothing where it is absent.
+var fieldRoster = func() []*analyzedField {
+	var fs []*analyzedField
+	for _, l := range append(slices.Clone(Languages), neutral) {
+		for _, f := range textFields {
+			name := langField(f, l)
+			fs = append(fs, &analyzedField{name: name, freqs: bindex.TokenFrequencies{}, size: sizeAnalyzedField + len(name)})
+		}
+	}
+	return fs
+}()
+
+// addFieldRoster adds fieldRoster's fields to doc (see there why), but the ones it has.
+func addFieldRoster(doc *document.Document) {
+	has := make(map[string]bool, len(doc.Fields))
+	for _, f := range doc.Fields {
+		has[f.Name()] = true
+	}
+	for _, f := range fieldRoster {
+		if !has[f.name] {
+			doc.AddField(f)
+		}
+	}
+}

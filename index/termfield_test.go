@@ -2,9 +2,11 @@ package index
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2/document"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 
 	"github.com/sonda-search/sonda/testweb"
 )
@@ -108,4 +110,59 @@ func BenchmarkAnalyzedField(b *testing.B) {
 			_ = f.Size()
 		}
 	})
+}
+
+// TestSegmentsShareFieldRoster: batches of pages in different languages (with the same
+// other fields) make segments with the same list of fields, which is what lets zap merge them by copying bytes
+// (fieldRoster), and the roster's empty fields change no search: the English pages are
+// found by their words, the Portuguese ones by theirs, and a word in neither language's
+// pages is found nowhere.
+func TestSegmentsShareFieldRoster(t *testing.T) {
+	ix := openTest(t, Options{})
+	en := []Doc{{ID: "http://a.test/1", Title: "Reactor cooling", Body: "The reactor's cooling water turns turbines.", Lang: "en", Headings: "Cooling"}}
+	pt := []Doc{{ID: "http://b.test/1", Title: "Usina nuclear", Body: "A usina gera energia com vapor.", Lang: "pt", Headings: "Energia"}}
+	neutralDoc := []Doc{{ID: "http://c.test/1", Title: "Ydinvoimala", Body: "Ydinvoimala tuottaa sähköä.", Lang: "fi", Headings: "Sähkö"}}
+	for _, batch := range [][]Doc{en, pt, neutralDoc} {
+		if err := ix.Put(ctx, batch...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := ix.reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		t.Fatalf("the reader is a %T, not a scorch snapshot", r)
+	}
+	var first []string
+	for i, s := range snap.Segments() {
+		fields := s.Segment().Fields()
+		if i == 0 {
+			first = fields
+			for _, f := range []string{"body_pt", "title_en", "anchors_xx", "extra_fr"} {
+				if !slices.Contains(fields, f) {
+					t.Errorf("segment 0 lacks %s: %v", f, fields)
+				}
+			}
+		} else if !slices.Equal(fields, first) {
+			t.Errorf("segment %d has fields %v, segment 0 %v", i, fields, first)
+		}
+	}
+	if len(snap.Segments()) < 2 {
+		t.Logf("%d segment(s): the batches were merged already", len(snap.Segments()))
+	}
+	for q, want := range map[string]string{"turbines": "http://a.test/1", "vapor": "http://b.test/1", "ydinvoimala": "http://c.test/1"} {
+		res, err := ix.Search(ctx, Request{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) != 1 || res.Hits[0].ID != want {
+			t.Errorf("%q found %v, want %s alone", q, res.Hits, want)
+		}
+	}
+	if res, err := ix.Search(ctx, Request{Query: "zeppelin"}); err != nil || len(res.Hits) != 0 {
+		t.Errorf("a word in no page found %v (%v)", res.Hits, err)
+	}
 }
