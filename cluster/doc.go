@@ -73,8 +73,9 @@
 //
 // Each page's links, grouped by the partition of their target, travel the same way
 // (outbox, then the state stream, one compacting subject per page and partition), and
-// every node records in its link graph the links to each partition it ever served: the
-// in-link counts and anchor texts its pages rank with are those of the whole cluster,
+// every node records in its link graph the links to each partition it ever fetched a
+// page of (from its first page there): the in-link counts and anchor texts its pages
+// rank with are those of the whole cluster,
 // as one machine would have them (see links.go). A node whose crawler records its own
 // pages' links in that graph skips the ones its current run sent. PageRank stays per node.
 //
