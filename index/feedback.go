@@ -301,23 +301,18 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 		// documents have it (the field most documents have; the same counts the query's
 		// IDF comes from).
 		common := func(w feedbackWord) (bool, error) {
-			n := stats.langs[w.lang]
-			if n <= 0 {
+			if stats.langs[w.lang] <= 0 {
 				return false, nil
 			}
 			df, err := ix.dfs.count(ctx, ir, w.term, langField(fieldBody, w.lang))
-			return float64(df) > n/2, err
+			return commonWord(df, stats.langs[w.lang]), err
 		}
 		complete := uint64(len(best)) >= total
 		model, err := ix.relevanceModel(ctx, ir, best[:untied(feedbackDocs, 2*feedbackDocs, len(best), complete, hitScore(best))], common)
 		if err != nil || len(model) == 0 {
 			return err
 		}
-		ws := make([]bm25fWord, len(model))
-		for i, m := range model {
-			ws[i] = bm25fWord{terms: map[string]string{m.lang: m.term}, weight: r.Feedback * m.p}
-		}
-		q := &bm25fQuery{words: ws, fields: textFields, r: r, stats: stats}
+		q := expansion(r, model).query(r, stats)
 		postings := uint64(0) // the expansion's postings, all fields
 		idfs, err := q.textIDFs(func(term, field string) (uint64, error) {
 			n, err := ix.dfs.count(ctx, ir, term, field)
@@ -327,29 +322,13 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 		if err != nil {
 			return err
 		}
-		scale := (1 - r.Feedback) / float64(max(1, words))
+		scale := feedbackScale(r, words)
 		for i := range best {
 			best[i].score *= scale
 		}
 		window := best[:untied(r.Window, r.Window, len(best), complete, hitScore(best))]
-		var unlisted []int
-		if throughPostings(postings, len(window)) {
-			unlisted = make([]int, len(window))
-			for i := range unlisted {
-				unlisted[i] = i
-			}
-		} else if unlisted, err = q.rescoreForward(ir, ix.forward, idfs, window); err != nil {
+		if err := q.rescore(ctx, ir, ix.forward, idfs, window, throughPostings(postings, len(window))); err != nil {
 			return err
-		}
-		if len(unlisted) > 0 {
-			s, err := q.open(ctx, ir)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			if err := s.rescorePostings(window, unlisted); err != nil {
-				return err
-			}
 		}
 		sort.SliceStable(window, func(a, b int) bool {
 			if window[a].score != window[b].score {
@@ -359,6 +338,43 @@ func (ix *Index) feedback(ctx context.Context, r Ranking, words int, stats *bm25
 		})
 		return nil
 	}
+}
+
+// commonWord says whether a word that df documents of its language have in their body
+// field, of docs documents of that language, is too common for a relevance model (see the
+// file's comment): in more than half of them.
+func commonWord(df uint64, docs float64) bool { return docs > 0 && float64(df) > docs/2 }
+
+// feedbackScale is what feedback multiplies the text scores of a query of words words and
+// phrases by: each typed word weighs (1 − r.Feedback)/words against the model's words.
+func feedbackScale(r Ranking, words int) float64 { return (1 - r.Feedback) / float64(max(1, words)) }
+
+// rescore adds q's score in each document of window to its score, in snapshot ir (idfs:
+// its words' IDFs, textIDFs): from the documents' forward term lists, or from the
+// postings for those stored without one and, with viaPostings, for all of them. Both
+// ways give the same scores.
+func (q *bm25fQuery) rescore(ctx context.Context, ir bindex.IndexReader, cache *forwardCache, idfs []map[string]float64, window []collectedHit, viaPostings bool) error {
+	var unlisted []int
+	if viaPostings {
+		unlisted = make([]int, len(window))
+		for i := range unlisted {
+			unlisted[i] = i
+		}
+	} else {
+		var err error
+		if unlisted, err = q.rescoreForward(ir, cache, idfs, window); err != nil {
+			return err
+		}
+	}
+	if len(unlisted) == 0 {
+		return nil
+	}
+	s, err := q.open(ctx, ir)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.rescorePostings(window, unlisted)
 }
 
 // untied returns how many of a ranking's first results feedback takes as "the best n"

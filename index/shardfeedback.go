@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"sync"
 
@@ -91,11 +92,7 @@ func (ix *Index) ShardFeedbackDocs(ctx context.Context, ids []string) ([]Feedbac
 		return nil, err
 	}
 	err = ix.modelDocs(ctx, rd, docs, func(i int, listed bool, lang string, tf map[string]int) {
-		d := &out[at[i]]
-		d.Found, d.Listed, d.Lang, d.Terms = true, listed, lang, make(map[string]int, len(tf))
-		for t, c := range tf {
-			d.Terms[t] = c
-		}
+		out[at[i]] = FeedbackDoc{Found: true, Listed: listed, Lang: lang, Terms: maps.Clone(tf)}
 	})
 	if err != nil {
 		return nil, err
@@ -149,19 +146,8 @@ func (ix *Index) ShardFeedbackScores(ctx context.Context, req ShardRequest, glob
 	// The postings' way (documents stored without a forward term list) reads the IDFs
 	// from the reader: give it the collection's counts.
 	cr := &countsReader{IndexReader: rd, counts: &globalCounts{docs: global.Indexed, terms: exp.Counts}}
-	unlisted, err := q.rescoreForward(cr, ix.forward, idfs, window)
-	if err != nil {
+	if err := q.rescore(ctx, cr, ix.forward, idfs, window, false); err != nil {
 		return nil, err
-	}
-	if len(unlisted) > 0 {
-		s, err := q.open(ctx, cr)
-		if err != nil {
-			return nil, err
-		}
-		defer s.Close()
-		if err := s.rescorePostings(window, unlisted); err != nil {
-			return nil, err
-		}
 	}
 	out := make([]float64, len(ids))
 	for i, h := range window {
@@ -194,6 +180,16 @@ func internalDocs(rd bindex.IndexReader, ids []string) ([]collectedHit, []int, e
 		docs, at = append(docs, collectedHit{doc: iid.Value()}), append(at, i)
 	}
 	return docs, at, nil
+}
+
+// expansion is the words of a relevance model as a query adds them, each weighing r's
+// feedback share times its probability.
+func expansion(r Ranking, model []feedbackWord) *FeedbackExpansion {
+	exp := &FeedbackExpansion{Words: make([]ExpansionWord, len(model))}
+	for i, w := range model {
+		exp.Words[i] = ExpansionWord{Lang: w.lang, Term: w.term, Weight: r.Feedback * w.p}
+	}
+	return exp
 }
 
 // query is the expansion as a query scored with r over statistics stats.
@@ -317,20 +313,16 @@ func GatherFeedback(ctx context.Context, r Ranking, depth int, global *Collectio
 	fs := global.fieldStats()
 	stats := fs.bm25f()
 	model, _ := m.words(func(w feedbackWord) (bool, error) {
-		n := stats.langs[w.lang]
-		if n <= 0 {
-			return false, nil
-		}
-		return float64(counts[langField(fieldBody, w.lang)][w.term]) > n/2, nil
+		return commonWord(counts[langField(fieldBody, w.lang)][w.term], stats.langs[w.lang]), nil
 	})
 	if len(model) == 0 {
 		return errors.Join(errs...)
 	}
 
 	// Phase 3: the words kept rescore the best Window.
-	exp := &FeedbackExpansion{Counts: map[string]map[string]uint64{}}
+	exp := expansion(r, model)
+	exp.Counts = map[string]map[string]uint64{}
 	for _, w := range model {
-		exp.Words = append(exp.Words, ExpansionWord{Lang: w.lang, Term: w.term, Weight: r.Feedback * w.p})
 		for _, f := range textFields {
 			name := langField(f, w.lang)
 			if exp.Counts[name] == nil {
@@ -339,7 +331,7 @@ func GatherFeedback(ctx context.Context, r Ranking, depth int, global *Collectio
 			exp.Counts[name][w.term] = counts[name][w.term]
 		}
 	}
-	scale := (1 - r.Feedback) / float64(max(1, words))
+	scale := feedbackScale(r, words)
 	for _, p := range parts {
 		if p == nil {
 			continue
