@@ -205,6 +205,13 @@ func New(cfg config.Config, opts ...Option) (*Crawler, error) {
 		// Without revisits the crawl is meant to end; hosts that only wait for retries
 		// must not hold it (with revisits it runs until crawl.duration anyway).
 		fopts.EndWhenParked = cfg.Crawl.EndWhenWaiting
+	} else {
+		// While new URLs wait, due revisits get revisit.share of each host's fetches, as
+		// they get that share of the budget; 0: only what discovery leaves.
+		fopts.RevisitShare = cfg.Revisit.Share
+		if fopts.RevisitShare == 0 {
+			fopts.RevisitShare = -1
+		}
 	}
 	c.frontier, err = frontier.Open(c.db.Pebble(), fopts)
 	if err != nil {

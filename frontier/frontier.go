@@ -92,6 +92,12 @@ type Options struct {
 	// only work left is retries (see Park and Outcome.Retry) due EndWhenParked or more from
 	// now. Zero waits for them; an Endless frontier always waits.
 	EndWhenParked time.Duration
+	// RevisitShare is the share of leases that due scheduled fetches (revisits and retries)
+	// get while never-fetched URLs wait too: of a host's leases, and of the hosts picked
+	// when hosts with a due scheduled fetch and hosts with only new URLs are ready at once.
+	// 0 means 0.5 (the two take turns); a negative share gives scheduled fetches only what
+	// new URLs leave; 1 serves every due one first.
+	RevisitShare float64
 }
 
 // Frontier is a persistent, polite URL frontier. It is safe for concurrent use.
@@ -105,7 +111,7 @@ type Frontier struct {
 	parkedWaiting int      // hosts in waiting that are parked (hostState.counted)
 	ready         hostHeap // hosts that may be served now and have a due scheduled fetch, by byReadiness
 	readyNew      hostHeap // hosts that may be served now, with new URLs only, by byReadiness
-	pickedRevisit bool     // pick's last host came from ready: ready and readyNew take turns
+	turns         turns    // how ready and readyNew have shared pick's picks while both had hosts
 	seq           uint64
 	ticks         uint64 // ready-heap arrival counter: FIFO among hosts of equal priority
 	seen          int64
@@ -140,6 +146,14 @@ func Open(db *pebble.DB, opts Options) (*Frontier, error) {
 	}
 	if opts.SeenCache == 0 {
 		opts.SeenCache = 1 << 18
+	}
+	switch {
+	case opts.RevisitShare == 0:
+		opts.RevisitShare = 0.5
+	case opts.RevisitShare < 0:
+		opts.RevisitShare = 0
+	case opts.RevisitShare > 1:
+		opts.RevisitShare = 1
 	}
 	f := &Frontier{db: db, opts: opts, hosts: make(map[string]*hostState), changed: make(chan struct{}), recent: NewRecentKeys(opts.SeenCache),
 		waiting: hostHeap{less: byEligibility}, ready: hostHeap{less: byReadiness}, readyNew: hostHeap{less: byReadiness}}
@@ -352,9 +366,9 @@ func (f *Frontier) makeReady(h *hostState, now int64) {
 // pick takes the ready host to serve next out of its heap, nil if none is ready. Callers
 // hold f.mu.
 //
-// Hosts with a due scheduled fetch go before hosts with only new URLs on the terms a
-// host's due revisits go before its new URLs (hostState.revisitFirst): first, unless the
-// last host picked was one of them too, so while both kinds are ready they take turns.
+// Hosts with a due scheduled fetch and hosts with only new URLs share the picks on the
+// terms a host's due revisits and new URLs share its leases (hostState.revisitFirst):
+// while both kinds are ready they take turns, Options.RevisitShare of them the former's.
 // Due fetches before every host with only new URLs left a host that had never been
 // fetched waiting while the others had revisits due (issue 13: with each host's own queues
 // taking turns but not the hosts, the uniform crawl of TestLiveFreshness's web had fetched
@@ -368,10 +382,10 @@ func (f *Frontier) pick() *hostState {
 		}
 	case f.ready.Len() == 0:
 		from = &f.readyNew
-	case f.pickedRevisit:
+	case !f.turns.scheduledNext(f.opts.RevisitShare):
 		from = &f.readyNew
 	}
-	f.pickedRevisit = from == &f.ready
+	f.turns.took(from == &f.ready, f.opts.RevisitShare)
 	h := heap.Pop(from).(*hostState)
 	h.heap = heapNone
 	return h
@@ -471,7 +485,7 @@ func (f *Frontier) Parked() []ParkedHost {
 func (f *Frontier) take(h *hostState, now int64) (*Lease, error) {
 	queue := byte(0)
 	switch {
-	case h.revisitFirst(now):
+	case h.revisitFirst(now, f.opts.RevisitShare):
 		queue = queueRevisit
 	case h.newAvailable():
 		queue = queueNew
@@ -503,7 +517,7 @@ func (f *Frontier) take(h *hostState, now int64) (*Lease, error) {
 		h.revInflight++
 		h.revLow = keyAfter(key)
 	}
-	h.tookRevisit = queue == queueRevisit
+	h.turns.took(queue == queueRevisit, f.opts.RevisitShare)
 	if next != nil {
 		f.setHead(h, queue, next)
 	}

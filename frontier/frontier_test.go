@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -594,6 +595,69 @@ func TestNewURLsAndDueRevisitsTakeTurns(t *testing.T) {
 				t.Errorf("leases %s: two new URLs in a row while revisits were due", got)
 			}
 		})
+	}
+}
+
+// TestRevisitShareWeighsTurns: while new URLs and due revisits both wait, revisits get
+// Options.RevisitShare of the leases, on one host and across hosts, spread evenly; a
+// negative share gives them only what new URLs leave, 1 all they ask for.
+func TestRevisitShareWeighsTurns(t *testing.T) {
+	for _, tc := range []struct {
+		share     float64
+		revisits  int // of the first 20 leases
+		maxNewRun int // longest run of new URLs in them
+	}{
+		{0, 10, 1}, // the default: turns
+		{0.5, 10, 1},
+		{0.8, 16, 1},
+		{0.25, 5, 3},
+		{1, 20, 0},
+		{-1, 0, 20},
+	} {
+		for _, hosts := range []bool{false, true} {
+			t.Run(fmt.Sprintf("share=%v/hosts=%v", tc.share, hosts), func(t *testing.T) {
+				clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+				f := open(t, memDB(t, vfs.NewMem()), clock, Options{RevisitShare: tc.share})
+				at := func(name string, i int) Item {
+					if hosts {
+						return item(fmt.Sprintf("%s%d", name, i), "/", 0)
+					}
+					return item("a", fmt.Sprintf("/%s%d", name, i), 0)
+				}
+				var items []Item
+				for i := range 30 {
+					items = append(items, at("new", i))
+					it := at("old", i)
+					it.Due, it.Visits = clock.Now(), 1
+					items = append(items, it)
+				}
+				if _, err := f.Add(items); err != nil {
+					t.Fatal(err)
+				}
+				clock.Advance(time.Second)
+				var order []byte
+				for len(order) < 20 {
+					l := nextNow(t, f)
+					if l == nil {
+						t.Fatalf("after %s: nothing to lease", order)
+					}
+					kind, o := byte('n'), Outcome{Fetched: true}
+					if l.Scheduled() {
+						kind, o.Revisit = 'r', clock.Now() // due again at once
+					}
+					order = append(order, kind)
+					complete(t, f, l, o)
+					clock.Advance(100 * time.Millisecond)
+				}
+				got := string(order)
+				if n := bytes.Count(order, []byte("r")); n != tc.revisits {
+					t.Errorf("leases %s: %d revisits of 20, want %d", got, n, tc.revisits)
+				}
+				if run := strings.Repeat("n", tc.maxNewRun+1); tc.maxNewRun < 20 && strings.Contains(got, run) {
+					t.Errorf("leases %s: %d new URLs in a row, want at most %d", got, tc.maxNewRun+1, tc.maxNewRun)
+				}
+			})
+		}
 	}
 }
 

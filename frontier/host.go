@@ -29,7 +29,7 @@ type hostState struct {
 	inflightKeys   [][]byte
 	headPriority   float64 // priority of the first available new entry
 	revDue         int64   // due time of the first available scheduled entry
-	tookRevisit    bool    // the host's last lease came from its scheduled queue (revisitFirst)
+	turns          turns   // how the host's scheduled and new queues have shared its leases (revisitFirst)
 
 	heap       int // which heap the host is in: heapNone, heapWaiting, heapReady, heapReadyNew
 	heapIndex  int
@@ -65,10 +65,9 @@ const (
 func (h *hostState) newAvailable() bool { return h.newCount-int64(h.newInflight) > 0 }
 
 // revisitFirst reports whether h's next entry at now is from its scheduled queue: a due
-// revisit or retry goes first, unless never-fetched URLs wait too and the host's last
-// lease was a scheduled one. So while both queues have work the host takes them in turn,
-// and neither waits for more than one entry of the other: a never-fetched URL goes before
-// a due revisit once that revisit's queue has had its turn.
+// revisit or retry goes first when no never-fetched URL waits; while both queues have work
+// they take turns, the scheduled queue getting share of them (Options.RevisitShare), spread
+// evenly, so neither waits long for the other.
 //
 // Due revisits before every new URL left discovery only what the revisit plan did not ask
 // for: on TestLiveFreshness's web, where revisits asked for nearly every fetch, the last
@@ -78,12 +77,12 @@ func (h *hostState) newAvailable() bool { return h.newCount-int64(h.newInflight)
 // lasts; and the queue that waited longer since it was last served first made every due
 // revisit wait for one new URL while new URLs queued, even when revisits asked for few
 // fetches (docs/benchmarks.md, "Fifth pass"). Taking turns keeps revisits that ask for at
-// most half of a busy host's fetches on time, and gives them at least half otherwise.
-func (h *hostState) revisitFirst(now int64) bool {
+// most share of a busy host's fetches on time, and gives them at least share otherwise.
+func (h *hostState) revisitFirst(now int64, share float64) bool {
 	if !h.revAvailable() || h.revDue > now {
 		return false
 	}
-	return !h.newAvailable() || !h.tookRevisit
+	return !h.newAvailable() || h.turns.scheduledNext(share)
 }
 
 func (h *hostState) revAvailable() bool { return h.revCount-int64(h.revInflight) > 0 }
