@@ -6,6 +6,7 @@
 #	scripts/crawlbench/run.sh            # 200 hosts x ~100 pages of ~11 KB real prose
 #	HOSTS=20 PAGES=50 scripts/crawlbench/run.sh
 #	BINS="old=/tmp/sonda-old new=/tmp/sonda-new" ROUNDS=2 MODES=async scripts/crawlbench/run.sh
+#	COLLY=0 BINS=... scripts/crawlbench/run.sh   # A/B of sonda builds only, without the baseline
 #
 # BINS compares sonda binaries (name=path, built before from the commits to compare) in the
 # same run, alternated ROUNDS times (default 1) so that a change of the machine's load
@@ -28,7 +29,8 @@ ROUNDS=${ROUNDS:-1}
 OUT=$(mktemp -d /tmp/crawlbench.XXXXXX)
 go build -o "$OUT/sonda" ./cmd/sonda
 BINS=${BINS:-"sonda=$OUT/sonda"}
-(cd scripts/crawlbench/colly && go build -o "$OUT/colly-baseline" .)
+COLLY=${COLLY:-1} # 0: measure only the sonda builds (an A/B between them needs no baseline)
+[ "$COLLY" = 0 ] || (cd scripts/crawlbench/colly && go build -o "$OUT/colly-baseline" .)
 "$OUT/sonda" testweb --bench --hosts "$HOSTS" --pages "$PAGES" --corpus "$CORPUS" --addr 127.0.0.1:$PORT >"$OUT/web.log" 2>&1 &
 WEB=$!
 trap 'kill $WEB 2>/dev/null' EXIT
@@ -72,9 +74,11 @@ report() { # name pages
 		printf "    RSS sampled: anonymous up to %.0f MiB, file-backed up to %.0f MiB; at the highest total %.0f + %.0f MiB\n", ma/1024, mf/1024, pa/1024, pf/1024 }'
 }
 
-measure colly "$OUT/colly-baseline" -resolve 127.0.0.1:$PORT -parallel "$CONC" $SEEDS
-report colly "$(sed -n 's/^colly: \([0-9]*\) pages.*/\1/p' "$OUT/colly.out")"
-grep '^colly:' "$OUT/colly.out"
+if [ "$COLLY" != 0 ]; then
+	measure colly "$OUT/colly-baseline" -resolve 127.0.0.1:$PORT -parallel "$CONC" $SEEDS
+	report colly "$(sed -n 's/^colly: \([0-9]*\) pages.*/\1/p' "$OUT/colly.out")"
+	grep '^colly:' "$OUT/colly.out"
+fi
 
 round=0
 while [ $round -lt "$ROUNDS" ]; do

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -53,7 +55,9 @@ func main() {
 	})
 	c.OnError(func(*colly.Response, error) { failed.Add(1) })
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
-		_ = e.Request.Visit(e.Attr("href"))
+		if u := canonical(e.Request.AbsoluteURL(e.Attr("href"))); u != "" {
+			_ = e.Request.Visit(u)
+		}
 	})
 	start := time.Now()
 	for _, s := range seeds {
@@ -65,6 +69,31 @@ func main() {
 	took := time.Since(start)
 	fmt.Printf("colly: %d pages, %d failed, %.1f MiB in %.2fs: %.0f pages/s\n", pages.Load(), failed.Load(),
 		float64(bytes.Load())/(1<<20), took.Seconds(), float64(pages.Load())/took.Seconds())
+}
+
+// canonical is the URL a link names, as sonda's crawler fetches it: without its fragment
+// and its utm_* tracking parameters, and with letters and digits written out where the
+// path escapes them. The test web links its pages under such variants ("/#part-2",
+// "/?utm_source=…", "/%61rticle-7.html"); followed as they were, Colly fetched 55,079 URLs
+// of a web of 20,005 pages, so its crawl time and pages/s were not those of crawling the
+// pages sonda crawls ("" for a URL that does not parse).
+func canonical(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	u.Fragment, u.RawFragment = "", ""
+	u.RawPath = "" // the path's default escaping: "%61" is written "a"
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			if strings.HasPrefix(strings.ToLower(k), "utm_") {
+				q.Del(k)
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
 }
 
 // testHosts limits the crawl to the test web's hosts (*.test).
