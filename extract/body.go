@@ -330,13 +330,23 @@ type blockBuilder struct {
 	skip  func(*nethtml.Node) bool
 	out   []Block
 	loose strings.Builder // text outside any unit, waiting to become a paragraph
+
+	// With links set, linked[i] counts the words of out[i] that are link text.
+	links      bool
+	inLink     int
+	looseLinks strings.Builder // the link text of loose
+	linked     []int
 }
 
 func (b *blockBuilder) flush(kind string) {
 	if t := collapseSpace(b.loose.String()); t != "" {
 		b.out = append(b.out, Block{Kind: kind, Text: t})
+		if b.links {
+			b.linked = append(b.linked, countWords(b.looseLinks.String()))
+		}
 	}
 	b.loose.Reset()
+	b.looseLinks.Reset()
 }
 
 // walk adds the blocks under n; inUnit says n is inside a unit element, whose whole text
@@ -349,6 +359,10 @@ func (b *blockBuilder) walk(n *nethtml.Node, depth int, inUnit bool) {
 		switch c.Type {
 		case nethtml.TextNode:
 			b.loose.WriteString(c.Data)
+			if b.inLink > 0 {
+				b.looseLinks.WriteString(c.Data)
+				b.looseLinks.WriteByte(' ')
+			}
 			continue
 		case nethtml.ElementNode:
 		default:
@@ -361,6 +375,13 @@ func (b *blockBuilder) walk(n *nethtml.Node, depth int, inUnit bool) {
 		switch tag {
 		case atom.Script, atom.Style, atom.Template, atom.Noscript:
 			continue
+		case atom.A:
+			if b.links {
+				b.inLink++
+				b.walk(c, depth+1, inUnit)
+				b.inLink--
+				continue
+			}
 		case atom.Br:
 			b.loose.WriteByte('\n')
 			continue
@@ -429,7 +450,8 @@ func hasUnitChild(n *nethtml.Node) bool {
 }
 
 // body fills Article.Body: the fast path when enabled, else the extractors' vote
-// (consensusBody), else JSON-LD articleBody.
+// (consensusBody) without the list of links it may end with (trimLinkList), else
+// JSON-LD articleBody.
 func (e *Extractor) body(a *Article, doc *nethtml.Node, s *signals, main ldObject, base *url.URL) {
 	if e.opts.FastPath {
 		if art, prose := fastPathArticle(s); art != nil {
@@ -446,6 +468,9 @@ func (e *Extractor) body(a *Article, doc *nethtml.Node, s *signals, main ldObjec
 	// taken for text by every extractor.
 	restore := detachHidden(doc)
 	bs, from := e.consensusBody(doc, base)
+	if len(bs) > 0 {
+		bs = trimLinkList(bs, linkShares(doc))
+	}
 	restore()
 	if len(bs) > 0 {
 		// The headline stays when the extractor counts it as content. Dropping it

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"math"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sonda-search/sonda/fetch"
+	nethtml "golang.org/x/net/html"
 )
 
 func TestAgreement(t *testing.T) {
@@ -67,12 +69,7 @@ func TestMedoid(t *testing.T) {
 // TypePad blog post) where go-trafilatura takes the comment-preview box and the sidebar
 // for the article while Readability and DOM Distiller both find the post.
 func TestConsensusOverrulesOddExtractor(t *testing.T) {
-	path := filepath.Join("..", "..", "shared", "testdata", "dragnet", "html", "R163.html")
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Skipf("Dragnet page not found (%v): this test needs ../shared/testdata/dragnet", err)
-	}
-	page := fetch.ToUTF8(raw, "text/html")
+	page := dragnetPage(t, "R163")
 	const post = "Experimental philosophers nicely fit the description"
 	alone, err := mustNew(t, Options{NoFallback: true}).Extract(page, "")
 	if err != nil {
@@ -90,6 +87,61 @@ func TestConsensusOverrulesOddExtractor(t *testing.T) {
 	}
 	if !strings.Contains(a.Text(), post) || strings.Contains(a.Text(), "Your comment has not yet been posted") {
 		t.Errorf("body is not the post:\n%s", a.Text())
+	}
+}
+
+// dragnetPage reads Dragnet's page id (decoded as the crawler decodes it), or skips the
+// test when the test data is absent.
+func dragnetPage(t *testing.T, id string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "shared", "testdata", "dragnet", "html", id+".html"))
+	if err != nil {
+		t.Skipf("Dragnet page not found (%v): this test needs ../shared/testdata/dragnet", err)
+	}
+	return fetch.ToUTF8(raw, "text/html")
+}
+
+// votedBody is the body the extractors' vote returns for page, before the rules that
+// trim its end (body), as one string, and the extractor it came from.
+func votedBody(t *testing.T, page []byte) (string, string) {
+	t.Helper()
+	doc, err := nethtml.Parse(bytes.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := detachHidden(doc)
+	defer restore()
+	bs, from := mustNew(t, Options{}).consensusBody(doc, nil)
+	var b strings.Builder
+	for _, bl := range bs {
+		b.WriteString(bl.Text)
+		b.WriteByte('\n')
+	}
+	return b.String(), from
+}
+
+// checkEndTrimmed extracts Dragnet's page id and checks that a rule trimming the body's end
+// is what keeps the texts dropped out of it: the vote's body holds the first of them
+// (the test cannot fail otherwise, so it asks for another page), the extracted body
+// holds none of them and still holds kept, the article's last words.
+func checkEndTrimmed(t *testing.T, id, kept string, dropped ...string) {
+	t.Helper()
+	page := dragnetPage(t, id)
+	if voted, from := votedBody(t, page); !strings.Contains(voted, dropped[0]) {
+		t.Fatalf("the body from %s no longer holds %q without the rule: pick another page for this test", from, dropped[0])
+	}
+	a, err := mustNew(t, Options{}).Extract(page, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := a.Text()
+	for _, d := range dropped {
+		if strings.Contains(text, d) {
+			t.Errorf("body (from %s) keeps %q:\n%.3000s", a.Sources["body"], d, text)
+		}
+	}
+	if !strings.Contains(text, kept) {
+		t.Errorf("body (from %s) lost %q:\n%s", a.Sources["body"], kept, text)
 	}
 }
 
@@ -142,12 +194,7 @@ func TestLessRepeated(t *testing.T) {
 // Journal story whose page holds its text twice) where go-readability and DOM Distiller
 // both take both copies and go-trafilatura one: the single copy is the body.
 func TestConsensusPrefersOneCopy(t *testing.T) {
-	path := filepath.Join("..", "..", "shared", "testdata", "dragnet", "html", "28.html")
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Skipf("Dragnet page not found (%v): this test needs ../shared/testdata/dragnet", err)
-	}
-	a, err := mustNew(t, Options{}).Extract(fetch.ToUTF8(raw, "text/html"), "")
+	a, err := mustNew(t, Options{}).Extract(dragnetPage(t, "28"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
