@@ -450,8 +450,8 @@ func hasUnitChild(n *nethtml.Node) bool {
 }
 
 // body fills Article.Body: the fast path when enabled, else the extractors' vote
-// (consensusBody) without the list of links it may end with (trimLinkList), else
-// JSON-LD articleBody.
+// (consensusBody) up to the comments heading the page may mark (cutAtComments) and
+// without the list of links it may end with (trimLinkList), else JSON-LD articleBody.
 func (e *Extractor) body(a *Article, doc *nethtml.Node, s *signals, main ldObject, base *url.URL) {
 	if e.opts.FastPath {
 		if art, prose := fastPathArticle(s); art != nil {
@@ -469,7 +469,7 @@ func (e *Extractor) body(a *Article, doc *nethtml.Node, s *signals, main ldObjec
 	restore := detachHidden(doc)
 	bs, from := e.consensusBody(doc, base)
 	if len(bs) > 0 {
-		bs = trimLinkList(bs, linkShares(doc))
+		bs = trimLinkList(cutAtComments(bs, commentsHeading(doc)), linkShares(doc))
 	}
 	restore()
 	if len(bs) > 0 {
