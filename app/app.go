@@ -59,6 +59,12 @@ type Options struct {
 	// (store.Options.ReadOnly, index.Options.ReadOnly), for commands that only look: not
 	// one byte of the data directory changes. It excludes Crawl.
 	ReadOnly bool
+	// RanksFromElsewhere: the link graph's ranks are stored into it from outside (a
+	// cluster node stores those its leader computed over the whole cluster's graph,
+	// linkgraph.Graph.SetRanks), so the instance never computes PageRank itself (neither
+	// in the background nor after a crawl), which would replace them with ranks over its
+	// own share of the links.
+	RanksFromElsewhere bool
 }
 
 // Instance is one open data directory. Close it when done; it is safe to use from several
@@ -76,6 +82,7 @@ type Instance struct {
 
 	crawl    bool            // Options.Crawl
 	readOnly bool            // Options.ReadOnly
+	noRank   bool            // Options.RanksFromElsewhere
 	queue    *index.Queue    // with Index: the pages committed and not yet persisted in it
 	isink    *index.Sink     // with Index: writes crawled pages into it
 	gsink    *linkgraph.Sink // with Graph: records their links, then tells isink whose anchors changed
@@ -105,7 +112,7 @@ func Open(cfg config.Config, o Options) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &Instance{cfg: cfg, log: o.Logger, norm: urlnorm.New(crawl.NormalizerOptions(cfg)), DB: db, crawl: o.Crawl, readOnly: o.ReadOnly}
+	in := &Instance{cfg: cfg, log: o.Logger, norm: urlnorm.New(crawl.NormalizerOptions(cfg)), DB: db, crawl: o.Crawl, readOnly: o.ReadOnly, noRank: o.RanksFromElsewhere}
 	if !o.Search && !(o.Crawl && cfg.Search.Index) {
 		return in, nil
 	}
@@ -148,7 +155,7 @@ func Open(cfg config.Config, o Options) (*Instance, error) {
 			return nil, err
 		}
 	}
-	if o.Crawl && cfg.Search.Index {
+	if o.Crawl && cfg.Search.Index && !o.RanksFromElsewhere {
 		in.Graph.StartRanking(cfg.Search.PageRankInterval)
 	}
 	if o.Crawl && cfg.Search.Index && cfg.Geo.Enabled {
@@ -314,7 +321,7 @@ func (in *Instance) AfterCrawl(ctx context.Context) error {
 
 // rank recomputes PageRank when the link graph changed since it was last computed.
 func (in *Instance) rank(ctx context.Context) error {
-	if in.Graph == nil || in.Graph.Changes() == 0 {
+	if in.Graph == nil || in.noRank || in.Graph.Changes() == 0 {
 		return nil
 	}
 	in.log.Info("ranking the link graph")

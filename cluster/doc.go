@@ -77,7 +77,14 @@
 // page of (from its first page there): the in-link counts and anchor texts its pages
 // rank with are those of the whole cluster,
 // as one machine would have them (see links.go). A node whose crawler records its own
-// pages' links in that graph skips the ones its current run sent. PageRank stays per node.
+// pages' links in that graph skips the ones its current run sent.
+//
+// # PageRank
+//
+// One node, the live one with the lowest id, ranks the whole cluster's graph (every page's
+// links, read from the state stream) and publishes each partition's ranks; each node
+// stores those of the partitions it records links of, so pages rank by the link prior one
+// machine holding every page would give them (see ranks.go).
 //
 // # Message ids
 //
@@ -114,6 +121,8 @@
 //	KV sonda_<cluster>_members                            live nodes: key = node id, value = MemberInfo (JSON), TTL
 //	KV sonda_<cluster>_parts                              partition owners: key p<partition> = "node/incarnation"
 //	KV sonda_<cluster>_seeds                              the cluster's seeds (scope follows them)
+//	subject sonda.<cluster>.ranks.<run>.<partition>.<n>   chunk n of a PageRank run's ranks of a partition (stream sonda_<cluster>_ranks)
+//	KV sonda_<cluster>_ranks                              key run: the last PageRank run published (its id, chunks, summary)
 //
 // LiveMembers lists the members for other packages (the scatter-gather search asks each
 // node on sonda.<cluster>.search.<node id>).

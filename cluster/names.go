@@ -39,8 +39,15 @@ func (n names) parts() string       { return "sonda_" + n.cluster + "_parts" }
 func (n names) seeds() string       { return "sonda_" + n.cluster + "_seeds" }
 func (n names) linksStream() string { return "sonda_" + n.cluster + "_links" }
 func (n names) stateStream() string { return "sonda_" + n.cluster + "_state" }
+func (n names) ranks() string       { return "sonda_" + n.cluster + "_ranks" }
 func (n names) prefix() string      { return "sonda." + n.cluster + "." }
-func (n names) links(p int) string  { return n.prefix() + "links." + strconv.Itoa(p) }
+func (n names) rankRun(id string) string {
+	return n.prefix() + "ranks." + id + ".>"
+}
+func (n names) rankChunk(id string, p, chunk int) string {
+	return n.prefix() + "ranks." + id + "." + strconv.Itoa(p) + "." + strconv.Itoa(chunk)
+}
+func (n names) links(p int) string { return n.prefix() + "links." + strconv.Itoa(p) }
 func (n names) urlState(p int, key [16]byte) string {
 	return n.prefix() + "url." + strconv.Itoa(p) + "." + hex.EncodeToString(key[:])
 }

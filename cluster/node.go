@@ -65,9 +65,10 @@ type MemberInfo struct {
 	PagesPerSec float64   `json:"pages_per_sec"`
 	Admitted    int64     `json:"admitted"`
 	Published   int64     `json:"published"`
-	FailOvers   int64     `json:"fail_overs"` // partitions taken from a node whose membership expired
-	Busy        bool      `json:"busy"`       // rebuilding or handing over a partition
-	Idle        bool      `json:"idle"`       // nothing queued, in flight, unrelayed or moving
+	FailOvers   int64     `json:"fail_overs"`      // partitions taken from a node whose membership expired
+	Busy        bool      `json:"busy"`            // rebuilding or handing over a partition
+	Idle        bool      `json:"idle"`            // nothing queued, in flight, unrelayed or moving
+	Ranks       bool      `json:"ranks,omitempty"` // stores the cluster's ranks and may compute them (ReceiveRanks)
 }
 
 // Node is one crawler node of a cluster. It implements crawl.Router and crawl.Gate.
@@ -145,6 +146,19 @@ type Node struct {
 	follows      map[int]*follower // partitions whose links are recorded here (under mu)
 	runCtx       context.Context   // the run the tenures and followers live in (under mu; nil before the first tenure)
 	tenures      sync.WaitGroup    // the goroutines serving partitions: Run waits for them
+
+	// The cluster's PageRank (ranks.go).
+	rankStore   RankStore // nil: this node neither computes nor stores the cluster's ranks
+	rankDir     string
+	rankEvery   time.Duration
+	rankKV      jetstream.KeyValue
+	rankStream  jetstream.Stream
+	lastRun     *rankRun     // the last run published (under mu)
+	rankMu      sync.Mutex   // one rank step at a time; guards the fields below
+	rankedAt    time.Time    // when this node last started a run
+	storedRun   string       // the run whose ranks are stored here
+	storedParts []int        // of these partitions
+	rankedRuns  atomic.Int64 // runs stored here
 }
 
 // part is one tenure of this node on a partition: from the claim to the hand-over or the
@@ -262,7 +276,7 @@ func (n *Node) setup(ctx context.Context) error {
 	}); err != nil {
 		return jsError("create stream "+n.names.stateStream(), err)
 	}
-	return nil
+	return n.openRanks(ctx)
 }
 
 func openKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
@@ -632,6 +646,9 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.opts.ExitWhenDone {
 		loops = append(loops, n.doneLoop)
 	}
+	if n.rankStore != nil {
+		loops = append(loops, n.watchRanks, n.rankLoop)
+	}
 	for _, loop := range loops {
 		wg.Add(1)
 		go func() { defer wg.Done(); loop(ctx) }()
@@ -644,6 +661,9 @@ func (n *Node) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	case <-n.doneCh:
 		err = ErrDone
+		if n.rankStore != nil {
+			n.finalRanks(ctx)
+		}
 	}
 	n.leave(ctx)
 	cancel()
@@ -815,7 +835,7 @@ func (n *Node) info() MemberInfo {
 	outbox := n.outCount.Load()
 	return MemberInfo{Node: n.opts.NodeID, Incarnation: inc, Started: time.Now(), Partitions: ready,
 		Queued: st.Queued, InFlight: st.InFlight, Outbox: outbox, Pages: pages, Errors: errs, PagesPerSec: n.rate.perSecond(time.Now()),
-		Admitted: n.admitted.Load(), Published: n.published.Load(), FailOvers: n.failOvers.Load(), Busy: busy,
+		Admitted: n.admitted.Load(), Published: n.published.Load(), FailOvers: n.failOvers.Load(), Busy: busy, Ranks: n.rankStore != nil,
 		Idle: n.started.Load() && st.Queued == 0 && st.InFlight == 0 && before == 0 && outbox == 0 && !busy}
 }
 

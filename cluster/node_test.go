@@ -28,19 +28,19 @@ import (
 // running), on a real embedded NATS server and a real crawler database, so that the
 // interleavings that a paused or crashed process produces happen every time.
 
-func startTestServer(t *testing.T) *nats.Conn {
+func startTestServer(t testing.TB) *nats.Conn {
 	t.Helper()
 	nc, _ := startTestServerIn(t, filepath.Join(t.TempDir(), "js"))
 	return nc
 }
 
 // startTestServerIn starts the embedded server with its JetStream data in dir.
-func startTestServerIn(t *testing.T, dir string) (*nats.Conn, string) {
+func startTestServerIn(t testing.TB, dir string) (*nats.Conn, string) {
 	t.Helper()
 	return startTestServerWith(t, ServerOptions{Dir: dir})
 }
 
-func startTestServerWith(t *testing.T, o ServerOptions) (*nats.Conn, string) {
+func startTestServerWith(t testing.TB, o ServerOptions) (*nats.Conn, string) {
 	t.Helper()
 	o.Addr = "127.0.0.1:0"
 	dir := o.Dir
@@ -90,7 +90,7 @@ func loneNode(t *testing.T) (context.Context, *Node) {
 
 // testNode joins cluster "t" as id with a crawler on its own data directory, and makes its
 // membership valid for the test's length without running its loops.
-func testNode(t *testing.T, nc *nats.Conn, id, dir string) *Node {
+func testNode(t testing.TB, nc *nats.Conn, id, dir string) *Node {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -167,7 +167,7 @@ func complete(t *testing.T, n *Node, it frontier.Item, o frontier.Outcome) bool 
 	return true
 }
 
-func relayAll(t *testing.T, ctx context.Context, n *Node) {
+func relayAll(t testing.TB, ctx context.Context, n *Node) {
 	t.Helper()
 	for {
 		sent, err := n.relayOnce(ctx)

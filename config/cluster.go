@@ -27,6 +27,10 @@ type Cluster struct {
 	// SearchTimeout is how long a search over the cluster (sonda serve --nats) waits for a
 	// node in each of its phases.
 	SearchTimeout time.Duration `yaml:"search-timeout"`
+	// GlobalRanks makes the nodes rank pages by PageRank over the whole cluster's link
+	// graph, computed by one node (package cluster, ranks.go), rather than each over its
+	// own share of the links.
+	GlobalRanks bool `yaml:"global-ranks"`
 }
 
 var clusterNameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)

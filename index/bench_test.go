@@ -7,15 +7,14 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sonda-search/sonda/internal/procstat"
 	"github.com/sonda-search/sonda/internal/synthcorpus"
 	"github.com/sonda-search/sonda/testweb"
 )
@@ -189,24 +188,7 @@ func BenchmarkIngestProse(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var peakHeap atomic.Uint64
-		stop := make(chan struct{})
-		go func() { // samples the Go heap: the RSS also counts mmapped segment files
-			t := time.NewTicker(50 * time.Millisecond)
-			defer t.Stop()
-			for {
-				var m runtime.MemStats
-				runtime.ReadMemStats(&m)
-				if m.HeapInuse > peakHeap.Load() {
-					peakHeap.Store(m.HeapInuse)
-				}
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-				}
-			}
-		}()
+		peakHeap := procstat.SampleHeap(50 * time.Millisecond) // the RSS also counts mmapped segment files
 		start, cpu0 := time.Now(), cpuTime()
 		size := 256
 		if s := os.Getenv("SONDA_BENCH_BATCH"); s != "" {
@@ -230,8 +212,7 @@ func BenchmarkIngestProse(b *testing.B) {
 			b.Fatal(err)
 		}
 		cpu, wall := cpuTime()-cpu0, time.Since(start)
-		close(stop)
-		b.ReportMetric(float64(peakHeap.Load())/(1<<20), "peak-heap-MiB")
+		b.ReportMetric(float64(peakHeap())/(1<<20), "peak-heap-MiB")
 		b.ReportMetric(ms(cpu)/float64(n), "ms-CPU/doc")
 		b.ReportMetric(float64(n)/wall.Seconds(), "docs/s")
 		b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MiB")

@@ -31,10 +31,11 @@ import (
 // What is equal to one index: text scores (every statistic BM25F and Bleve's clauses use is
 // the collection's), topic relevance (a document's own), the blend and its window, totals,
 // facets and pages. What is not: the link prior is whatever each shard's link graph says
-// — in-link counts are global when in-edges travel with routed links, PageRank over a
-// node's own graph is not — and the order of exactly equal scores: one index orders them
-// by internal document number, which depends on how its segments lie, a split collection
-// by shard and then by each shard's internal number.
+// (a cluster makes in-link counts global by routing in-edges with the links, and PageRank
+// global by storing the ranks its leader computed over the whole graph; package cluster),
+// and the order of exactly equal scores: one index orders them by internal document
+// number, which depends on how its segments lie, a split collection by shard and then by
+// each shard's internal number.
 
 // ShardRequest is a search as one shard of a split collection answers it. The gatherer
 // fills every field, so that all shards rank alike whatever their own configuration.

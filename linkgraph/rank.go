@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -173,12 +174,29 @@ func (g *Graph) ComputePageRank(ctx context.Context) (RankSummary, error) {
 	defer g.rankMu.Unlock()
 	start := time.Now()
 	g.changes.Store(0)
+	s, nodes, ranks, err := g.pageRank(ctx, start)
+	if err == nil {
+		err = g.storeRanks(nodes, ranks)
+	}
+	if err != nil {
+		g.changes.Add(1) // try again next time
+		return RankSummary{}, err
+	}
+	s.Took = time.Since(start)
+	if err := g.storeSummary(s); err != nil {
+		return RankSummary{}, err
+	}
+	return s, nil
+}
+
+// pageRank runs PageRank over a snapshot of the graph: the nodes (sorted), their ranks and
+// the run's summary (without Took).
+func (g *Graph) pageRank(ctx context.Context, start time.Time) (RankSummary, []Key, []float64, error) {
 	snap := g.db.NewSnapshot()
 	defer snap.Close()
 	rg, err := g.loadRankGraph(ctx, snap)
 	if err != nil {
-		g.changes.Add(1) // try again next time
-		return RankSummary{}, err
+		return RankSummary{}, nil, nil, err
 	}
 	s := RankSummary{At: start.UTC(), Nodes: len(rg.nodes), Edges: rg.edges, Damping: g.opts.Damping, FromDisk: rg.targets == nil}
 	if s.Nodes > 0 {
@@ -186,24 +204,47 @@ func (g *Graph) ComputePageRank(ctx context.Context) (RankSummary, error) {
 	}
 	ranks, iters, delta, err := g.iterate(ctx, rg)
 	if err != nil {
-		g.changes.Add(1)
-		return RankSummary{}, err
+		return RankSummary{}, nil, nil, err
 	}
 	s.Iterations, s.Delta, s.Converged = iters, delta, delta < g.opts.Tolerance
 	for _, r := range ranks {
 		s.MaxRank = max(s.MaxRank, r)
 	}
-	if err := g.storeRanks(rg.nodes, ranks); err != nil {
-		g.changes.Add(1)
-		return RankSummary{}, err
-	}
-	s.Took = time.Since(start)
+	return s, rg.nodes, ranks, nil
+}
+
+// storeSummary records s as the last PageRank run, on disk and for Signals.
+func (g *Graph) storeSummary(s RankSummary) error {
 	meta, _ := json.Marshal(s)
 	if err := g.db.Set([]byte{prefix, subMeta}, meta, pebble.NoSync); err != nil {
-		return RankSummary{}, fmt.Errorf("linkgraph: store PageRank summary: %w", err)
+		return fmt.Errorf("linkgraph: store PageRank summary: %w", err)
 	}
 	g.summary.Store(&s)
-	return s, nil
+	return nil
+}
+
+// SetRanks stores ranks computed elsewhere in place of a PageRank run of this graph: the
+// rank of keys[i] is ranks[i] (keys sorted, each once), every other URL's rank is
+// dropped, and s is the run's summary (its Nodes and MeanInDegree turn ranks and in-link
+// counts into priors; see Signals). A cluster node stores so the ranks its leader
+// computed over the whole cluster's graph (package cluster): the node's own graph holds
+// only its share of the links. A node that stores ranks so must not also compute them
+// (ComputePageRank, StartRanking), or its own run replaces them.
+func (g *Graph) SetRanks(s RankSummary, keys []Key, ranks []float64) error {
+	if len(keys) != len(ranks) {
+		return fmt.Errorf("linkgraph: %d ranks for %d keys", len(ranks), len(keys))
+	}
+	for i := 1; i < len(keys); i++ {
+		if bytes.Compare(keys[i-1][:], keys[i][:]) >= 0 {
+			return errors.New("linkgraph: SetRanks: keys are not sorted or not distinct")
+		}
+	}
+	g.rankMu.Lock()
+	defer g.rankMu.Unlock()
+	if err := g.storeRanks(keys, ranks); err != nil {
+		return err
+	}
+	return g.storeSummary(s)
 }
 
 // iterate runs the power iteration and returns the ranks, the iterations made and the last

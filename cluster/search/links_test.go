@@ -30,10 +30,11 @@ func openGraph(t *testing.T, dir string) *linkgraph.Graph {
 
 // TestInLinksGlobal: in a cluster, a node's link graph holds the out-links of the pages it
 // crawled and the in-links routed to its own pages with the links (issue 11 §3), so a
-// page's in-link count is the whole web's. Then the split collection's in-link counts and,
-// with the link weight 0, its results equal one index with one link graph over all the
-// pages; with the default link weight only the link prior differs (PageRank over a node's
-// own graph is not the whole web's), and in-link counts are still equal.
+// page's in-link count is the whole web's, and the ranks its leader computes over the
+// whole graph (a linkgraph.Ranker, tagged by shard, as package cluster does) are stored
+// in each node's graph. Then the split collection's results equal one index with one link
+// graph over all the pages, with the link weight 0 and with the default ranking (link
+// prior: PageRank).
 func TestInLinksGlobal(t *testing.T) {
 	docs := documents(cranfield(t))[:400]
 	// A citation web: page i links to a few pages after it, by a fixed rule.
@@ -51,7 +52,30 @@ func TestInLinksGlobal(t *testing.T) {
 	}
 	dir := t.TempDir()
 	ctx := context.Background()
-	openWithGraph := func(name string, part []index.Doc, keep func(src, dst string) bool) *index.Index {
+	// The cluster's ranks: the whole graph, each URL tagged with its shard.
+	ranker, err := linkgraph.NewRanker(filepath.Join(dir, "ranker"), linkgraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ranker.Close()
+	for src, ls := range links {
+		for s := range shards {
+			var to []linkgraph.Link
+			for _, l := range ls {
+				if shardOfID[l.URL] == s {
+					to = append(to, l)
+				}
+			}
+			if err := ranker.Add(src, uint32(shardOfID[src]), to, uint32(s)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	summary, err := ranker.Rank(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	openWithGraph := func(name string, part []index.Doc, keep func(src, dst string) bool, shard int) *index.Index {
 		g := openGraph(t, filepath.Join(dir, name+"-graph"))
 		for src, ls := range links {
 			var mine []linkgraph.Link
@@ -66,8 +90,22 @@ func TestInLinksGlobal(t *testing.T) {
 				}
 			}
 		}
-		if _, err := g.ComputePageRank(ctx); err != nil {
-			t.Fatal(err)
+		if shard < 0 {
+			if _, err := g.ComputePageRank(ctx); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			var keys []linkgraph.Key
+			var ranks []float64
+			if err := ranker.Ranks(uint32(shard), func(k linkgraph.Key, r float64) error {
+				keys, ranks = append(keys, k), append(ranks, r)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.SetRanks(summary, keys, ranks); err != nil {
+				t.Fatal(err)
+			}
 		}
 		ix, err := index.Open(filepath.Join(dir, name), index.Options{Links: g, CacheEntries: -1, Ranking: index.DefaultRanking()})
 		if err != nil {
@@ -79,7 +117,7 @@ func TestInLinksGlobal(t *testing.T) {
 		}
 		return ix
 	}
-	one := openWithGraph("one", docs, func(string, string) bool { return true })
+	one := openWithGraph("one", docs, func(string, string) bool { return true }, -1)
 	nc := startNATS(t)
 	var nodes []string
 	for s := range shards {
@@ -90,7 +128,7 @@ func TestInLinksGlobal(t *testing.T) {
 			}
 		}
 		// The node's graph: its pages' out-links, and the links routed to its pages.
-		ix := openWithGraph(fmt.Sprint("node-", s), part, func(src, dst string) bool { return shardOfID[src] == s || shardOfID[dst] == s })
+		ix := openWithGraph(fmt.Sprint("node-", s), part, func(src, dst string) bool { return shardOfID[src] == s || shardOfID[dst] == s }, s)
 		node := fmt.Sprint("node-", s)
 		srv, err := search.Listen(nc, "", node, ix)
 		if err != nil {
@@ -122,6 +160,7 @@ func TestInLinksGlobal(t *testing.T) {
 				compare(t, fmt.Sprintf("%q, link weight 0", q), want, got)
 				continue
 			}
+			compare(t, fmt.Sprintf("%q, default ranking", q), want, got)
 			inLinks := map[string]int{}
 			for _, h := range want.Hits {
 				inLinks[h.ID] = h.InLinks

@@ -195,7 +195,10 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 		log.Warn("node: joining the cluster failed; retrying", "error", err)
 		sleepCtx(ctx, 2*time.Second)
 	}
-	in, err := openApp(cfg, app.Options{Logger: log, Crawl: true})
+	// With global ranks the node's link graph takes the ranks the cluster's leader computed
+	// over every node's links, and never computes its own.
+	globalRanks := cfg.Cluster.GlobalRanks && cfg.Search.Index
+	in, err := openApp(cfg, app.Options{Logger: log, Crawl: true, RanksFromElsewhere: globalRanks})
 	if err != nil {
 		return 0, err
 	}
@@ -217,6 +220,9 @@ func runNode(ctx context.Context, cfg config.Config, seeds []string, exitWhenDon
 	opts = append(opts, crawl.WithRouter(node), crawl.WithGate(node), crawl.WithSinks(node))
 	if ls := in.LinkSink(); ls != nil {
 		node.ReceiveInLinks(ls, cfg.Search.Index) // the crawler records its own pages' links in ls when it indexes
+	}
+	if globalRanks && in.Graph != nil {
+		node.ReceiveRanks(in.Graph, cfg.Data, cfg.Search.PageRankInterval)
 	}
 	var dispatcher *volunteer.Dispatcher
 	if cfg.Cluster.Workers {

@@ -2,14 +2,16 @@
 // time, the machine's busy time and load average), for benchmarks that report them beside
 // wall-clock figures, so that a reader can tell what a run cost from what it waited for,
 // and for the crawl's render governor, which holds renders back while the machine has no
-// idle CPU.
+// idle CPU. SampleHeap watches the Go heap instead.
 package procstat
 
 import (
 	"bufio"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -107,4 +109,35 @@ func LoadAverage() string {
 	}
 	f := strings.Fields(string(b))
 	return strings.Join(f[:min(3, len(f))], " ")
+}
+
+// SampleHeap samples the Go heap in use every interval until the returned function is
+// called, which returns the highest value seen (bytes). Benchmarks use it where the RSS
+// would also count mapped files.
+func SampleHeap(every time.Duration) (stop func() uint64) {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if m.HeapInuse > peak.Load() {
+				peak.Store(m.HeapInuse)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-finished
+		return peak.Load()
+	}
 }
