@@ -1,9 +1,10 @@
 package index
 
 import (
-	"container/heap"
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -31,6 +32,9 @@ type collected struct {
 	// returned is how many matches the searcher returned: total, unless pruning skipped
 	// some (prune.go).
 	returned uint64
+	// snap is the snapshot the hits were found in, kept open for their pages (with
+	// collectOptions.pages): the caller closes it.
+	snap *scorch.IndexSnapshot
 }
 
 // hitHeap is a min-heap of the best hits so far: the worst on top, ready to be replaced.
@@ -47,20 +51,60 @@ type collectedHit struct {
 // iid is the hit's document as Bleve's ID.
 func (h collectedHit) iid() bindex.IndexInternalID { return bindex.NewIndexInternalID(nil, h.doc) }
 
-func (h hitHeap) Len() int { return len(h) }
-func (h hitHeap) Less(i, j int) bool {
+func (h hitHeap) less(i, j int) bool {
 	if h[i].score != h[j].score {
 		return h[i].score < h[j].score
 	}
 	return h[i].doc > h[j].doc // on a tie the later document is worse
 }
-func (h hitHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *hitHeap) Push(x any)   { *h = append(*h, x.(collectedHit)) }
-func (h *hitHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+// The heap's two moves, written for its type: container/heap's calls through an
+// interface were a twentieth of matching (the collector moves entries at every match
+// that enters the best 1,000).
+
+// up moves entry j towards the top until its parent is worse.
+func (h hitHeap) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if !h.less(j, i) {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		j = i
+	}
+}
+
+// down moves entry i away from the top until its children are better.
+func (h hitHeap) down(i int) {
+	n := len(h)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if r := c + 1; r < n && h.less(r, c) {
+			c = r
+		}
+		if !h.less(c, i) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+// bestFirst returns the heap's entries best first (it reorders h).
+func (h hitHeap) bestFirst() []collectedHit {
+	out := []collectedHit(h)
+	slices.SortFunc(out, func(a, b collectedHit) int {
+		switch {
+		case a.score != b.score:
+			return cmp.Compare(b.score, a.score)
+		default:
+			return cmp.Compare(a.doc, b.doc)
+		}
+	})
+	return out
 }
 
 // collectOptions say what a search needs beyond the best n hits.
@@ -80,6 +124,9 @@ type collectOptions struct {
 	rescore func(r bindex.IndexReader, best []collectedHit, total uint64) error
 	// exhaustive scores every match, without pruning (prune.go); tests compare both.
 	exhaustive bool
+	// pages keeps the snapshot open for the result pages, which read the hits' stored
+	// documents in it by number (collected.snap).
+	pages bool
 }
 
 // collect runs q and returns its best hits.
@@ -98,7 +145,13 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer func() {
+		// With o.pages and a snapshot of segments, the result keeps the snapshot for its
+		// pages (collected.snap); the caller releases it.
+		if res == nil || res.snap == nil {
+			r.Close()
+		}
+	}()
 	var sr bindex.IndexReader = r
 	if o.counts != nil {
 		sr = &countsReader{IndexReader: r, counts: o.counts}
@@ -165,14 +218,14 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 		switch {
 		case keep <= 0:
 		case len(best) < keep:
-			best = append(best, collectedHit{doc, score}) // heap.Push would box it
-			heap.Fix(&best, len(best)-1)
+			best = append(best, collectedHit{doc, score})
+			best.up(len(best) - 1)
 			if pr != nil && len(best) == keep {
 				pr.raiseFloor(best[0].score)
 			}
 		case score > best[0].score:
 			best[0] = collectedHit{doc, score}
-			heap.Fix(&best, 0)
+			best.down(0)
 			if pr != nil {
 				pr.raiseFloor(best[0].score)
 			}
@@ -185,10 +238,7 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 			return nil, err
 		}
 	}
-	ordered := make([]collectedHit, len(best))
-	for i := len(best) - 1; i >= 0; i-- {
-		ordered[i] = heap.Pop(&best).(collectedHit)
-	}
+	ordered := best.bestFirst()
 	if o.rescore != nil && len(ordered) > 0 {
 		if err := o.rescore(sr, ordered, res.total); err != nil {
 			return nil, err
@@ -196,17 +246,28 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 	}
 	if o.facets {
 		res.facetOver = len(ordered)
-		rows, err := ix.facetRows(r, byDocNumber(ordered))
-		if err != nil {
-			return nil, err
+		docs := byDocNumber(ordered)
+		counted := false
+		if !o.rows {
+			// The values' numbers in the decoded columns are counted, without rows.
+			if res.facets, counted, err = ix.columns.count(r, docs, time.Now()); err != nil {
+				return nil, err
+			}
 		}
-		if o.rows {
-			res.rows = rows
-		} else {
-			res.facets = countFacets(rows, time.Now())
+		if !counted {
+			rows, err := ix.facetRows(r, docs)
+			if err != nil {
+				return nil, err
+			}
+			if o.rows {
+				res.rows = rows
+			} else {
+				res.facets = countFacets(rows, time.Now())
+			}
 		}
 	}
 	ordered = ordered[:min(len(ordered), o.n)]
+
 	res.hits = make([]scored, len(ordered))
 	for i, h := range ordered {
 		id, err := r.ExternalID(h.iid())
@@ -214,11 +275,17 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 			return nil, fmt.Errorf("index: ID of a result: %w", err)
 		}
 		res.hits[i] = scored{id: id, text: h.score, score: h.score, relevance: -1}
+		if o.pages && snap != nil {
+			res.hits[i].doc, res.hits[i].snap = h.doc, snap
+		}
 	}
 	if o.relevance > 0 {
 		if err := readRelevance(r, ordered[:min(len(ordered), o.relevance)], res.hits); err != nil {
 			return nil, err
 		}
+	}
+	if o.pages && snap != nil && len(ordered) > 0 {
+		res.snap = snap // last: from here on the caller closes it
 	}
 	return res, nil
 }
@@ -329,53 +396,95 @@ var facetColumns = func() map[string]string {
 // countFacets counts the facet values of rows: the ten most common values of each
 // keyword facet, and the date buckets relative to now.
 func countFacets(rows []facetRow, now time.Time) map[string][]FacetCount {
+	t := newFacetTally(now)
 	counted := map[facetValue]int{}
-	dates := make([]int, len(dateBuckets))
-	last := len(dateBuckets) - 1 // "older": the documents no other bucket has
-	since := make([]int64, last) // each bucket's start, in unix nanoseconds
-	for i, b := range dateBuckets[:last] {
-		since[i] = now.Add(-b.age).UnixNano()
-	}
 	for _, row := range rows {
 		for _, v := range row.values {
 			counted[v]++
 		}
 		if row.dated {
-			for i, t := range since {
-				if row.date > t {
-					dates[i]++
-				}
-			}
-			if row.date <= since[last-1] {
-				dates[last]++
-			}
+			t.date(row.date)
 		}
 	}
-	counts := map[string][]FacetCount{} // a facet no result has is left out (no dataset facets for pages)
+	values := make([]valueCount, 0, len(counted))
 	for v, n := range counted {
-		counts[v.facet] = append(counts[v.facet], FacetCount{Value: v.value, Count: n})
+		values = append(values, valueCount{v, n})
 	}
-	out := map[string][]FacetCount{}
-	for name, fc := range counts {
-		sort.Slice(fc, func(i, j int) bool {
-			return fc[i].Count > fc[j].Count || fc[i].Count == fc[j].Count && fc[i].Value < fc[j].Value
-		})
-		fc = fc[:min(len(fc), 10)]
+	return t.facets(values)
+}
+
+// facetTally counts results' dates into the date facet's buckets, and makes the facets
+// from the counts of their values.
+type facetTally struct {
+	now   time.Time
+	since []int64 // each bucket's start but the last's, in unix nanoseconds
+	dates []int
+}
+
+type valueCount struct {
+	v facetValue
+	n int
+}
+
+func newFacetTally(now time.Time) *facetTally {
+	last := len(dateBuckets) - 1 // "older": the documents no other bucket has
+	t := &facetTally{now: now, since: make([]int64, last), dates: make([]int, len(dateBuckets))}
+	for i, b := range dateBuckets[:last] {
+		t.since[i] = now.Add(-b.age).UnixNano()
+	}
+	return t
+}
+
+// date counts a result dated nanos (unix nanoseconds).
+func (t *facetTally) date(nanos int64) {
+	for i, s := range t.since {
+		if nanos > s {
+			t.dates[i]++
+		}
+	}
+	if last := len(t.since); nanos <= t.since[last-1] {
+		t.dates[last]++
+	}
+}
+
+// facets are the ten most common values of each keyword facet among values (each value
+// once, with its count), most common first (ties by value), and the date buckets counted.
+func (t *facetTally) facets(values []valueCount) map[string][]FacetCount {
+	// The ten best of each facet, kept in order as the values come: sorting every value
+	// of a common word's results (hundreds of sites) cost more than the counting.
+	better := func(a, b FacetCount) bool { return a.Count > b.Count || a.Count == b.Count && a.Value < b.Value }
+	out := map[string][]FacetCount{} // a facet no result has is left out (no dataset facets for pages)
+	for _, vc := range values {
+		fc := out[vc.v.facet]
+		c := FacetCount{Value: vc.v.value, Count: vc.n}
+		if len(fc) == 10 && !better(c, fc[9]) {
+			continue
+		}
+		if len(fc) < 10 {
+			fc = append(fc, c)
+		} else {
+			fc[9] = c
+		}
+		for i := len(fc) - 1; i > 0 && better(fc[i], fc[i-1]); i-- {
+			fc[i], fc[i-1] = fc[i-1], fc[i]
+		}
+		out[vc.v.facet] = fc
+	}
+	for name, fc := range out {
 		for i := range fc {
 			fc[i].Filter = name + ":" + quoteValue(fc[i].Value) // for the ten shown only
 		}
-		out[name] = fc
 	}
 	var dc []FacetCount
 	for i, b := range dateBuckets {
-		if dates[i] == 0 {
+		if t.dates[i] == 0 {
 			continue
 		}
-		f := FacetCount{Value: b.label, Count: dates[i]}
+		f := FacetCount{Value: b.label, Count: t.dates[i]}
 		if b.age > 0 {
-			f.Filter = "after:" + now.Add(-b.age).UTC().Format("2006-01-02")
+			f.Filter = "after:" + t.now.Add(-b.age).UTC().Format("2006-01-02")
 		} else {
-			f.Filter = "before:" + now.Add(-dateBuckets[len(dateBuckets)-2].age).UTC().Format("2006-01-02")
+			f.Filter = "before:" + t.now.Add(-dateBuckets[len(dateBuckets)-2].age).UTC().Format("2006-01-02")
 		}
 		dc = append(dc, f)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"time"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bindex "github.com/blevesearch/bleve_index_api"
@@ -39,7 +40,8 @@ type segmentColumns struct {
 	at     []uint32
 	ids    []uint32
 	values []facetValue
-	dates  []int64 // math.MinInt64: no date
+	global []uint32 // each value's number in columnCache.names
+	dates  []int64  // math.MinInt64: no date
 }
 
 // columnCache holds the columns of the segments of the index's current snapshots, at
@@ -50,6 +52,9 @@ type columnCache struct {
 	limit int64 // negative: no cache
 	bytes int64 // of the decoded segments held
 	clock uint64
+	// names are every value decoded so far, by their numbers in numbers (see number).
+	names   []facetValue
+	numbers map[facetValue]uint32
 }
 
 // DefaultFacetCache is the default of Options.FacetCache.
@@ -66,11 +71,13 @@ const columnBytesPerDoc = 4 + 8 + 3*4
 // noDate marks a document without a date in segmentColumns.dates.
 const noDate = math.MinInt64
 
-// rows returns the facet rows of docs (sorted by document number) from snapshot r's
-// segments, decoding the columns of segments it has not seen. ok is false when r is not
-// a snapshot of segments whose doc values can be visited (the caller then reads them
-// through Bleve's doc value reader).
-func (c *columnCache) rows(r bindex.IndexReader, docs []collectedHit) (rows []facetRow, ok bool, err error) {
+// walk calls fn with the decoded columns of each of docs (sorted by document number) in
+// snapshot r's segments, and the document's number in its segment, decoding the columns of
+// segments it has not seen; uncached are the indexes in docs of the documents of segments
+// too big to keep. ok is false when r is not a snapshot of segments whose doc values can
+// be visited, or when there is no cache (the caller then reads them through Bleve's doc
+// value reader).
+func (c *columnCache) walk(r bindex.IndexReader, docs []collectedHit, fn func(i int, sc *segmentColumns, local uint64)) (uncached []int, ok bool, err error) {
 	snap, isSnap := r.(*scorch.IndexSnapshot)
 	if !isSnap {
 		return nil, false, nil
@@ -90,10 +97,6 @@ func (c *columnCache) rows(r bindex.IndexReader, docs []collectedHit) (rows []fa
 	}
 	cols := make([]*segmentColumns, len(segs))
 	kept := make([]bool, len(segs)) // cols[si] was asked for (nil: too big to keep)
-	rows = make([]facetRow, len(docs))
-	var uncached []int // the documents of segments too big to keep
-	// The rows' values share one array: one allocation per search, not one per result.
-	values := make([]facetValue, 0, 4*len(docs))
 	si := 0
 	for i, d := range docs {
 		n := d.doc
@@ -114,11 +117,23 @@ func (c *columnCache) rows(r bindex.IndexReader, docs []collectedHit) (rows []fa
 			continue
 		}
 		sc, local := cols[si], n-offsets[si]
-		row := &rows[i]
-		row.score = d.score
 		if int(local) >= len(sc.dates) {
 			return nil, true, fmt.Errorf("index: read facets: document %d of a segment of %d", local, len(sc.dates))
 		}
+		fn(i, sc, local)
+	}
+	return uncached, true, nil
+}
+
+// rows returns the facet rows of docs (sorted by document number) from snapshot r's
+// segments (see walk; ok false: the caller reads them through Bleve's doc value reader).
+func (c *columnCache) rows(r bindex.IndexReader, docs []collectedHit) (rows []facetRow, ok bool, err error) {
+	rows = make([]facetRow, len(docs))
+	// The rows' values share one array: one allocation per search, not one per result.
+	values := make([]facetValue, 0, 4*len(docs))
+	uncached, ok, err := c.walk(r, docs, func(i int, sc *segmentColumns, local uint64) {
+		row := &rows[i]
+		row.score = docs[i].score
 		if ids := sc.ids[sc.at[local]:sc.at[local+1]]; len(ids) > 0 {
 			from := len(values)
 			for _, id := range ids {
@@ -129,6 +144,9 @@ func (c *columnCache) rows(r bindex.IndexReader, docs []collectedHit) (rows []fa
 		if t := sc.dates[local]; t != noDate {
 			row.date, row.dated = t, true
 		}
+	})
+	if !ok || err != nil {
+		return nil, ok, err
 	}
 	if len(uncached) > 0 {
 		some := make([]collectedHit, len(uncached))
@@ -144,6 +162,67 @@ func (c *columnCache) rows(r bindex.IndexReader, docs []collectedHit) (rows []fa
 		}
 	}
 	return rows, true, nil
+}
+
+// count counts the facets of docs (sorted by document number) as countFacets counts their
+// rows, from the numbers the columns give their values: each value is counted in an
+// array, where counting rows hashed every value of every result into a map (a common
+// word's best 1,000 results have about 4,000). ok is false when some document's values
+// are not in the cache (the caller counts rows then).
+func (c *columnCache) count(r bindex.IndexReader, docs []collectedHit, now time.Time) (facets map[string][]FacetCount, ok bool, err error) {
+	c.mu.Lock()
+	names := c.names // values are only ever added: the numbers below len(names) stay valid
+	c.mu.Unlock()
+	counts := make([]int32, len(names))
+	var seen []uint32 // the values counted, in the order first met
+	t := newFacetTally(now)
+	missing := false
+	uncached, ok, err := c.walk(r, docs, func(i int, sc *segmentColumns, local uint64) {
+		for _, id := range sc.ids[sc.at[local]:sc.at[local+1]] {
+			g := sc.global[id]
+			if int(g) >= len(counts) {
+				missing = true // decoded after names was read
+				continue
+			}
+			if counts[g] == 0 {
+				seen = append(seen, g)
+			}
+			counts[g]++
+		}
+		if d := sc.dates[local]; d != noDate {
+			t.date(d)
+		}
+	})
+	if !ok || err != nil || len(uncached) > 0 || missing {
+		return nil, false, err
+	}
+	values := make([]valueCount, len(seen))
+	for i, g := range seen {
+		values[i] = valueCount{names[g], int(counts[g])}
+	}
+	return t.facets(values), true, nil
+}
+
+// number gives each value of sc its number among every value the cache has seen
+// (sc.global), so that one search's counts of the values of several segments add up by
+// number. The table only grows (a value seen once keeps its number): it holds each
+// distinct site, type, language and dataset facet value of the index's history once.
+func (c *columnCache) number(sc *segmentColumns) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.numbers == nil {
+		c.numbers = map[facetValue]uint32{}
+	}
+	sc.global = make([]uint32, len(sc.values))
+	for i, v := range sc.values {
+		g, ok := c.numbers[v]
+		if !ok {
+			g = uint32(len(c.names))
+			c.numbers[v] = g
+			c.names = append(c.names, v)
+		}
+		sc.global[i] = g
+	}
 }
 
 // segment returns the columns of segs[i], decoded on first use, or nil when the segment
@@ -175,7 +254,11 @@ func (c *columnCache) segment(segs []*scorch.SegmentSnapshot, i int) (*segmentCo
 	c.clock++
 	sc.used = c.clock
 	c.mu.Unlock()
-	sc.once.Do(func() { sc.err = sc.decode(seg) })
+	sc.once.Do(func() {
+		if sc.err = sc.decode(seg); sc.err == nil {
+			c.number(sc)
+		}
+	})
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if sc.err != nil {
@@ -220,7 +303,7 @@ func (c *columnCache) evict() {
 
 // size is the memory the decoded columns take, about.
 func (sc *segmentColumns) size() int64 {
-	n := int64(4*len(sc.at) + 4*len(sc.ids) + 8*len(sc.dates))
+	n := int64(4*len(sc.at) + 4*len(sc.ids) + 8*len(sc.dates) + 4*len(sc.global))
 	for _, v := range sc.values {
 		n += int64(len(v.facet) + len(v.value) + 32)
 	}

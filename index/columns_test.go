@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -55,6 +56,26 @@ func TestColumnsMatchDocValues(t *testing.T) {
 				}
 			}
 			t.Fatalf("%s: %d rows from the columns, %d from doc values", when, len(g), len(w))
+		}
+		// Counting the values by their numbers gives the facets that counting the rows does,
+		// for every document and for subsets of them.
+		now := time.Unix(1700000000+100*3600, 0)
+		for step := 1; step <= 5; step += 2 {
+			var some []collectedHit
+			for i := 0; i < len(docs); i += step {
+				some = append(some, docs[i])
+			}
+			rows, err := facetRowsOf(r, some)
+			if err != nil {
+				t.Fatal(err)
+			}
+			counted, ok, err := ix.columns.count(r, some, now)
+			if !ok || err != nil {
+				t.Fatalf("%s: counting the columns: ok %v, %v", when, ok, err)
+			}
+			if want := countFacets(rows, now); !reflect.DeepEqual(counted, want) {
+				t.Fatalf("%s, every %d documents: counted from the columns\n%v\nfrom the rows\n%v", when, step, counted, want)
+			}
 		}
 		ix.columns.mu.Lock()
 		live := map[segment.Segment]bool{}
@@ -240,5 +261,37 @@ func TestColumnCacheBounded(t *testing.T) {
 	rows, err := ix.facetRows(r, all)
 	if err != nil || len(rows) != len(all) {
 		t.Fatalf("facet rows without a cache: %d of %d, %v", len(rows), len(all), err)
+	}
+}
+
+// TestFacetTallyKeepsTheTenBest: the ten values a facet shows are the ten most common,
+// ties by value, as sorting every value gives, whatever the order the values come in.
+func TestFacetTallyKeepsTheTenBest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		n := rng.IntN(40)
+		var values []valueCount
+		for i := range n {
+			values = append(values, valueCount{facetValue{FacetSite, fmt.Sprintf("s%02d.test", i)}, 1 + rng.IntN(5)})
+		}
+		rng.Shuffle(len(values), func(i, j int) { values[i], values[j] = values[j], values[i] })
+		var want []FacetCount
+		for _, v := range values {
+			want = append(want, FacetCount{Value: v.v.value, Count: v.n, Filter: FacetSite + ":" + v.v.value})
+		}
+		slices.SortFunc(want, func(a, b FacetCount) int {
+			if a.Count != b.Count {
+				return b.Count - a.Count
+			}
+			return strings.Compare(a.Value, b.Value)
+		})
+		want = want[:min(len(want), 10)]
+		got := newFacetTally(time.Now()).facets(values)[FacetSite]
+		if len(want) == 0 {
+			want = nil
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: %v, want %v", round, got, want)
+		}
 	}
 }

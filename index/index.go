@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
@@ -759,6 +760,64 @@ func (ix *Index) Document(ctx context.Context, id string) (Doc, bool, error) {
 	}
 	d, err := decode(id, doc)
 	return d, err == nil, err
+}
+
+// documentAt returns the stored document number n of snapshot snap, whose ID is id, as
+// Document reads it. A search's result pages read their documents this way: Document
+// looks the ID up in the dictionary of every segment of a new snapshot, which cost a
+// twentieth of a search on an index of twenty segments, for documents whose numbers the
+// search had.
+func (ix *Index) documentAt(ctx context.Context, snap *scorch.IndexSnapshot, n uint64, id string) (Doc, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return Doc{}, false, err
+	}
+	segs := snap.Segments()
+	first := uint64(0)
+	for _, s := range segs {
+		if count := s.Segment().Count(); n >= first+count { // deleted documents count too
+			first += count
+			continue
+		}
+		doc := document.NewDocument(id)
+		var err error
+		verr := s.VisitDocument(n-first, func(name string, typ byte, val []byte, pos []uint64) bool {
+			if name == "_id" {
+				return true
+			}
+			if f := storedField(name, typ, append([]byte(nil), val...), append([]uint64(nil), pos...)); f != nil {
+				doc.AddField(f)
+			}
+			return true
+		})
+		if verr != nil {
+			return Doc{}, false, fmt.Errorf("index: read %s: %w", id, verr)
+		}
+		d, err := decode(id, doc)
+		return d, err == nil, err
+	}
+	return Doc{}, false, nil
+}
+
+// storedField is a stored field as Bleve's snapshot gives it back (IndexSnapshot.Document):
+// a field of the type typ says.
+func storedField(name string, typ byte, value []byte, pos []uint64) document.Field {
+	switch typ {
+	case 't':
+		return document.NewTextField(name, pos, value)
+	case 'n':
+		return document.NewNumericFieldFromBytes(name, pos, value)
+	case 'i':
+		return document.NewIPFieldFromBytes(name, pos, value)
+	case 'd':
+		return document.NewDateTimeFieldFromBytes(name, pos, value)
+	case 'b':
+		return document.NewBooleanFieldFromBytes(name, pos, value)
+	case 'g':
+		return document.NewGeoPointFieldFromBytes(name, pos, value)
+	case 's':
+		return document.NewGeoShapeFieldFromBytes(name, pos, value)
+	}
+	return nil
 }
 
 // hostDocIDs returns the IDs of the documents of host (Sink.restrip).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	bindex "github.com/blevesearch/bleve_index_api"
 
 	"github.com/sonda-search/sonda/query"
 )
@@ -686,6 +687,81 @@ func TestFeedbackRescoresMatchesOnly(t *testing.T) {
 	for i := range 8 {
 		if d := with[fmt.Sprint("dessert", i)]; with["answer"] > d {
 			t.Errorf("with feedback the answer ranks %d, below dessert%d at %d (without: %d)", with["answer"], i, d, without["answer"])
+		}
+	}
+}
+
+// TestDocumentAtMatchesDocument: a result page's document read by its number in the
+// search's snapshot (documentAt) is the document Document reads by ID, for every document
+// of an index of several segments with deleted and replaced documents, typed fields,
+// anchors and documents without a date; and a search's hits are the documents of their IDs.
+func TestDocumentAtMatchesDocument(t *testing.T) {
+	ix := openTest(t, Options{CacheEntries: -1, SyncWrites: true, keepSegments: true})
+	for b := range 3 {
+		var batch []Doc
+		for i := range 30 {
+			d := columnDoc(b*30 + i)
+			d.Anchors = []string{"anchor one", fmt.Sprintf("anchor %d", i)}
+			d.Headings = "heading"
+			batch = append(batch, d)
+		}
+		load(t, ix, batch...)
+	}
+	if err := ix.Delete(ctx, columnDoc(4).ID); err != nil {
+		t.Fatal(err)
+	}
+	changed := columnDoc(8)
+	changed.Title, changed.Host = "changed page", "moved.test"
+	load(t, ix, changed)
+	r, err := ix.reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	snap := r.(*scorch.IndexSnapshot)
+	if len(snap.Segments()) < 2 {
+		t.Fatalf("%d segments; the test needs several", len(snap.Segments()))
+	}
+	seen, first := 0, uint64(0)
+	for _, s := range snap.Segments() {
+		for local := range s.Segment().Count() {
+			n := first + local
+			if del := s.Deleted(); del != nil && del.Contains(uint32(local)) {
+				continue
+			}
+			id, err := snap.ExternalID(bindex.NewIndexInternalID(nil, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok, err := ix.documentAt(ctx, snap, n, id)
+			if !ok || err != nil {
+				t.Fatalf("document %d (%s): ok %v, %v", n, id, ok, err)
+			}
+			want, ok, err := ix.Document(ctx, id)
+			if !ok || err != nil {
+				t.Fatalf("document %s: ok %v, %v", id, ok, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("document %d by number:\n%+v\nby ID:\n%+v", n, got, want)
+			}
+			seen++
+		}
+		first += s.Segment().Count()
+	}
+	if seen != 89 {
+		t.Errorf("%d live documents, want 89", seen)
+	}
+	res, err := ix.Search(ctx, Request{Query: "common", PerPage: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != 89 {
+		t.Fatalf("%d hits, want 89", len(res.Hits))
+	}
+	for _, h := range res.Hits {
+		d, _, err := ix.Document(ctx, h.ID)
+		if err != nil || h.Title != d.Title || h.Host != d.Host || h.URL != d.URL || !reflect.DeepEqual(h.Fields, d.Fields) || !h.Fetched.Equal(d.Fetched) {
+			t.Fatalf("hit %s: %+v; its document %+v (%v)", h.ID, h, d, err)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/numeric"
 	"github.com/blevesearch/bleve/v2/search"
 	bq "github.com/blevesearch/bleve/v2/search/query"
@@ -202,10 +203,12 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Result, error) {
 	if relax {
 		need = max(need, FillBelow) // every document with all the words, when they are few
 	}
+	v.pages = true
 	rk, err := ix.rank(ctx, n, ranking, req.Kind, need, req.Facets, v)
 	if err != nil {
 		return nil, err
 	}
+	defer rk.close()
 	filled := false
 	if relax && rk.total < FillBelow {
 		// Fewer than FillBelow documents have every word: after them come those with some
@@ -293,7 +296,16 @@ type ranked struct {
 	facetOver int
 	rows      []facetRow // the shard path: the facet values of the best results
 	tr        translation
-	blend     bool // the best Window results are (to be) blended with links and relevance
+	blend     bool                  // the best Window results are (to be) blended with links and relevance
+	snap      *scorch.IndexSnapshot // held for the pages (collected.snap): close releases it
+}
+
+// close releases the snapshot rk's hits were found in.
+func (rk *ranked) close() {
+	if rk.snap != nil {
+		rk.snap.Close()
+		rk.snap = nil
+	}
 }
 
 // view is the collection a query is ranked against: the index itself, or, for one shard
@@ -306,6 +318,7 @@ type view struct {
 	topical bool // some document has a topic relevance
 	links   bool // the link prior takes part in the blend
 	depth   int  // MaxResults
+	pages   bool // the hits keep their snapshot for their result pages (collectOptions.pages)
 	// global are the whole collection's document and term counts (nil: the index's own);
 	// the shard path returns its best hits unblended, with their raw signals.
 	global *globalCounts
@@ -349,7 +362,7 @@ func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string,
 	}
 	size = min(size, v.depth)
 	sctx := context.WithValue(ctx, search.BM25StatsKey, v.bleve)
-	o := collectOptions{n: size, facets: facets, facetDepth: v.depth, counts: v.global, rows: v.global != nil, exhaustive: ix.exhaustive.Load()}
+	o := collectOptions{n: size, facets: facets, facetDepth: v.depth, counts: v.global, rows: v.global != nil, exhaustive: ix.exhaustive.Load(), pages: v.pages && v.global == nil}
 	if r.Feedback > 0 && tr.text > 0 {
 		// Pseudo-relevance feedback (feedback.go) rescores the best Window matches. A shard
 		// of a split collection returns its best Window unrescored: its best matches are
@@ -370,12 +383,13 @@ func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string,
 		}
 		return nil, fmt.Errorf("index: search %q: %w", n.String(), err)
 	}
-	out := &ranked{total: c.total, facets: c.facets, facetOver: c.facetOver, rows: c.rows, tr: tr, hits: c.hits, blend: blend}
+	out := &ranked{total: c.total, facets: c.facets, facetOver: c.facetOver, rows: c.rows, tr: tr, hits: c.hits, blend: blend, snap: c.snap}
 	if !blend {
 		return out, nil
 	}
 	if r.Link > 0 && ix.opts.Links != nil {
 		if out.signals, err = ix.linkSignals(r, out.hits[:min(len(out.hits), r.Window)]); err != nil {
+			out.close()
 			return nil, err
 		}
 	}
@@ -429,6 +443,7 @@ func (ix *Index) runFilled(ctx context.Context, rkAll *ranked, some query.Node, 
 	if err != nil {
 		return false, err
 	}
+	defer rk.close()
 	if rk.total <= rkAll.total {
 		return false, nil
 	}
@@ -548,6 +563,10 @@ type scored struct {
 	text      float64 // BM25 text score
 	score     float64 // final score
 	relevance float64
+	// snap, when set, is the snapshot the result was found in, still open, and doc its
+	// number there: its page reads the stored document by number (documentAt).
+	snap *scorch.IndexSnapshot
+	doc  uint64
 }
 
 type linkSignal struct {
@@ -635,7 +654,14 @@ func blendHits(r Ranking, hits []scored, signals map[string]linkSignal, links, f
 
 // hit loads a result's stored document and makes its snippet.
 func (ix *Index) hit(ctx context.Context, h scored, tr translation) (Hit, error) {
-	d, ok, err := ix.Document(ctx, h.id)
+	var d Doc
+	var ok bool
+	var err error
+	if h.snap != nil {
+		d, ok, err = ix.documentAt(ctx, h.snap, h.doc, h.id)
+	} else {
+		d, ok, err = ix.Document(ctx, h.id)
+	}
 	if err != nil {
 		return Hit{}, err
 	}
