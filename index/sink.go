@@ -290,6 +290,8 @@ type Sink struct {
 	credit      float64 // anchor refreshes the batches written so far allow (RefreshShare)
 	// templates are the blocks each site repeats, left out of its pages' bodies.
 	templates *siteTemplates
+	// marks are the anchors each document was written with (nil without a link graph).
+	marks *anchorMarks
 
 	kick chan struct{}
 	stop chan struct{}
@@ -339,6 +341,9 @@ func NewSink(ix SinkStore, links Links, opts SinkOptions) *Sink {
 	}
 	s := &Sink{ix: ix, links: links, opts: opts, pending: map[string]pendingOp{}, touched: map[string]struct{}{},
 		journal: map[*crawl.Document]uint64{}, kick: make(chan struct{}, 1), stop: make(chan struct{}), templates: newSiteTemplates()}
+	if links != nil {
+		s.marks = newAnchorMarks()
+	}
 	s.cond = sync.NewCond(&s.mu)
 	s.done.Add(1)
 	go s.loop()
@@ -493,6 +498,7 @@ func (s *Sink) Delete(ctx context.Context, ids ...string) error {
 		delete(s.touched, id)
 	}
 	s.mu.Unlock()
+	s.forgetMarks(ids)
 	return s.ix.Delete(ctx, ids...)
 }
 
@@ -615,13 +621,31 @@ func (s *Sink) write(ctx context.Context, puts []Doc, removes []string) error {
 			}
 			n++
 		}
-		errs = append(errs, s.ix.Put(ctx, puts[:n]...))
+		err := s.ix.Put(ctx, puts[:n]...)
+		if s.marks != nil && err == nil {
+			for _, d := range puts[:n] {
+				if d.ID == d.URL { // refresh looks a touched URL up as the document's ID
+					s.marks.wrote(d.ID, d.Anchors)
+				} else {
+					s.marks.forget(d.ID)
+				}
+			}
+		}
+		errs = append(errs, err)
 		puts = puts[n:]
 	}
 	if len(removes) > 0 {
+		s.forgetMarks(removes)
 		errs = append(errs, s.ix.Delete(ctx, removes...))
 	}
 	return errors.Join(errs...)
+}
+
+// forgetMarks drops the anchor marks of documents being removed.
+func (s *Sink) forgetMarks(ids []string) {
+	if s.marks != nil {
+		s.marks.forget(ids...)
+	}
 }
 
 // withLinks fills in a document's anchor text and in-link count from the link graph.
@@ -686,6 +710,13 @@ func (s *Sink) restrip(ctx context.Context, hosts []string) error {
 func (s *Sink) refresh(ctx context.Context, urls []string) error {
 	var puts []Doc
 	for _, u := range urls {
+		if s.marks != nil {
+			// Written by this sink with the anchors the graph gives now: nothing to read
+			// back or rewrite (anchorMarks).
+			if anchors, err := s.links.Anchors(u, s.opts.Anchors, 8<<10); err == nil && s.marks.same(u, anchors) {
+				continue
+			}
+		}
 		d, ok, err := s.ix.Document(ctx, u)
 		if err != nil {
 			return err
