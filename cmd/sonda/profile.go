@@ -138,8 +138,12 @@ var searchStages = stageTable{byRule: true, rules: []stageRule{
 	{"snippets", "github.com/sonda-search/sonda/index.plainSnippet"},
 	{"snippets", "github.com/sonda-search/sonda/web.SafeSnippet"},
 	{"stored documents", "github.com/sonda-search/sonda/index.(*Index).Document"},
+	{"stored documents", "github.com/sonda-search/sonda/index.(*Index).documentAt"},
 	{"facets", "github.com/sonda-search/sonda/index.facetRowsOf"},
 	{"facets", "github.com/sonda-search/sonda/index.countFacets"},
+	{"facets", "github.com/sonda-search/sonda/index.(*Index).facetRows"},
+	{"facets", "github.com/sonda-search/sonda/index.(*columnCache)"},
+	{"facets", "github.com/sonda-search/sonda/index.(*facetTally)"},
 	{"feedback (RM3)", "github.com/sonda-search/sonda/index.(*Index).feedback"},
 	{"feedback (RM3)", "github.com/sonda-search/sonda/index.(*Index).rank.(*Index).feedback"}, // its closure, inlined
 	{"feedback (RM3)", "github.com/sonda-search/sonda/index.(*Index).relevanceModel"},
