@@ -436,6 +436,7 @@ var (
 type trace struct {
 	guard       func() error // WithSendGuard's, or nil
 	mu          sync.Mutex
+	refused     error // the guard's first refusal (ask)
 	conn        *conn
 	reused      bool
 	request     []byte
@@ -452,7 +453,11 @@ func (t *trace) clientTrace() *httptrace.ClientTrace {
 			t.conn, t.reused = c, info.Reused
 			t.mu.Unlock()
 			if c != nil {
-				c.startCapture(&t.request, t.guard)
+				var guard func() error
+				if t.guard != nil {
+					guard = t.ask
+				}
+				c.startCapture(&t.request, guard)
 			}
 		},
 		// WroteRequest fires once the request is in net/http's buffer, before
@@ -470,6 +475,23 @@ func (t *trace) clientTrace() *httptrace.ClientTrace {
 			t.mu.Unlock()
 		},
 	}
+}
+
+// ask asks the send guard, remembering a refusal. When the guard refuses, the write fails
+// and net/http closes the connection; its reader and writer then race, and the round trip
+// may fail with the reader's "use of closed network connection" instead of the write's
+// error (TestFetchSendGuard saw it once in a full run), so exchange reports the refusal
+// from here.
+func (t *trace) ask() error {
+	err := t.guard()
+	if err != nil {
+		t.mu.Lock()
+		if t.refused == nil {
+			t.refused = err
+		}
+		t.mu.Unlock()
+	}
+	return err
 }
 
 // finish copies what the trace saw into res.
@@ -534,9 +556,12 @@ func (f *Fetcher) exchange(ctx context.Context, u *url.URL, r *Request, limit in
 	tr.finish(res)
 	if err != nil {
 		tr.mu.Lock()
-		wrote := tr.wrote
+		wrote, refused := tr.wrote, tr.refused
 		tr.mu.Unlock()
 		kind := classifyRoundTrip(ctx, err, wrote)
+		if refused != nil && kind != KindCanceled {
+			kind, err = KindCanceled, refused
+		}
 		switch {
 		case kind == KindCanceled && ctx.Err() != nil:
 			err = context.Cause(ctx)
