@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/sonda-search/sonda/internal/procstat"
 	"strings"
 	"sync"
 	"testing"
@@ -364,11 +365,11 @@ func TestLongQueueStaysFast(t *testing.T) {
 	// load of ~20 once had all three of the last batches wait for a core (86 ms against
 	// 482 ms of wall time), which the CPU time does not count.
 	timeBatch := func() time.Duration {
-		start := processCPU()
+		start := procstat.SelfCPU()
 		for i := 0; i < 1000; i++ {
 			complete(t, f, nextNow(t, f), Outcome{Fetched: true})
 		}
-		return processCPU() - start
+		return procstat.SelfCPU() - start
 	}
 	// The fastest of three batches at each end: the cost of popping without the
 	// garbage collections and compactions that land in one batch or another.

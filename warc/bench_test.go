@@ -3,6 +3,7 @@ package warc
 import (
 	"bytes"
 	"fmt"
+	"github.com/sonda-search/sonda/internal/procstat"
 	"io"
 	"os"
 	"runtime"
@@ -31,14 +32,14 @@ func BenchmarkWriteCapture(b *testing.B) {
 				}
 				b.SetBytes(int64(size))
 				b.ResetTimer()
-				cpu := processCPU()
+				cpu := procstat.SelfCPU()
 				for i := 0; i < b.N; i++ {
 					if _, err := w.WriteCapture(captures[i%len(captures)]); err != nil {
 						b.Fatal(err)
 					}
 				}
 				b.StopTimer() // Close's fsync is not part of a capture's cost
-				reportRates(b, processCPU()-cpu, "captures")
+				reportRates(b, procstat.SelfCPU()-cpu, "captures")
 				w.Close()
 			})
 		}
@@ -72,7 +73,7 @@ func BenchmarkWriteCaptureParallel(b *testing.B) {
 			b.SetBytes(20 << 10)
 			runtime.GC()
 			runtime.GC() // empty the pools
-			cpu := processCPU()
+			cpu := procstat.SelfCPU()
 			b.SetParallelism(perProc)
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
@@ -86,7 +87,7 @@ func BenchmarkWriteCaptureParallel(b *testing.B) {
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
-			reportRates(b, processCPU()-cpu, "captures")
+			reportRates(b, procstat.SelfCPU()-cpu, "captures")
 			w.Close()
 		})
 	}
@@ -109,7 +110,7 @@ func BenchmarkGzipLevel(b *testing.B) {
 			var out bytes.Buffer
 			in, compressed := 0, 0
 			b.SetBytes(20 << 10)
-			cpu := processCPU()
+			cpu := procstat.SelfCPU()
 			for i := 0; i < b.N; i++ {
 				p := payloads[i%len(payloads)]
 				out.Reset()
@@ -120,7 +121,7 @@ func BenchmarkGzipLevel(b *testing.B) {
 				compressed += out.Len()
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(in)/(processCPU()-cpu).Seconds()/1e6, "MB/cpu-s")
+			b.ReportMetric(float64(in)/(procstat.SelfCPU()-cpu).Seconds()/1e6, "MB/cpu-s")
 			b.ReportMetric(float64(compressed)/float64(in)*100, "%size")
 		})
 	}
@@ -153,7 +154,7 @@ func BenchmarkReader(b *testing.B) {
 			}
 			b.SetBytes(size)
 			b.ResetTimer()
-			cpu := processCPU()
+			cpu := procstat.SelfCPU()
 			records := 0
 			for i := 0; i < b.N; i++ {
 				r, _ := NewReader(bytes.NewReader(data))
@@ -170,7 +171,7 @@ func BenchmarkReader(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(records)/b.Elapsed().Seconds(), "records/s")
-			b.ReportMetric(float64(records)/(processCPU()-cpu).Seconds(), "records/cpu-s")
+			b.ReportMetric(float64(records)/(procstat.SelfCPU()-cpu).Seconds(), "records/cpu-s")
 		})
 	}
 }
