@@ -77,7 +77,12 @@
 // page of (from its first page there): the in-link counts and anchor texts its pages
 // rank with are those of the whole cluster,
 // as one machine would have them (see links.go). A node whose crawler records its own
-// pages' links in that graph skips the ones its current run sent.
+// pages' links in that graph skips the ones its current run sent. A page fetched again
+// that no longer links into a partition sends it an empty message, which replaces its old
+// links there: the node knows which partitions the page linked into if it fetched the
+// page last under its current tenure of the page's partition; otherwise (another node
+// fetched it since, or this node restarted) its relay asks the state stream which of the
+// page's subjects hold a message.
 //
 // # PageRank
 //

@@ -3,10 +3,15 @@ package cluster
 import (
 	"context"
 	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sonda-search/sonda/crawl"
@@ -48,10 +53,12 @@ func (n *Node) Name() string { return "cluster" }
 func (n *Node) Consume(context.Context, *crawl.Document) error { return nil }
 
 // Journal implements crawl.JournaledSink: the page's links (those the link graph counts),
-// grouped by the partition of their target, go to the outbox in the page's batch.
+// grouped by the partition of their target, go to the outbox in the page's batch. A page
+// fetched again that no longer links into a partition it linked into before sends that
+// partition an empty message, which replaces its old one there (see linkedBefore).
 func (n *Node) Journal(d *crawl.Document, w store.Writer) error {
 	links, update := linkgraph.DocumentLinks(d)
-	if !update || len(links) == 0 {
+	if !update {
 		return nil
 	}
 	src := d.Record.URL
@@ -68,14 +75,143 @@ func (n *Node) Journal(d *crawl.Document, w store.Writer) error {
 		byPart[p] = append(byPart[p], edgeLink{URL: l.URL, Anchor: l.Anchor})
 	}
 	key := linkgraph.KeyOf(src)
+	again := d.Prev != nil || d.Item.Visits > 0 // the page may have sent links before
+	if len(byPart) == 0 && !again {
+		return nil
+	}
+	var epoch uint64 // 0: the lease's tenure ended, no record counts
+	if f, ok := n.leaseFence(d.Item.Key, d.Item.Host); ok {
+		epoch = f.epoch
+	}
+	parts := make([]int, 0, len(byPart))
+	for p := range byPart {
+		parts = append(parts, p)
+	}
+	slices.Sort(parts)
+	var before []int
+	known := false
+	if again {
+		before, known = n.linkedBefore(key, epoch)
+	}
 	n.outMu.Lock()
 	defer n.outMu.Unlock()
-	for p, ls := range byPart {
-		payload := encodeEdges(edgesMsg{Src: src, Run: n.run, Links: ls})
-		if err := n.out.put(w, kindEdges, n.names.edges(p, key[:]), payload, fence{}); err != nil {
+	put := func(kind byte, subject string, payload []byte) error {
+		n.outCount.Add(1)
+		return n.out.put(w, kind, subject, payload, fence{})
+	}
+	for _, p := range parts {
+		if err := put(kindEdges, n.names.edges(p, key[:]), encodeEdges(edgesMsg{Src: src, Run: n.run, Links: byPart[p]})); err != nil {
 			return err
 		}
-		n.outCount.Add(1)
+	}
+	none := encodeEdges(edgesMsg{Src: src, Run: n.run})
+	switch {
+	case known:
+		for _, p := range before {
+			if _, ok := byPart[p]; !ok {
+				if err := put(kindEdges, n.names.edges(p, key[:]), none); err != nil {
+					return err
+				}
+			}
+		}
+	case again:
+		// Another node may have fetched the page since this one did, or none of its
+		// fetches was recorded under the current tenure: the relay asks the state stream
+		// which partitions hold a message of the page, and empties the others.
+		if err := put(kindSweep, n.names.prefix()+"edges.*."+hex.EncodeToString(key[:]), encodeSweep(parts, none)); err != nil {
+			return err
+		}
+	}
+	return w.Set(keyLinked(key), appendLinked(epoch, parts), nil)
+}
+
+// keyLinked is where the node keeps the partitions a page linked into the last time it
+// fetched it, and under which tenure of the page's partition (c e <page key>, see
+// outbox.go; value: the tenure's epoch, 8 bytes, then the partitions, uvarints).
+func keyLinked(k linkgraph.Key) []byte { return append([]byte("ce"), k[:]...) }
+
+func appendLinked(epoch uint64, parts []int) []byte {
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, 8+2*len(parts)), epoch)
+	for _, p := range parts {
+		v = binary.AppendUvarint(v, uint64(p))
+	}
+	return v
+}
+
+// linkedBefore is the partitions the page of key linked into when this node last fetched
+// it, if that record can be trusted: it was written under the tenure epoch, the one the
+// page is fetched under now, so no other node fetched the page in between (a node fetches
+// only pages of partitions it serves, and serving one opens a new epoch).
+func (n *Node) linkedBefore(key linkgraph.Key, epoch uint64) ([]int, bool) {
+	if epoch == 0 {
+		return nil, false
+	}
+	v, closer, err := n.db.Get(keyLinked(key))
+	if err != nil {
+		return nil, false
+	}
+	defer closer.Close()
+	if len(v) < 8 || binary.BigEndian.Uint64(v) != epoch {
+		return nil, false
+	}
+	var parts []int
+	for r := v[8:]; len(r) > 0; {
+		p, k := binary.Uvarint(r)
+		if k <= 0 {
+			return nil, false
+		}
+		parts, r = append(parts, int(p)), r[k:]
+	}
+	return parts, true
+}
+
+// encodeSweep is the payload of a kindSweep record: the partitions the page links into
+// now, then the empty links message to send the others.
+func encodeSweep(keep []int, none []byte) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(keep)))
+	for _, p := range keep {
+		b = binary.AppendUvarint(b, uint64(p))
+	}
+	return append(b, none...)
+}
+
+func decodeSweep(b []byte) (keep map[int]bool, none []byte, err error) {
+	r := wireReader{b: b}
+	keep = map[int]bool{}
+	for range r.count() {
+		keep[int(r.uvarint())] = true
+	}
+	if r.err != nil || len(r.b) == 0 {
+		return nil, nil, errors.New("cluster: corrupt links sweep record")
+	}
+	return keep, r.b, nil
+}
+
+// sweep carries out a kindSweep record m: every partition whose subject holds a links
+// message of the page, other than those it links into now, gets the empty message. The
+// relay runs it before it publishes any record after it (the page's next messages among
+// them), and again if it fails: an empty message sent twice is harmless.
+func (n *Node) sweep(ctx context.Context, m outMsg) error {
+	keep, none, err := decodeSweep(m.payload)
+	if err != nil {
+		n.log.Warn("dropping a corrupt outbox record", "error", err)
+		return nil
+	}
+	n.sweeps.Add(1)
+	info, err := n.state.Info(ctx, jetstream.WithSubjectFilter(m.subject))
+	if err != nil {
+		return jsError("list a page's links messages", err)
+	}
+	edges := n.names.prefix() + "edges."
+	for subj := range info.State.Subjects {
+		ps, _, _ := strings.Cut(strings.TrimPrefix(subj, edges), ".")
+		p, err := strconv.Atoi(ps)
+		if err != nil || keep[p] {
+			continue
+		}
+		if _, err := n.js.PublishMsg(ctx, &nats.Msg{Subject: subj, Data: none}, jetstream.WithMsgID(m.id+"-"+ps)); err != nil {
+			return jsError("empty a page's old links", err)
+		}
 	}
 	return nil
 }

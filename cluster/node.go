@@ -103,6 +103,7 @@ type Node struct {
 	// relay goroutine uses them.
 	relayFrom    uint64
 	lastFullScan time.Time
+	relayAgain   bool // the last round stopped before a sweep (relay goroutine only)
 
 	// unacked counts the completed pages whose state is in the outbox, not yet
 	// acknowledged by JetStream; with inflight (leases entered, under mu) it is bounded by
@@ -136,6 +137,7 @@ type Node struct {
 	// the node is not idle, or the cluster could end before the seeds were routed.
 	started atomic.Bool
 	stale   atomic.Int64 // lease outcomes not recorded: the partition moved during the lease
+	sweeps  atomic.Int64 // pages fetched again whose earlier links the relay looked up (Node.sweep)
 	// rebuildMu serializes rebuilding partitions with forgetting lost ones.
 	rebuildMu sync.Mutex
 	inlinks   InLinkGraph // nil: links routed here are not recorded
@@ -1549,7 +1551,9 @@ func (n *Node) relayLoop(ctx context.Context) {
 				sleep(ctx, n.tick())
 				break
 			}
-			if sent < relayBatch {
+			again := n.relayAgain // a round ended before a sweep
+			n.relayAgain = false
+			if sent < relayBatch && !again {
 				// It read all there was (or stopped at a record to retry later): what is
 				// committed after the read kicks the relay again.
 				break
@@ -1615,6 +1619,22 @@ func (n *Node) relayOnce(ctx context.Context) (int, error) {
 			n.lastFullScan = time.Time{}
 		}
 		return 0, nil
+	}
+	// A sweep (kindSweep) reads what the state stream holds of a page, so it runs once
+	// every record before it is stored and before any after it is published: it opens a
+	// round, and a later one ends the round before it.
+	for i := range msgs {
+		if msgs[i].kind != kindSweep {
+			continue
+		}
+		if i > 0 {
+			msgs, more, n.relayAgain = msgs[:i], true, true
+			break
+		}
+		if err := n.sweep(ctx, msgs[0]); err != nil {
+			return 0, err
+		}
+		msgs[0].subject = "" // done: nothing to publish
 	}
 	local, check, err := n.localLinks(msgs)
 	if err != nil {

@@ -654,7 +654,12 @@ type recordedLinks struct {
 func (r *recordedLinks) SetLinksWhere(src string, links []linkgraph.Link, within func(string) bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var kept []linkgraph.Link
+	var kept []linkgraph.Link // as a Graph does: src's links outside within stay
+	for _, l := range r.links[src] {
+		if !within(l.URL) {
+			kept = append(kept, l)
+		}
+	}
 	for _, l := range links {
 		if within(l.URL) {
 			kept = append(kept, l)

@@ -19,6 +19,7 @@ import (
 //	c n           a sequence number used: at least that of every record relayed (the relay
 //	              writes it with its deletions, not every record with itself)
 //	c f <p:4>     a partition whose routed links the node records in its link graph (links.go)
+//	c e <page:16> the partitions a page linked into at its last fetch here (links.go)
 //	c w, c u      which volunteer worker delivered a page (package cluster/volunteer, ledger.go)
 //
 // Records are written in the batch that completes a page, so a page and what it found are
@@ -33,6 +34,10 @@ const (
 	kindLink  = 'l' // a URL for its owner's admission
 	kindState = 's' // the state of a URL or the rest of a host (dropped at restart)
 	kindEdges = 'e' // a page's links to the hosts of one partition, with their anchors
+	// kindSweep: a page fetched again whose earlier links this node does not know; its
+	// subject is the pattern of the page's links subjects, its payload what encodeSweep
+	// writes. The relay runs it (Node.sweep) rather than publish it.
+	kindSweep = 'x'
 )
 
 type outbox struct {
