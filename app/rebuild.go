@@ -27,9 +27,13 @@ type RebuildOptions struct {
 
 // RebuildStats say what Rebuild did.
 type RebuildStats struct {
-	Pages     int // page records replayed (in each phase)
-	Missing   int // records whose WARC capture could not be read: left out of the index
-	PageRank  linkgraph.RankSummary
+	Pages    int // page records replayed (in each phase)
+	Missing  int // records whose WARC capture could not be read: left out of the index
+	PageRank linkgraph.RankSummary
+	// RanksKept: the data directory is a cluster node's, whose ranks its cluster computed
+	// over the whole cluster's graph (PageRank.Cluster names it); they were kept, not
+	// replaced by a run over this node's share of the links.
+	RanksKept bool
 	Datasets  int   // geographic datasets written (kind dataset), from the geo catalog
 	Documents int64 // documents in the new index
 	Took      time.Duration
@@ -39,8 +43,9 @@ type RebuildStats struct {
 // and PageRank, from what the crawl recorded: every page record in the store and its
 // latest capture in the WARC files, parsed as the crawler parsed it and shaped as its
 // analyzers shaped it (Restorers). Two passes: the links first, so every document is
-// written once, with the anchor text of all the links to it. The data directory must not
-// be in use.
+// written once, with the anchor text of all the links to it. A cluster node's directory
+// keeps the ranks its cluster computed (RebuildStats.RanksKept). The data directory must
+// not be in use.
 func Rebuild(ctx context.Context, cfg config.Config, o RebuildOptions) (RebuildStats, error) {
 	start := time.Now()
 	if _, err := os.Stat(crawl.StateDir(cfg.Data)); err != nil {
@@ -74,7 +79,14 @@ func Rebuild(ctx context.Context, cfg config.Config, o RebuildOptions) (RebuildS
 	if err := replay("links", linkgraph.NewSink(in.Graph, nil)); err != nil {
 		return st, err
 	}
-	if st.PageRank, err = in.Graph.ComputePageRank(ctx); err != nil {
+	if s := in.Graph.Summary(); s != nil && s.Cluster != "" {
+		// A cluster node's graph holds its pages' links and those routed to its
+		// partitions, not the whole web: PageRank over it would rank its pages unlike one
+		// machine holding every page, which the stored ranks (its cluster's, over every
+		// node's links) do. The replay above changed no rank; the node stores each new run
+		// of its cluster as it comes.
+		st.PageRank, st.RanksKept = *s, true
+	} else if st.PageRank, err = in.Graph.ComputePageRank(ctx); err != nil {
 		return st, err
 	}
 	in.isink = in.newIndexSink(false)

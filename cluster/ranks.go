@@ -377,7 +377,9 @@ func (n *Node) storeRanks(ctx context.Context) error {
 	for i, e := range all {
 		keys[i], ranks[i] = e.k, e.rank
 	}
-	if err := n.rankStore.SetRanks(run.Summary, keys, ranks); err != nil {
+	sum := run.Summary
+	sum.Cluster = n.names.cluster // what is stored says where it came from (app.Rebuild keeps it)
+	if err := n.rankStore.SetRanks(sum, keys, ranks); err != nil {
 		return err
 	}
 	n.storedRun, n.storedParts = run.ID, parts

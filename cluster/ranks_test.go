@@ -227,6 +227,12 @@ func TestRanksGlobal(t *testing.T) {
 	if d := compare(func(p int) *linkgraph.Graph { return graphs[owner[p]] }, true); d > 0 {
 		t.Errorf("%d URLs rank unlike one graph", d)
 	}
+	for _, id := range ids {
+		// What a node stored says it is the cluster's (sonda index rebuild keeps it).
+		if s := graphs[id].Summary(); s == nil || s.Cluster != nodes[id].names.cluster {
+			t.Errorf("node %s stored ranks under summary %+v, want one naming cluster %q", id, s, nodes[id].names.cluster)
+		}
+	}
 	// The control: each node's own PageRank over its share of the links (the pages it
 	// crawled and the links routed to its partitions) ranks otherwise.
 	local := map[string]*linkgraph.Graph{}

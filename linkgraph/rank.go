@@ -29,6 +29,9 @@ type RankSummary struct {
 	MaxRank      float64       `json:"max_rank"`
 	MeanInDegree float64       `json:"mean_in_degree"` // Edges / Nodes
 	FromDisk     bool          `json:"from_disk"`      // edges were streamed from disk each iteration
+	// Cluster names the cluster over whose whole graph the ranks were computed, when a
+	// cluster node stored them (SetRanks, package cluster); empty for this graph's own runs.
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // rankGraph is the graph as PageRank sees it: nodes by dense index, and either the edges in

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -34,7 +35,9 @@ func newIndexRebuildCmd() *cobra.Command {
 and PageRank, from what the crawl recorded: every page record in DIR/state and its latest
 capture in DIR/warc, parsed again as the crawler parsed it. Use it after a crash that left
 the index behind the crawl, after changing the analysis, or to index a crawl made with
-search.index off. The data directory must not be in use.`,
+search.index off. On a cluster node's data directory (sonda node, cluster.global-ranks on)
+it keeps the PageRank the cluster computed over every node's links rather than rank the
+node's share alone. The data directory must not be in use.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(cmd)
@@ -71,7 +74,12 @@ func rebuildIndex(ctx context.Context, cfg config.Config, w io.Writer) error {
 		fmt.Fprintf(w, "  %d captures could not be read from the WARC files; those pages are left out\n", st.Missing)
 	}
 	r := st.PageRank
-	fmt.Fprintf(w, "PageRank: %d pages, %d links, %d iterations, %s\n", r.Nodes, r.Edges, r.Iterations, formatDuration(r.Took))
+	if st.RanksKept {
+		fmt.Fprintf(w, "PageRank: kept the ranks cluster %q computed over its whole graph (%d pages, %d links, run of %s); the node stores each new run when it runs\n",
+			r.Cluster, r.Nodes, r.Edges, r.At.Format(time.RFC3339))
+	} else {
+		fmt.Fprintf(w, "PageRank: %d pages, %d links, %d iterations, %s\n", r.Nodes, r.Edges, r.Iterations, formatDuration(r.Took))
+	}
 	fmt.Fprintf(w, "index: %d documents in %s (%s)\n", st.Documents, index.DataDir(cfg.Data), formatDuration(st.Took))
 	return nil
 }
