@@ -143,6 +143,7 @@ type Index struct {
 	forward    *forwardCache // the segments' forward term lists, apart from the text
 	dfs        dfCache       // document counts of feedback's words
 	tfBounds   tfBoundCache  // the largest frequencies of query words, for pruning
+	ids        *docIDs       // digests of the documents' IDs (nil when read-only)
 	turns      chan struct{} // one token per search running (Options.MaxSearches)
 	unclean    bool
 	created    bool         // this Open created the index (it was missing or its creation never finished)
@@ -255,6 +256,10 @@ func Open(dir string, opts Options) (*Index, error) {
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}
 	if err := ix.loadStats(); err != nil {
+		return nil, err
+	}
+	ix.ids = newDocIDs()
+	if err := ix.loadDocIDs(); err != nil {
 		return nil, err
 	}
 	if err := ix.SetRanking(opts.Ranking); err != nil {
@@ -566,6 +571,7 @@ func (ix *Index) Put(ctx context.Context, docs ...Doc) error {
 	for id := range latest {
 		ids = append(ids, id)
 	}
+	ix.expect(ids) // before they are searchable: see docIDs
 	old, err := ix.oldLengths(ids)
 	if err != nil {
 		return err
@@ -645,6 +651,11 @@ func (ix *Index) Delete(ctx context.Context, ids ...string) error {
 		ix.stats.remove(o)
 	}
 	ix.statsMu.Unlock()
+	if ix.ids != nil {
+		for id := range old {
+			ix.ids.remove(id)
+		}
+	}
 	ix.wrote()
 	return nil
 }

@@ -309,7 +309,8 @@ type pendingOp struct {
 
 // maxTouched bounds the set of documents waiting for an anchor refresh; beyond it, new
 // ones are dropped (SinkStats.Dropped counts them): `sonda index rebuild` brings every
-// document's anchors up to date.
+// document's anchors up to date. With an *Index, the set holds only documents in the index
+// (docIDs), so the bound is reached only by an index of more documents.
 const maxTouched = 1 << 20
 
 // NewSink returns a sink writing to ix, with anchor text and in-link counts from links
@@ -428,14 +429,26 @@ func (s *Sink) kickWriter() {
 	}
 }
 
-// Touch notes documents whose in-links changed, so their anchor text is refreshed.
+// docHolder is a SinkStore that knows which documents it certainly lacks (*Index, docIDs).
+type docHolder interface {
+	lacks(id string) bool
+	expect(ids []string)
+}
+
+// Touch notes documents whose in-links changed, so their anchor text is refreshed. URLs
+// the index does not hold (most: pages not fetched yet) are left out: when one is written,
+// it gets the anchors the link graph has then.
 func (s *Sink) Touch(urls []string) {
 	if s.links == nil {
 		return
 	}
+	held, _ := s.ix.(docHolder)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, u := range urls {
+		if held != nil && held.lacks(u) {
+			continue
+		}
 		if len(s.touched) >= maxTouched {
 			s.dropped.Add(int64(len(urls) - i))
 			return
@@ -578,13 +591,20 @@ func (s *Sink) flush(ctx context.Context, allHosts bool) error {
 // removals.
 func (s *Sink) writeBatch(ctx context.Context, batch map[string]pendingOp) error {
 	var puts []Doc
-	var removes []string
+	var removes, ids []string
 	for id, op := range batch {
 		if op.remove {
 			removes = append(removes, id)
-			continue
+		} else {
+			ids = append(ids, id)
 		}
-		puts = append(puts, s.withLinks(op.doc))
+	}
+	if held, ok := s.ix.(docHolder); ok && s.links != nil {
+		// Before their anchors are read: a Touch from now on keeps them (docIDs).
+		held.expect(ids)
+	}
+	for _, id := range ids {
+		puts = append(puts, s.withLinks(batch[id].doc))
 	}
 	if err := s.write(ctx, puts, removes); err != nil {
 		return err
