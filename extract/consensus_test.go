@@ -57,6 +57,12 @@ func TestMedoid(t *testing.T) {
 		{"the odd one out loses", []bodyCandidate{cand("trafilatura", sidebar), cand("readability", story), cand("distiller", story+" share this")}, "readability"},
 		{"two that agree keep the first", []bodyCandidate{cand("trafilatura", story), cand("readability", sidebar), cand("distiller", story)}, "trafilatura"},
 		{"no agreement: the first", []bodyCandidate{cand("trafilatura", story), cand("readability", sidebar), cand("distiller", "")}, "trafilatura"},
+		// Empty bodies abstain: two of them do not agree with each other.
+		{"two empty bodies do not outvote a text", []bodyCandidate{cand("trafilatura", story), cand("readability", ""), cand("distiller", "")}, "trafilatura"},
+		// A one-shingle body inside one of two texts does not break their tie.
+		{"a single shingle does not decide", []bodyCandidate{cand("trafilatura", story), cand("readability", sidebar+" october 17 2012 permalink"), cand("distiller", "October 17, 2012 | Permalink")}, "trafilatura"},
+		{"an empty first loses to two that agree", []bodyCandidate{cand("trafilatura", ""), cand("readability", story), cand("distiller", story)}, "readability"},
+		{"all empty: the first", []bodyCandidate{cand("trafilatura", ""), cand("readability", "one"), cand("distiller", "")}, "trafilatura"},
 	}
 	for _, tt := range tests {
 		if got := medoid(tt.cs).from; got != tt.want {
@@ -87,6 +93,24 @@ func TestConsensusOverrulesOddExtractor(t *testing.T) {
 	}
 	if !strings.Contains(a.Text(), post) || strings.Contains(a.Text(), "Your comment has not yet been posted") {
 		t.Errorf("body is not the post:\n%s", a.Text())
+	}
+}
+
+// TestConsensusIgnoresNearEmptyExtractor runs the vote on a real page (Dragnet's R44, a
+// TypePad post) where go-trafilatura finds the post, Readability the post with its
+// trackback block, and DOM Distiller only the "October 17, 2012 | Permalink" line, which
+// Readability's body holds: one shingle must not decide between the two long bodies.
+func TestConsensusIgnoresNearEmptyExtractor(t *testing.T) {
+	a, err := mustNew(t, Options{}).Extract(dragnetPage(t, "R44"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if from := a.Sources["body"]; from != "trafilatura" {
+		t.Errorf("body from %q, want go-trafilatura's (DOM Distiller's one-line body must abstain)", from)
+	}
+	text := a.Text()
+	if !strings.Contains(text, "Today we launched something huge") || strings.Contains(text, "TrackBack URL for this entry") {
+		t.Errorf("body is not the post alone:\n%s", text)
 	}
 }
 
