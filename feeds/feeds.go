@@ -24,6 +24,7 @@ package feeds
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
@@ -114,7 +115,7 @@ func Parse(body []byte, mediaType, pageURL string, lim Limits) (*Document, error
 	if gzipped {
 		mediaType = "" // it named the compressed file, not what is inside
 	}
-	body, truncated, err := decompress(body, lim.MaxBytes)
+	body, truncated, bomb, err := decompress(body, lim.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("feeds: %s: %w", pageURL, err)
 	}
@@ -144,7 +145,11 @@ func Parse(body []byte, mediaType, pageURL string, lim Limits) (*Document, error
 	if doc != nil {
 		doc.Truncated = doc.Truncated || truncated
 	}
-	if err != nil && truncated && gzipped {
+	if bomb {
+		// The expansion is the story, whatever the parser then made of the part read.
+		err = fmt.Errorf("its gzip-compressed bytes expand more than %d times (a decompression bomb), so reading stopped after %d bytes (URLs read before it: %d): %w",
+			maxExpansion, len(body), docEntries(doc), cmp.Or(err, errCutShort))
+	} else if err != nil && truncated && gzipped {
 		// The expansion is the story, whatever the XML parser then met in the part read.
 		err = fmt.Errorf("its %d gzip-compressed bytes expand past the %d MiB read (more than %.0f times: a decompression bomb, or an oversized file), so it was cut there; in what was read: %w",
 			compressed, lim.MaxBytes>>20, float64(lim.MaxBytes)/float64(max(compressed, 1)), err)
@@ -168,18 +173,60 @@ func describe(mediaType string, body []byte) string {
 // isGzip reports the gzip magic number.
 func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
 
+// Decompression stops, as a bomb, once past expansionFloor bytes the output is more than
+// maxExpansion times the compressed bytes consumed (the content coding's rule, with a
+// higher ratio). Sitemaps compress well: 50,000 entries that differ only in a number
+// with the same lastmod, changefreq and priority compress 56 times at gzip -9; a bomb's
+// zeros 1,000 times, and reading one up to the 50 MiB limit held all 50 MiB of them.
+const (
+	maxExpansion   = 250
+	expansionFloor = 1 << 20
+)
+
+var errCutShort = errors.New("the part read ends mid-document")
+
+func docEntries(d *Document) int {
+	if d == nil {
+		return 0
+	}
+	return len(d.Entries) + len(d.Sitemaps)
+}
+
+// consumed counts the compressed bytes the decompressor has taken. It is an io.ByteReader,
+// so gzip reads exactly what it uses (no read-ahead buffer).
+type consumed struct {
+	r *bytes.Reader
+	n int64
+}
+
+func (c *consumed) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *consumed) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	return b, err
+}
+
 // decompress undoes gzip (sitemap.xml.gz files arrive compressed, not content-encoded),
-// reading at most limit bytes of the result; truncated says there was more.
-func decompress(body []byte, limit int64) (out []byte, truncated bool, err error) {
+// reading at most limit bytes of the result; truncated says there was more, bomb that
+// it stopped early because the expansion passed maxExpansion.
+func decompress(body []byte, limit int64) (out []byte, truncated, bomb bool, err error) {
 	if !isGzip(body) {
 		if int64(len(body)) > limit {
-			return body[:limit], true, nil
+			return body[:limit], true, false, nil
 		}
-		return body, false, nil
+		return body, false, false, nil
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(body))
+	src := &consumed{r: bytes.NewReader(body)}
+	zr, err := gzip.NewReader(src)
 	if err != nil {
-		return nil, false, fmt.Errorf("gzip: %w", err)
+		return nil, false, false, fmt.Errorf("gzip: %w", err)
 	}
 	// One allocation when the trailer's size (ISIZE: the uncompressed length mod 2^32,
 	// of the last member) is true; never more than the limit, whatever a bomb's trailer
@@ -188,22 +235,29 @@ func decompress(body []byte, limit int64) (out []byte, truncated bool, err error
 	if n := len(body); n >= 18 {
 		hint = min(hint, int64(binary.LittleEndian.Uint32(body[n-4:]))+1)
 	}
-	out, err = readUpTo(zr, max(hint, 512), limit+1)
+	expanding := func(n int64) bool { return n > expansionFloor && n > maxExpansion*src.n }
+	out, err = readUpTo(zr, max(hint, 512), limit+1, expanding)
+	if err == errExpanding {
+		return out, true, true, nil
+	}
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, false, fmt.Errorf("gzip: %w", err)
+		return nil, false, false, fmt.Errorf("gzip: %w", err)
 	}
 	if int64(len(out)) > limit {
-		return out[:limit], true, nil
+		return out[:limit], true, false, nil
 	}
 	if err != nil { // cut short: keep what decompressed
-		return out, true, nil
+		return out, true, false, nil
 	}
-	return out, false, nil
+	return out, false, false, nil
 }
 
+var errExpanding = errors.New("expands too much")
+
 // readUpTo reads r to its end or to max bytes, whichever comes first, into a buffer of
-// size first that grows by doubling up to max.
-func readUpTo(r io.Reader, first, max int64) ([]byte, error) {
+// size first that grows by doubling up to max; it stops with errExpanding once stop
+// says so of the bytes read.
+func readUpTo(r io.Reader, first, max int64, stop func(int64) bool) ([]byte, error) {
 	out := make([]byte, 0, min(first, max))
 	for int64(len(out)) < max {
 		if len(out) == cap(out) {
@@ -211,6 +265,9 @@ func readUpTo(r io.Reader, first, max int64) ([]byte, error) {
 		}
 		n, err := r.Read(out[len(out):cap(out)])
 		out = out[:len(out)+n]
+		if stop(int64(len(out))) {
+			return out, errExpanding
+		}
 		if err == io.EOF {
 			return out, nil
 		}
@@ -226,7 +283,7 @@ func readUpTo(r io.Reader, first, max int64) ([]byte, error) {
 // looked into.
 func Detect(mediaType string, body []byte) Kind {
 	if isGzip(body) {
-		head, _, err := decompress(body[:min(len(body), 64<<10)], 4096)
+		head, _, _, err := decompress(body[:min(len(body), 64<<10)], 4096)
 		if err != nil && len(head) == 0 {
 			return KindNone
 		}
