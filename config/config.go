@@ -130,6 +130,7 @@ type Fetch struct {
 	BodyTimeout      time.Duration `yaml:"body-timeout"`
 	Timeout          time.Duration `yaml:"timeout"`
 	MaxBody          ByteSize      `yaml:"max-body"`
+	LargeBodyMemory  ByteSize      `yaml:"large-body-memory"`
 	MaxRedirects     int           `yaml:"max-redirects"`
 	AcceptTypes      []string      `yaml:"accept-types"`
 	AllowPrivate     bool          `yaml:"allow-private"`
@@ -499,6 +500,7 @@ func (c *Config) Validate() error {
 	check(c.Robots.Agent == "" || isProductToken(c.Robots.Agent), "robots.agent: %q is not a product token (letters, \"-\" and \"_\" only, e.g. sonda or my-crawler): robots.txt groups could not name it", c.Robots.Agent)
 	check(c.Fetch.UserAgent != "", "fetch.user-agent: must identify the crawler")
 	check(c.Fetch.MaxBody > 0, "fetch.max-body: must be positive")
+	check(c.Fetch.LargeBodyMemory == 0 || c.Fetch.LargeBodyMemory >= c.Fetch.MaxBody, "fetch.large-body-memory: must be 0 (no bound) or at least fetch.max-body (%d bytes; got %d)", int64(c.Fetch.MaxBody), int64(c.Fetch.LargeBodyMemory))
 	check(c.Fetch.MaxRedirects >= 0, "fetch.max-redirects: must not be negative")
 	for _, t := range []struct {
 		name string

@@ -50,7 +50,8 @@ type Crawler struct {
 	db       *store.DB
 	frontier *frontier.Frontier
 	fetcher  *fetch.Fetcher
-	pages    PageFetcher // nil: pages are fetched by fetcher
+	pages    PageFetcher  // nil: pages are fetched by fetcher
+	large    *largeBodies // fetch.large-body-memory; nil: no bound
 	norm     *urlnorm.Normalizer
 	scope    atomic.Pointer[scope.Scope]
 	router   Router // cluster mode: discovered URLs go to their owner
@@ -188,6 +189,7 @@ func New(cfg config.Config, opts ...Option) (*Crawler, error) {
 		return nil, err
 	}
 	c.resolve = fo.Resolve
+	c.large = newLargeBodies(int64(cfg.Fetch.LargeBodyMemory))
 	c.norm = urlnorm.New(NormalizerOptions(cfg))
 	if c.db == nil {
 		if c.db, err = store.Open(StateDir(cfg.Data), store.Options{Logger: c.log}); err != nil {

@@ -299,6 +299,9 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 	if d.Prev != nil && l.Scheduled() {
 		req.ETag, req.LastModified = d.Prev.ETag, d.Prev.LastModified
 	}
+	var releaseBody func()
+	req.Admit, releaseBody = c.large.admission()
+	defer releaseBody() // the body is archived, analysed and handed on by then
 	fctx, unfence, ok := c.fence(ctx, it.Host)
 	if !ok {
 		return c.frontier.Release(l, c.clock().Add(gateRetry))

@@ -65,8 +65,31 @@ func parseEncodings(values []string) ([]string, error) {
 
 // bodyLimits bound one body read.
 type bodyLimits struct {
-	maxBytes int64 // decoded bytes kept; also the cap on wire bytes read
-	maxRatio int64 // decoded/wire above this (past bombFloor) is a bomb
+	maxBytes int64        // decoded bytes kept; also the cap on wire bytes read
+	maxRatio int64        // decoded/wire above this (past bombFloor) is a bomb
+	admit    func() error // asked once before the body grows past LargeBody (nil: never)
+}
+
+// largeGate asks admit once, when a body (its wire bytes or its decoded ones) first
+// grows past LargeBody, and remembers a refusal.
+type largeGate struct {
+	admit func() error
+	asked bool
+	err   error
+}
+
+// pass reports whether a body of n bytes may be read on.
+func (g *largeGate) pass(n int64) bool {
+	if n > LargeBody && !g.asked && g.admit != nil {
+		g.asked = true
+		g.err = g.admit()
+	}
+	return g.err == nil
+}
+
+// refused is the outcome of a body whose admission failed.
+func (g *largeGate) refused() bodyOutcome {
+	return bodyOutcome{kind: KindCanceled, err: fmt.Errorf("waiting for memory for a body over %d MiB: %w", LargeBody>>20, g.err)}
 }
 
 // bodyOutcome is what readBody saw.
@@ -84,6 +107,7 @@ type bodyOutcome struct {
 type wireReader struct {
 	r        io.Reader
 	buf      *pieces
+	gate     *largeGate
 	limit    int64
 	netErr   error // first non-EOF error from r
 	overflow bool  // more than limit bytes were available
@@ -99,6 +123,9 @@ func (w *wireReader) Read(p []byte) (int, error) {
 	}
 	n, err := w.r.Read(p)
 	w.buf.write(p[:n])
+	if !w.gate.pass(w.buf.n) {
+		return n, w.gate.err
+	}
 	return n, w.note(err)
 }
 
@@ -115,6 +142,9 @@ func (w *wireReader) fill() error {
 	}
 	n, err := w.r.Read(sp)
 	w.buf.commit(n)
+	if !w.gate.pass(w.buf.n) {
+		return w.gate.err
+	}
 	return w.note(err)
 }
 
@@ -146,8 +176,11 @@ func (w *wireReader) note(err error) error {
 // bytes (up to sniffLen) when accept is non-nil, stopping if it says no.
 // sizeHint is the Content-Length or -1.
 func readBody(r io.Reader, encodings []string, sizeHint int64, lim bodyLimits, accept func(prefix []byte) bool) bodyOutcome {
-	w := &wireReader{r: r, limit: lim.maxBytes}
+	w := &wireReader{r: r, limit: lim.maxBytes, gate: &largeGate{admit: lim.admit}}
 	if sizeHint >= 0 {
+		if !w.gate.pass(sizeHint) { // before the room for it is made
+			return w.gate.refused()
+		}
 		w.buf = newPieces(min(sizeHint, lim.maxBytes) + 1)
 	} else {
 		w.buf = newPieces(min(firstPiece, lim.maxBytes+1))
@@ -171,6 +204,9 @@ func readIdentity(w *wireReader, accept func([]byte) bool) bodyOutcome {
 		if err == nil {
 			continue
 		}
+		if w.gate.err != nil {
+			return w.gate.refused()
+		}
 		o.wire = w.buf.bytes()
 		o.body = o.wire
 		switch {
@@ -188,6 +224,9 @@ func readEncoded(w *wireReader, encodings []string, lim bodyLimits, accept func(
 	var o bodyOutcome
 	var out *pieces // the decoded bytes
 	fail := func(kind ErrorKind, err error) bodyOutcome {
+		if w.gate.err != nil {
+			return w.gate.refused()
+		}
 		o.wire = w.buf.bytes()
 		if out != nil {
 			o.body = out.bytes()
@@ -240,6 +279,9 @@ func readEncoded(w *wireReader, encodings []string, lim bodyLimits, accept func(
 		}
 		n, err := src.Read(sp)
 		out.commit(n)
+		if !w.gate.pass(out.n) {
+			return w.gate.refused()
+		}
 		if out.n > lim.maxBytes {
 			o.wire, o.truncated = w.buf.bytes(), true
 			o.body = out.bytes()[:lim.maxBytes]

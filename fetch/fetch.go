@@ -267,7 +267,18 @@ type Request struct {
 	// MaxBodyBytes overrides Options.MaxBodyBytes when > 0 (robots.txt:
 	// 500 KiB).
 	MaxBodyBytes int64
+	// Admit, when set, is asked once before a body is read past LargeBody bytes (before
+	// any of it is read when its Content-Length is larger), with the most bytes the body
+	// may take (its limit). It may block until that much memory is free; the fetch's
+	// timeouts stand still meanwhile. An error abandons the body (KindCanceled). The
+	// crawl bounds the memory of the large bodies it holds at once with it, whatever
+	// its concurrency and the sizes servers send.
+	Admit func(ctx context.Context, maxBytes int64) error
 }
+
+// LargeBody is the size past which a body is read only once Request.Admit lets it:
+// about 1 % of web pages are longer.
+const LargeBody = 1 << 20
 
 // Truncation reasons (Result.Truncated).
 const (
@@ -613,15 +624,33 @@ func (f *Fetcher) exchange(ctx context.Context, u *url.URL, r *Request, limit in
 		}
 	}
 
+	bodyStart := time.Now()
 	timer := time.AfterFunc(f.opts.BodyTimeout, func() { cancel(errBodyTimeout) })
+	lim := bodyLimits{maxBytes: limit}
+	if r.Admit != nil {
+		// Waiting for memory is not the server's slowness: both timeouts stand still.
+		lim.admit = func() error {
+			paused := time.Now()
+			bodyRunning, totalRunning := timer.Stop(), total.Stop()
+			err := r.Admit(xctx, limit)
+			if bodyRunning {
+				timer.Reset(f.opts.BodyTimeout - paused.Sub(bodyStart))
+			}
+			if totalRunning {
+				total.Reset(time.Until(deadline) + time.Since(paused))
+			}
+			return err
+		}
+	}
 	var o bodyOutcome
 	encodings, encErr := parseEncodings(resp.Header.Values("Content-Encoding"))
 	if encErr != nil {
 		// Keep the raw bytes: a WARC record of them is still worth having.
-		o = readBody(resp.Body, nil, resp.ContentLength, bodyLimits{maxBytes: limit}, nil)
+		o = readBody(resp.Body, nil, resp.ContentLength, lim, nil)
 		o.body = nil
 	} else {
-		o = readBody(resp.Body, encodings, resp.ContentLength, bodyLimits{maxBytes: limit, maxRatio: int64(f.opts.MaxDecompressionRatio)}, accept)
+		lim.maxRatio = int64(f.opts.MaxDecompressionRatio)
+		o = readBody(resp.Body, encodings, resp.ContentLength, lim, accept)
 	}
 	timer.Stop()
 	if o.skipped {

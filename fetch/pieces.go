@@ -1,7 +1,5 @@
 package fetch
 
-import "sync"
-
 // pieces collects a body whose length is not known in advance (chunked responses,
 // decoded content codings). Appending to one slice reallocates and copies it some
 // twenty-five times on its way to 10 MiB — Go grows a large slice by a quarter — and
@@ -20,7 +18,20 @@ const (
 	maxPiece   = 1 << 20 // pieces stop growing here; pieces of this size are pooled
 )
 
-var piecePool = sync.Pool{New: func() any { b := make([]byte, maxPiece); return &b }}
+// spares keeps up to 16 MiB of maxPiece pieces for the next bodies. A bounded list, not a
+// sync.Pool: a pool keeps what it was given until the second garbage collection after, so
+// a 50 MiB sitemap's pieces stayed live beside its copy (100 MB for one body) and the
+// heap's peak grew with the largest body seen.
+var spares = make(chan []byte, 16)
+
+func getPiece() []byte {
+	select {
+	case b := <-spares:
+		return b[:0]
+	default:
+		return make([]byte, 0, maxPiece)
+	}
+}
 
 // newPieces starts a collection whose first piece holds size bytes (a Content-Length, or
 // a guess): a body of known length then lives in one piece and is never copied.
@@ -35,7 +46,7 @@ func (p *pieces) spare() []byte {
 		next := min(max(2*cap(p.cur), firstPiece), maxPiece)
 		p.full = append(p.full, p.cur)
 		if next == maxPiece {
-			p.cur = (*piecePool.Get().(*[]byte))[:0]
+			p.cur = getPiece()
 		} else {
 			p.cur = make([]byte, 0, next)
 		}
@@ -86,7 +97,9 @@ func (p *pieces) bytes() []byte {
 
 func (p *pieces) release(b []byte) {
 	if cap(b) == maxPiece {
-		b = b[:maxPiece]
-		piecePool.Put(&b)
+		select {
+		case spares <- b:
+		default: // enough kept: the collector takes it
+		}
 	}
 }
