@@ -189,7 +189,12 @@ func TestCrawlMemoryBoundedOnHugeBodies(t *testing.T) {
 	// to 570-800 MiB: Bleve's segment builder sized each new segment's buffer from the last
 	// segment's bytes per document times the batch's documents plus a hundred, 287 MB
 	// after a batch of these pages (index/zapbuffer.go); 427-506 MiB in 10 runs at load
-	// 5-11 since. The bound keeps a margin for a busy machine.
+	// 5-11 since. CI still failed it at 526 and 542 MiB: the peak RSS is the memory limit
+	// plus the executable's 66-69 MiB as soon as live data passes half the limit, and a
+	// soft limit is overrun when collections run back to back. With the bodies held at
+	// once bounded (fetch.large-body-memory) the live heap's peak fell from 224-317 MB to
+	// 156-218 MB, away from the limit; RSS 449-469 MiB. The bound keeps a margin for a
+	// busy machine.
 	if peak > 520<<20 {
 		t.Errorf("the crawl's peak RSS was %d MiB, want under 520 MiB (515-562 MiB when text pages were analysed whole)", peak>>20)
 	}
