@@ -79,7 +79,7 @@ func (e *Extractor) consensusBody(doc *nethtml.Node, base *url.URL) ([]Block, st
 		}
 	}
 	if agreement(tr.sh, rd.sh) >= agreeThreshold {
-		return tr.blocks, tr.from
+		return withDroppedProse(tr, rd), tr.from
 	}
 	if once, ok := lessRepeated(tr, rd); ok {
 		return once.blocks, once.from
@@ -91,6 +91,65 @@ func (e *Extractor) consensusBody(doc *nethtml.Node, base *url.URL) ([]Block, st
 	di.sh = newShingleSet(di.blocks)
 	best := medoid([]bodyCandidate{tr, rd, di})
 	return best.blocks, best.from
+}
+
+// droppedProseWords is the length from which a paragraph that go-trafilatura left out of
+// a body Readability agrees with is put back (see withDroppedProse), and
+// droppedProseKnown the share of its shingles go-trafilatura's body may already hold (a
+// paragraph it kept cut differently is not dropped).
+const (
+	droppedProseWords = 30
+	droppedProseKnown = 0.5
+)
+
+// withDroppedProse is go-trafilatura's body kept by the vote with the long paragraphs it
+// dropped from the middle of the article put back: the paragraphs of droppedProseWords
+// words or more that Readability's body holds between two blocks both bodies hold, and
+// that go-trafilatura's does not (it holds at most droppedProseKnown of their shingles).
+// go-trafilatura sometimes leaves out a paragraph of the article's prose (one with inline
+// markup or links it judges as boilerplate), which Readability keeps in place. Shorter
+// blocks there are mostly photo captions, video and tweet embeds, which Dragnet's gold
+// leaves out. On Dragnet (the set tuned on) it changes 18 pages, 14 for the better (R182
+// +0.09, R197 +0.09), 3 for the worse (long photo captions); Readability (held out)
+// 8 pages, 6 better, none worse.
+func withDroppedProse(tr, rd bodyCandidate) []Block {
+	at := make(map[string]int, len(tr.blocks))
+	for i, b := range tr.blocks {
+		if _, ok := at[b.Text]; !ok {
+			at[b.Text] = i
+		}
+	}
+	last := -1
+	for i, b := range rd.blocks {
+		if _, ok := at[b.Text]; ok {
+			last = i
+		}
+	}
+	insert := map[int][]Block{}
+	prev := -1 // the go-trafilatura block the last shared block of Readability's is
+	for i, b := range rd.blocks {
+		if j, ok := at[b.Text]; ok {
+			prev = j
+			continue
+		}
+		if prev < 0 || i > last || countWords(b.Text) < droppedProseWords {
+			continue
+		}
+		sh := newShingleSet([]Block{b})
+		if float64(sharedShingles(sh, tr.sh)) > droppedProseKnown*float64(sh.total) {
+			continue
+		}
+		insert[prev] = append(insert[prev], b)
+	}
+	if len(insert) == 0 {
+		return tr.blocks
+	}
+	out := make([]Block, 0, len(tr.blocks)+len(insert))
+	for i, b := range tr.blocks {
+		out = append(out, b)
+		out = append(out, insert[i]...)
+	}
+	return out
 }
 
 // minCommentWords is how many words a page's comment sections must hold to count as a

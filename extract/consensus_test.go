@@ -227,3 +227,54 @@ func TestConsensusPrefersOneCopy(t *testing.T) {
 		t.Errorf("body (from %s) holds the story %d times, want once:\n%s", a.Sources["body"], n, a.Text())
 	}
 }
+
+// TestConsensusRestoresDroppedProse runs the vote on a real page (Dragnet's R182, a recipe
+// post) where go-trafilatura's body, which Readability agrees with, leaves out the long
+// paragraph after the recipe's last step, and Readability keeps it in place.
+func TestConsensusRestoresDroppedProse(t *testing.T) {
+	a, err := mustNew(t, Options{}).Extract(dragnetPage(t, "R182"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := a.Text()
+	const dropped, before = "Remove pie from oven and cool completely", "Spread the pecan topping on the top of the pie"
+	i, j := strings.Index(text, before), strings.Index(text, dropped)
+	if a.Sources["body"] != "trafilatura" || i < 0 || j < i || strings.Count(text, dropped) != 1 {
+		t.Errorf("body (from %s) does not hold the dropped paragraph once, after %q:\n%s", a.Sources["body"], before, text)
+	}
+}
+
+func TestWithDroppedProse(t *testing.T) {
+	long := "the council met on tuesday and after a long debate about the budget for the coming year it voted to close the old bridge over the river for repairs that will last until the spring"
+	short := "Photo: the old bridge in winter"
+	cand := func(from string, texts ...string) bodyCandidate {
+		var bs []Block
+		for _, s := range texts {
+			bs = append(bs, Block{Kind: "p", Text: s})
+		}
+		return bodyCandidate{from: from, blocks: bs, sh: newShingleSet(bs)}
+	}
+	join := func(bs []Block) string {
+		var out []string
+		for _, b := range bs {
+			out = append(out, b.Text)
+		}
+		return strings.Join(out, " | ")
+	}
+	tests := []struct {
+		name   string
+		tr, rd bodyCandidate
+		want   string
+	}{
+		{"a long paragraph between shared blocks comes back in place", cand("trafilatura", "one", "two"), cand("readability", "one", long, "two"), "one | " + long + " | two"},
+		{"a short block does not", cand("trafilatura", "one", "two"), cand("readability", "one", short, "two"), "one | two"},
+		{"nor one before the first shared block", cand("trafilatura", "one", "two"), cand("readability", long, "one", "two"), "one | two"},
+		{"nor one after the last", cand("trafilatura", "one", "two"), cand("readability", "one", "two", long), "one | two"},
+		{"nor one go-trafilatura holds cut differently", cand("trafilatura", "one", long+" and more", "two"), cand("readability", "one", long, "two"), "one | " + long + " and more | two"},
+	}
+	for _, tt := range tests {
+		if got := join(withDroppedProse(tt.tr, tt.rd)); got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
