@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -628,16 +629,23 @@ var wordless = fingerprint.Exact("")
 // fingerprint sets the record's content identity, change flag and duplicate links.
 func (c *Crawler) fingerprint(d *Document) {
 	rec := d.Record
-	fp := c.textNorm.Of(d.Text)
-	rec.Fingerprint = fp.Exact.String()
-	if c.md5Print {
+	var fp fingerprint.Fingerprint
+	switch {
+	case c.md5Print:
+		fp = c.textNorm.Of(d.Text)
 		rec.Fingerprint = fingerprint.MD5Stripped(d.Text)
-	} else if d.Page != nil {
+	case d.Page != nil && d.Text == d.Page.Text() && slices.ContainsFunc(d.Page.Blocks, func(b parse.Block) bool { return b.Chrome }):
 		// Change detection reads the page's own text: a new menu entry or a footer
-		// is the site changing, not the page (parse.Block.Chrome).
-		if main := d.Page.MainText(); len(main) != len(d.Text) {
-			rec.Fingerprint = c.textNorm.Exact(main).String()
-		}
+		// is the site changing, not the page (parse.Block.Chrome). The page's text is
+		// its blocks, one a line: the main text's digest comes with the page's
+		// fingerprints, in one pass (the same digest as Exact(d.Page.MainText())).
+		blocks := d.Page.Blocks
+		var main fingerprint.Digest
+		fp, main = c.textNorm.OfMain(d.Text, func(line int) bool { return line < len(blocks) && !blocks[line].Chrome })
+		rec.Fingerprint = main.String()
+	default:
+		fp = c.textNorm.Of(d.Text)
+		rec.Fingerprint = fp.Exact.String()
 	}
 	rec.SimHash = fmt.Sprintf("%016x", fp.SimHash)
 	if d.Prev != nil && d.Prev.Fingerprint != "" {

@@ -167,38 +167,45 @@ func (v *Volatile) scan(s string, found func([]span)) {
 	defer func() { *tp = toks[:0] }()
 	for off := 0; off < len(s); {
 		end := chunkEnd(s, off)
-		sc := scanner{s: s[off:end], v: v, toks: tokenize(toks[:0], s[off:end])}
-		sc.run()
-		if len(sc.out) > 0 {
-			for i := range sc.out {
-				sc.out[i].from += off
-				sc.out[i].to += off
+		if end > off {
+			sc := scanner{s: s[off:end], v: v, toks: tokenize(toks[:0], s[off:end])}
+			sc.run()
+			if len(sc.out) > 0 {
+				for i := range sc.out {
+					sc.out[i].from += off
+					sc.out[i].to += off
+				}
+				found(sc.out)
 			}
-			found(sc.out)
+			toks = sc.toks
 		}
-		toks, off = sc.toks, end
+		off = end
+		if off < len(s) && s[off] == '\n' {
+			off++ // the line end belongs to no chunk
+		}
 	}
 }
 
-// tokenPool recycles token slices: every fetched page is masked (twice), and a 20 KB text
+// tokenPool recycles token slices: every fetched page is masked, and a 20 KB text
 // has about 10,000 tokens. A chunk bounds a slice to maxScanChunk tokens.
 var tokenPool = sync.Pool{New: func() any { return new([]token) }}
 
 // maxScanChunk is the most text the scanner tokenizes at once (see scan).
 const maxScanChunk = 64 << 10
 
-// chunkEnd is where the chunk of s starting at off ends: at most maxScanChunk bytes on,
-// after the last line end of its second half if there is one (a fragment never spans
-// lines), else after its last space, else at a character boundary.
+// chunkEnd is where the chunk of s starting at off ends: at the end of its line (a fragment
+// never spans lines, so a text's lines can be masked one at a time: Normalizer.OfMain), and
+// in a line longer than maxScanChunk, at most maxScanChunk bytes on, after the last space of
+// its second half if there is one, else at a character boundary.
 func chunkEnd(s string, off int) int {
 	end := off + maxScanChunk
+	if i := strings.IndexByte(s[off:min(end, len(s))], '\n'); i >= 0 {
+		return off + i
+	}
 	if end >= len(s) {
 		return len(s)
 	}
 	half := s[off+maxScanChunk/2 : end]
-	if i := strings.LastIndexByte(half, '\n'); i >= 0 {
-		return off + maxScanChunk/2 + i + 1
-	}
 	if i := strings.LastIndexByte(half, ' '); i >= 0 {
 		return off + maxScanChunk/2 + i + 1
 	}

@@ -225,3 +225,62 @@ func TestTokenizeRuns(t *testing.T) {
 		}
 	}
 }
+
+// lineTexts are texts of several lines for the tests that mask and fingerprint them a line
+// at a time: prose, fragments at line ends and starts, a line longer than a scan chunk, and
+// empty lines.
+func lineTexts() []string {
+	long := strings.Repeat("Rivers and reservoirs, 1,234 visitors, updated 5 minutes ago. ", 2*maxScanChunk/60)
+	return []string{"", "\n", "\n\n", "one line, March 3, 2024", benchText(),
+		"Updated 5\nminutes ago\nMarch\n3, 2024\n10:45\nam, 1,234\nviews v1.2\n.3",
+		"Menu\nHome\nPosted Monday\n3 May 2024 at 10:45 am\n\nThe board met.\n© 2024\n",
+		long + "\n" + long + "\nshort 7 days ago\n" + long}
+}
+
+// TestMaskLineByLine: a fragment never spans lines, so masking a text is masking each of
+// its lines (what Normalizer.OfMain relies on).
+func TestMaskLineByLine(t *testing.T) {
+	v, _ := NewVolatile(DefaultVolatileKinds...)
+	for _, text := range lineTexts() {
+		lines := strings.Split(text, "\n")
+		for i, l := range lines {
+			lines[i] = v.Mask(l)
+		}
+		if got, want := v.Mask(text), strings.Join(lines, "\n"); got != want {
+			t.Errorf("%.60q: masked whole %.200q, line by line %.200q", text, got, want)
+		}
+	}
+}
+
+// TestOfMain: OfMain gives the fingerprints Of gives and the digest Exact gives of the main
+// lines joined, whichever lines are main.
+func TestOfMain(t *testing.T) {
+	v, _ := NewVolatile(DefaultVolatileKinds...)
+	for _, n := range []Normalizer{{}, {Volatile: v}, {Volatile: v, DropNumbers: true}} {
+		for _, text := range lineTexts() {
+			lines := strings.Split(text, "\n")
+			for _, pick := range []func(int) bool{
+				func(int) bool { return true }, func(int) bool { return false },
+				func(i int) bool { return i%2 == 1 }, func(i int) bool { return i%3 != 0 },
+			} {
+				var main []string
+				for i, l := range lines {
+					if pick(i) {
+						main = append(main, l)
+					}
+				}
+				wantMain := n.Exact(strings.Join(main, "\n"))
+				if main == nil {
+					wantMain = n.Exact(text)
+				}
+				all, got := n.OfMain(text, pick)
+				if want := n.Of(text); all != want {
+					t.Errorf("%.60q: OfMain's fingerprint %v, Of's %v", text, all, want)
+				}
+				if got != wantMain {
+					t.Errorf("%.60q, main lines %.60q: digest %v, want %v", text, main, got, wantMain)
+				}
+			}
+		}
+	}
+}
