@@ -195,7 +195,12 @@ func TestLedger(t *testing.T) {
 func TestLateWorkerQuarantined(t *testing.T) {
 	r := newRig(t, testweb.Config{Seed: 9, Hosts: 4, PagesPerHost: 10,
 		Disable: testweb.Slow | testweb.Traps | testweb.Errors | testweb.Redirects | testweb.NonHTML | testweb.Compression | testweb.Charsets})
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	// A worker that misses a deadline gets no task for a task timeout, doubling each time,
+	// so the sloth is given about six tasks in the first minute, and each counts late only
+	// if its fetch succeeded before the deadline: with a 1 s task timeout, at a load of 15
+	// under -race, too few did within 50 s and the test failed. 2 s per task and a bound
+	// far above the ~15 s a passing run takes.
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	wctx, stopWorkers := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -215,7 +220,7 @@ func TestLateWorkerQuarantined(t *testing.T) {
 	}
 	defer own.Close()
 	d, err := Start(ctx, r.node, r.js, Options{Cluster: "c", Node: "n1", Fetcher: own, UserAgent: "sonda-test",
-		TaskTimeout: time.Second, Seed: 3, Canary: -1, DB: openDB(t, t.TempDir()).Pebble(),
+		TaskTimeout: 2 * time.Second, Seed: 3, Canary: -1, DB: openDB(t, t.TempDir()).Pebble(),
 		Purge: func(context.Context, []frontier.Item) error { return nil }})
 	if err != nil {
 		t.Fatal(err)
