@@ -11,8 +11,9 @@
 //     cards, <meta name=…> conventions (Dublin Core, Parse.ly, Sailthru), microdata,
 //     <time datetime>, then the page itself (bylines, <title>, <h1>). The body comes from
 //     a vote of three extractors: go-trafilatura's body is kept when go-readability agrees
-//     with it; when the two disagree, DOM Distiller runs too and the body the other two
-//     agree with most wins (see consensusBody); it ends before the heading the page marks
+//     with it (with the long paragraphs it dropped and Readability kept put back,
+//     withDroppedProse); when the two disagree, DOM Distiller runs too and the body the
+//     other two agree with most wins (see consensusBody); it ends before the heading the page marks
 //     as its comments' (cutAtComments) and loses a list of links at its end
 //     (trimLinkList). Otherwise it comes from JSON-LD
 //     articleBody; with Options.FastPath, from the thesis rule below first when the page's
