@@ -212,12 +212,15 @@ func IndexOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
 	}
 	r := cfg.Search.Ranking
 	// 0 in the configuration is none kept; index.Options' zero is its default.
-	facetCache, forwardCache := int64(cfg.Search.FacetCache), int64(cfg.Search.ForwardCache)
+	facetCache, forwardCache, postingsCache := int64(cfg.Search.FacetCache), int64(cfg.Search.ForwardCache), int64(cfg.Search.PostingsCache)
 	if facetCache == 0 {
 		facetCache = -1
 	}
 	if forwardCache == 0 {
 		forwardCache = -1
+	}
+	if postingsCache == 0 {
+		postingsCache = -1
 	}
 	return index.Options{
 		Ranking: index.Ranking{
@@ -225,7 +228,7 @@ func IndexOptions(cfg config.Config, log *slog.Logger) (index.Options, error) {
 			Extra: r.Extra, URL: r.URL, K1: r.K1, B: r.B, Proximity: r.Proximity, Feedback: r.Feedback, Link: r.Link, Relevance: r.Relevance,
 			LinkSignal: r.LinkSignal, Window: r.Window,
 		},
-		Implicit: op, CacheEntries: cfg.Search.Cache, FacetCache: facetCache, ForwardCache: forwardCache, MaxResults: cfg.Search.MaxResults, Logger: log,
+		Implicit: op, CacheEntries: cfg.Search.Cache, FacetCache: facetCache, ForwardCache: forwardCache, PostingsCache: postingsCache, MaxResults: cfg.Search.MaxResults, Logger: log,
 		Budget: cfg.Search.TimeBudget, MaxSearches: cfg.Search.MaxSearches, QueueWait: cfg.Search.QueueWait,
 		BatchSize: cfg.Search.BatchSize,
 	}, nil

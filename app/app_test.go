@@ -627,7 +627,7 @@ func TestRebuildsIndexWhoseCreationNeverFinished(t *testing.T) {
 	}
 }
 
-// TestIndexOptionsCaches: search.facet-cache and search.forward-cache reach the index, 0
+// TestIndexOptionsCaches: search.facet-cache, forward-cache and postings-cache reach the index, 0
 // meaning no cache (index.Options' zero is its default size), and default to the index's
 // defaults.
 func TestIndexOptionsCaches(t *testing.T) {
@@ -639,6 +639,7 @@ func TestIndexOptionsCaches(t *testing.T) {
 	}{
 		{"facet-cache", func(s *config.Search) *config.ByteSize { return &s.FacetCache }, func(o index.Options) int64 { return o.FacetCache }, index.DefaultFacetCache},
 		{"forward-cache", func(s *config.Search) *config.ByteSize { return &s.ForwardCache }, func(o index.Options) int64 { return o.ForwardCache }, index.DefaultForwardCache},
+		{"postings-cache", func(s *config.Search) *config.ByteSize { return &s.PostingsCache }, func(o index.Options) int64 { return o.PostingsCache }, index.DefaultPostingsCache},
 	} {
 		for _, tc := range []struct {
 			set  config.ByteSize

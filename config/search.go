@@ -15,6 +15,7 @@ type Search struct {
 	Cache            int           `yaml:"cache"`
 	FacetCache       ByteSize      `yaml:"facet-cache"`
 	ForwardCache     ByteSize      `yaml:"forward-cache"`
+	PostingsCache    ByteSize      `yaml:"postings-cache"`
 	TimeBudget       time.Duration `yaml:"time-budget"`
 	MaxSearches      int           `yaml:"max-searches"`
 	QueueWait        time.Duration `yaml:"queue-wait"`

@@ -8,7 +8,6 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	bindex "github.com/blevesearch/bleve_index_api"
-	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
 // This file is sonda's scorer: BM25F over the text fields, as a Bleve query of its own.
@@ -76,7 +75,7 @@ func (q *bm25fQuery) open(ctx context.Context, i bindex.IndexReader) (*bm25fSear
 		}
 	}()
 	vectors := q.prox > 0 && len(q.words) > 1
-	ps := newPostingsSource(i)
+	ps := newPostingsSource(i, postingsCacheOf(ctx))
 	for wi, w := range q.words {
 		cw := &wordCursor{}
 		anyDF := 0.0 // documents with the word in some language's fields (an upper bound)
@@ -91,7 +90,7 @@ func (q *bm25fQuery) open(ctx context.Context, i bindex.IndexReader) (*bm25fSear
 				if _, any := q.stats.avgLen[name]; !any {
 					continue // no document has this field: no postings to look up
 				}
-				fr, err := newFieldReader(ctx, i, ps, term, name, vectors && (f == fieldTitle || f == fieldBody))
+				fr, err := newFieldReader(ctx, i, ps, term, name, vectors, f == fieldTitle || f == fieldBody)
 				if err != nil {
 					return nil, err
 				}
@@ -112,7 +111,7 @@ func (q *bm25fQuery) open(ctx context.Context, i bindex.IndexReader) (*bm25fSear
 			}
 		}
 		if _, any := q.stats.avgLen[fieldURL]; any && w.urlTerm != "" && q.r.URL > 0 && len(q.fields) > 1 {
-			fr, err := newFieldReader(ctx, i, ps, w.urlTerm, fieldURL, false)
+			fr, err := newFieldReader(ctx, i, ps, w.urlTerm, fieldURL, false, false)
 			if err != nil {
 				return nil, err
 			}
@@ -208,10 +207,12 @@ type fieldReader struct {
 }
 
 // newFieldReader opens the postings of term in field (nil: no document has it); vectors
-// reads the term's positions too. ps, when set, reads the segments of snapshot r directly.
-func newFieldReader(ctx context.Context, i bindex.IndexReader, ps *postingsSource, term, field string, vectors bool) (*fieldReader, error) {
+// reads the term's positions too when the field is positional (title and body, whose
+// positions proximity reads). ps, when set, reads the segments of snapshot r directly.
+func newFieldReader(ctx context.Context, i bindex.IndexReader, ps *postingsSource, term, field string, vectors, positional bool) (*fieldReader, error) {
+	vectors = vectors && positional
 	if ps != nil {
-		segs, n, err := ps.open(term, field, vectors)
+		segs, n, err := ps.open(term, field, vectors, positional)
 		if err != nil || segs == nil {
 			return nil, err
 		}
@@ -242,8 +243,8 @@ const noDoc = math.MaxUint64
 
 func (f *fieldReader) next() error {
 	if f.segs != nil {
-		p, err := f.segs.next()
-		f.setPosting(p)
+		ok, err := f.segs.next()
+		f.setPosting(ok)
 		return err
 	}
 	d, err := f.r.Next(f.buf.Reset())
@@ -258,12 +259,12 @@ func (f *fieldReader) set(d *bindex.TermFieldDoc) {
 	}
 }
 
-func (f *fieldReader) setPosting(p segment.Posting) {
+// setPosting makes the segments' current posting the reader's (ok false: none left).
+func (f *fieldReader) setPosting(ok bool) {
 	f.doc = noDoc
-	if p != nil {
-		var local uint64
-		local, f.freq, f.length = posting(p)
-		f.doc = f.segs.offset() + local
+	if ok {
+		s := f.segs
+		f.doc, f.freq, f.length = s.offset()+s.doc, s.freq, s.length
 	}
 }
 
@@ -273,8 +274,8 @@ func (f *fieldReader) advance(doc uint64) error {
 		return nil
 	}
 	if f.segs != nil {
-		p, err := f.segs.advance(doc)
-		f.setPosting(p)
+		ok, err := f.segs.advance(doc)
+		f.setPosting(ok)
 		return err
 	}
 	f.seek = bindex.NewIndexInternalID(f.seek, doc)
@@ -288,11 +289,7 @@ func (f *fieldReader) advance(doc uint64) error {
 func (f *fieldReader) positions() []uint64 {
 	f.pos = f.pos[:0]
 	if f.segs != nil {
-		if p := f.segs.cur; p != nil {
-			for _, l := range p.Locations() {
-				f.pos = append(f.pos, l.Pos())
-			}
-		}
+		f.pos = f.segs.positions(f.pos)
 		return f.pos
 	}
 	if f.cur != nil {

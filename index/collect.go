@@ -156,7 +156,7 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 	if o.counts != nil {
 		sr = &countsReader{IndexReader: r, counts: o.counts}
 	}
-	s, err := q.Searcher(ctx, sr, ix.bi.Mapping(), search.SearcherOptions{})
+	s, err := q.Searcher(withPostingsCache(ctx, ix.postings), sr, ix.bi.Mapping(), search.SearcherOptions{})
 	if err != nil {
 		return nil, err
 	}

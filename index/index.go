@@ -57,6 +57,10 @@ type Options struct {
 	// the documents' text for feedback (forwardcache.go; default DefaultForwardCache;
 	// negative: none, each search reads them from the stored documents).
 	ForwardCache int64
+	// PostingsCache bounds the memory of terms' postings kept decoded between searches
+	// (postingscache.go; default DefaultPostingsCache; negative: none, every search
+	// decodes the postings it reads).
+	PostingsCache int64
 	// MaxResults is the deepest result a query may page to (default 1000, as the search
 	// engines seed 002 compares itself with: deep pages cost more and are never read).
 	MaxResults int
@@ -106,6 +110,9 @@ func (o Options) withDefaults() Options {
 	if o.ForwardCache == 0 {
 		o.ForwardCache = DefaultForwardCache
 	}
+	if o.PostingsCache == 0 {
+		o.PostingsCache = DefaultPostingsCache
+	}
 	if o.MaxResults <= 0 {
 		o.MaxResults = defaultMaxResults
 	}
@@ -139,12 +146,13 @@ type Index struct {
 	checkpoint time.Time     // guarded by writeMu
 	gen        atomic.Uint64 // bumped by every write: the result cache's validity
 	cache      *resultCache
-	columns    *columnCache  // the segments' facet columns, decoded
-	forward    *forwardCache // the segments' forward term lists, apart from the text
-	dfs        dfCache       // document counts of feedback's words
-	tfBounds   tfBoundCache  // the largest frequencies of query words, for pruning
-	ids        *docIDs       // digests of the documents' IDs (nil when read-only)
-	turns      chan struct{} // one token per search running (Options.MaxSearches)
+	columns    *columnCache   // the segments' facet columns, decoded
+	forward    *forwardCache  // the segments' forward term lists, apart from the text
+	postings   *postingsCache // terms' postings, decoded
+	dfs        dfCache        // document counts of feedback's words
+	tfBounds   tfBoundCache   // the largest frequencies of query words, for pruning
+	ids        *docIDs        // digests of the documents' IDs (nil when read-only)
+	turns      chan struct{}  // one token per search running (Options.MaxSearches)
 	unclean    bool
 	created    bool         // this Open created the index (it was missing or its creation never finished)
 	written    atomic.Int64 // unix nanoseconds of the last write
@@ -298,7 +306,7 @@ func openBleve(dir string, config map[string]any) (bi bleve.Index, err error) {
 
 // newIndex wraps an open Bleve index.
 func newIndex(bi bleve.Index, dir string, opts Options) *Index {
-	return &Index{bi: bi, dir: dir, opts: opts, cache: newResultCache(opts.CacheEntries), columns: newColumnCache(opts.FacetCache), forward: newForwardCache(opts.ForwardCache), turns: make(chan struct{}, opts.MaxSearches)}
+	return &Index{bi: bi, dir: dir, opts: opts, cache: newResultCache(opts.CacheEntries), columns: newColumnCache(opts.FacetCache), forward: newForwardCache(opts.ForwardCache), postings: newPostingsCache(opts.PostingsCache), turns: make(chan struct{}, opts.MaxSearches)}
 }
 
 // openReadOnly opens the complete index in dir without writing anything (Options.ReadOnly).

@@ -3,6 +3,7 @@ package index
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -32,13 +33,17 @@ type postingsSource struct {
 	segs   []*scorch.SegmentSnapshot
 	first  []uint64 // each segment's first document number in the snapshot, and the end
 	dicts  map[string][]segment.TermDictionary
-	counts *countsReader // the reader's document frequencies, when it replaces them
-	term   []byte        // scratch
+	counts *countsReader  // the reader's document frequencies, when it replaces them
+	cache  *postingsCache // decoded postings kept between searches (nil: none)
+	live   []segment.Segment
+	lists  []*decodedList // scratch: a term's lists in the cache
+	term   []byte         // scratch
 }
 
 // newPostingsSource returns a source for the segments of r, or nil when r is not a
-// snapshot of segments (Bleve's TermFieldReader then reads the postings).
-func newPostingsSource(r bindex.IndexReader) *postingsSource {
+// snapshot of segments (Bleve's TermFieldReader then reads the postings); cache, when
+// set, keeps the postings it decodes.
+func newPostingsSource(r bindex.IndexReader, cache *postingsCache) *postingsSource {
 	ps := &postingsSource{}
 	if cr, ok := r.(*countsReader); ok {
 		ps.counts, r = cr, cr.IndexReader
@@ -52,55 +57,114 @@ func newPostingsSource(r bindex.IndexReader) *postingsSource {
 	for i, s := range ps.segs {
 		ps.first[i+1] = ps.first[i] + s.Segment().Count()
 	}
+	if cache != nil && cache.limit >= 0 {
+		ps.cache = cache
+	}
 	return ps
 }
 
-// dictionaries returns each segment's dictionary of field.
-func (ps *postingsSource) dictionaries(field string) ([]segment.TermDictionary, error) {
-	if d, ok := ps.dicts[field]; ok {
-		return d, nil
+// dictionary returns segment i's dictionary of field.
+func (ps *postingsSource) dictionary(field string, i int) (segment.TermDictionary, error) {
+	d, ok := ps.dicts[field]
+	if !ok {
+		d = make([]segment.TermDictionary, len(ps.segs))
+		if ps.dicts == nil {
+			ps.dicts = map[string][]segment.TermDictionary{}
+		}
+		ps.dicts[field] = d
 	}
-	d := make([]segment.TermDictionary, len(ps.segs))
-	for i, s := range ps.segs {
+	if d[i] == nil {
 		var err error
-		if d[i], err = s.Segment().Dictionary(field); err != nil {
+		if d[i], err = ps.segs[i].Segment().Dictionary(field); err != nil {
 			return nil, fmt.Errorf("index: open the dictionary of %s: %w", field, err)
 		}
 	}
-	if ps.dicts == nil {
-		ps.dicts = map[string][]segment.TermDictionary{}
+	return d[i], nil
+}
+
+// segments are the segments of the snapshot (what the cache keeps).
+func (ps *postingsSource) segments() []segment.Segment {
+	if ps.live == nil {
+		ps.live = make([]segment.Segment, len(ps.segs))
+		for i, s := range ps.segs {
+			ps.live[i] = s.Segment()
+		}
 	}
-	ps.dicts[field] = d
-	return d, nil
+	return ps.live
 }
 
 // open returns the postings of term in field, without the deleted documents, and how
-// many documents they have (nil, 0: none); vectors reads their positions too.
-func (ps *postingsSource) open(term, field string, vectors bool) (*segmentPostings, uint64, error) {
-	dicts, err := ps.dictionaries(field)
-	if err != nil {
-		return nil, 0, err
-	}
+// many documents they have (nil, 0: none); vectors reads their positions too, and
+// positional (title and body) says the cache keeps their positions.
+func (ps *postingsSource) open(term, field string, vectors, positional bool) (*segmentPostings, uint64, error) {
 	ps.term = append(ps.term[:0], term...)
+	key := fieldTerm{field, term}
+	if ps.cache != nil {
+		ps.lists = slices.Grow(ps.lists[:0], len(ps.segs))[:len(ps.segs)]
+		ps.cache.get(key, ps.segments(), ps.lists)
+	}
 	var sp *segmentPostings
 	var n uint64
-	for i, d := range dicts {
-		if d == nil {
+	for i, ss := range ps.segs {
+		l := segmentList{first: ps.first[i], end: ps.first[i+1]}
+		var d *decodedList
+		if ps.cache != nil {
+			d = ps.lists[i]
+		}
+		if d == nil && ps.cache != nil {
+			dict, err := ps.dictionary(field, i)
+			if err != nil {
+				return nil, 0, err
+			}
+			if dict == nil {
+				continue
+			}
+			pl, err := dict.PostingsList(ps.term, nil, nil)
+			if err != nil {
+				return nil, 0, fmt.Errorf("index: read the postings of %q in %s: %w", term, field, err)
+			}
+			if ps.cache.fits(pl.Count()) {
+				if d, err = decodePostings(pl, positional); err != nil {
+					return nil, 0, fmt.Errorf("index: read the postings of %q in %s: %w", term, field, err)
+				}
+				ps.cache.put(ss.Segment(), key, d, ps.segments())
+			} else if ss.Deleted() == nil {
+				l.pl = pl // the cache is full: zap's postings, the same without deletions
+			}
+		}
+		if d == absent {
 			continue
 		}
-		pl, err := d.PostingsList(ps.term, ps.segs[i].Deleted(), nil)
-		if err != nil {
-			return nil, 0, fmt.Errorf("index: read the postings of %q in %s: %w", term, field, err)
+		var c uint64
+		if d != nil && d != uncached && (!vectors || d.posAt != nil) {
+			l.dl = d
+			if del := ss.Deleted(); del != nil && !del.IsEmpty() {
+				l.del = del
+			}
+			c = d.count(l.del)
+		} else {
+			if l.pl == nil {
+				dict, err := ps.dictionary(field, i)
+				if err != nil {
+					return nil, 0, err
+				}
+				if dict == nil {
+					continue
+				}
+				if l.pl, err = dict.PostingsList(ps.term, ss.Deleted(), nil); err != nil {
+					return nil, 0, fmt.Errorf("index: read the postings of %q in %s: %w", term, field, err)
+				}
+			}
+			c = l.pl.Count()
 		}
-		c := pl.Count()
 		if c == 0 {
 			continue
 		}
 		n += c
 		if sp == nil {
-			sp = &segmentPostings{vectors: vectors}
+			sp = &segmentPostings{vectors: vectors, i: -1}
 		}
-		sp.lists = append(sp.lists, segmentList{pl: pl, first: ps.first[i], end: ps.first[i+1]})
+		sp.lists = append(sp.lists, l)
 	}
 	return sp, n, nil
 }
@@ -114,39 +178,83 @@ func (ps *postingsSource) count(term, field string, local uint64) uint64 {
 	return ps.counts.termCount(term, field, local)
 }
 
-// segmentPostings is a term's postings in one field of a snapshot, segment after segment.
+// segmentPostings is a term's postings in one field of a snapshot, segment after segment:
+// from the cache's decoded lists, or from zap's.
 type segmentPostings struct {
 	lists   []segmentList // the segments that have the term, in order
 	at      int           // the list being read
 	it      segment.PostingsIterator
 	spare   segment.PostingsIterator // a finished iterator, reused for the next list
-	cur     segment.Posting          // the current posting (nil: none yet, or none left)
+	cur     segment.Posting          // zap's current posting (nil: none, or a decoded list's)
+	i       int                      // a decoded list's current posting (-1: none yet)
+	doc     uint64                   // the current posting's document in its segment,
+	freq    uint64                   // the term's frequency in it,
+	length  float64                  // and the field's length (lengthOfNorm)
 	vectors bool                     // positions are read
 }
 
 type segmentList struct {
-	pl         segment.PostingsList
-	first, end uint64 // the segment's document numbers in the snapshot: [first, end)
+	pl         segment.PostingsList // zap's postings, without the deleted documents
+	dl         *decodedList         // or the decoded ones (then pl is nil)
+	del        *roaring.Bitmap      // with dl: the segment's deleted documents (nil: none)
+	first, end uint64               // the segment's document numbers in the snapshot: [first, end)
 }
 
 // offset is the snapshot number of the first document of the list being read.
 func (s *segmentPostings) offset() uint64 { return s.lists[s.at].first }
 
-// next moves to the next posting (nil: none left).
-func (s *segmentPostings) next() (segment.Posting, error) {
+// next moves to the next posting (false: none left).
+func (s *segmentPostings) next() (bool, error) {
 	for s.at < len(s.lists) {
-		if s.it == nil {
-			s.it = s.lists[s.at].pl.Iterator(true, true, s.vectors, s.spare)
-		}
-		p, err := s.it.Next()
-		if err != nil || p != nil {
-			s.cur = p
-			return p, err
+		l := &s.lists[s.at]
+		if l.dl != nil {
+			if s.decoded(l, s.i+1) {
+				return true, nil
+			}
+		} else {
+			if s.it == nil {
+				s.it = l.pl.Iterator(true, true, s.vectors, s.spare)
+			}
+			p, err := s.it.Next()
+			if err != nil {
+				return false, err
+			}
+			if p != nil {
+				s.zap(p)
+				return true, nil
+			}
 		}
 		s.finish()
 	}
 	s.cur = nil
-	return nil, nil
+	return false, nil
+}
+
+// decoded moves to the first posting of decoded list l from its i-th that is not deleted
+// (false: none left).
+func (s *segmentPostings) decoded(l *segmentList, i int) bool {
+	d := l.dl
+	for ; i < len(d.docs); i++ {
+		if l.del != nil && l.del.Contains(d.docs[i]) {
+			continue
+		}
+		freq, norm := d.posting(i)
+		s.i, s.cur = i, nil
+		s.doc, s.freq, s.length = uint64(d.docs[i]), freq, lengthOfNorm(norm)
+		return true
+	}
+	s.i = len(d.docs)
+	return false
+}
+
+// zap makes p, read from zap, the current posting.
+func (s *segmentPostings) zap(p segment.Posting) {
+	s.cur = p
+	if doc, freq, norm, ok := rawPosting(p); ok {
+		s.doc, s.freq, s.length = doc, freq, lengthOfNorm(norm)
+		return
+	}
+	s.doc, s.freq, s.length = p.Number(), p.Frequency(), normLength(p.Norm())
 }
 
 // finish moves on to the next list.
@@ -155,43 +263,95 @@ func (s *segmentPostings) finish() {
 		s.spare, s.it = s.it, nil
 	}
 	s.at++
+	s.i, s.cur = -1, nil
 }
 
-// advance moves to the first posting at or after document doc of the snapshot (nil: none
-// left); doc is past the current posting.
-func (s *segmentPostings) advance(doc uint64) (segment.Posting, error) {
+// advance moves to the first posting at or after document doc of the snapshot (false:
+// none left); doc is past the current posting.
+func (s *segmentPostings) advance(doc uint64) (bool, error) {
 	for s.at < len(s.lists) && s.lists[s.at].end <= doc {
 		s.finish()
 	}
 	if s.at == len(s.lists) {
 		s.cur = nil
-		return nil, nil
+		return false, nil
 	}
-	l := s.lists[s.at]
+	l := &s.lists[s.at]
 	if doc <= l.first {
+		return s.next()
+	}
+	target := doc - l.first
+	if l.dl != nil {
+		if s.decoded(l, seekFrom(l.dl.docs, s.i+1, uint32(target))) {
+			return true, nil
+		}
+		s.finish()
 		return s.next()
 	}
 	if s.it == nil {
 		s.it = l.pl.Iterator(true, true, s.vectors, s.spare)
 	}
-	p, err := s.it.Advance(doc - l.first)
-	if err != nil || p != nil {
-		s.cur = p
-		return p, err
+	p, err := s.it.Advance(target)
+	if err != nil {
+		return false, err
+	}
+	if p != nil {
+		s.zap(p)
+		return true, nil
 	}
 	s.finish()
 	return s.next()
 }
 
-// posting reads posting p: its document's number in its segment, the term's frequency,
-// and the field's length (the number of its tokens, as zap's norm keeps it).
-func posting(p segment.Posting) (doc, freq uint64, length float64) {
-	if zp, ok := p.(*zapx.Posting); ok {
-		// zap's own posting, called directly: its norm is the field's length, as a
-		// float32's bits.
-		return zp.Number(), zp.Frequency(), lengthOfNorm(zp.NormUint64())
+// seekFrom returns the index of the first of docs[from:] (sorted) at or after target
+// (len(docs): none): galloping, then a binary search, as cursors mostly move a little.
+func seekFrom(docs []uint32, from int, target uint32) int {
+	lo, hi, step := from, from, 1
+	for hi < len(docs) && docs[hi] < target {
+		lo = hi + 1
+		hi += step
+		step *= 2
 	}
-	return p.Number(), p.Frequency(), normLength(p.Norm())
+	hi = min(hi, len(docs))
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if docs[m] < target {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// positions appends the term's positions in the current posting to pos (none unless
+// vectors).
+func (s *segmentPostings) positions(pos []uint64) []uint64 {
+	if s.cur != nil {
+		for _, l := range s.cur.Locations() {
+			pos = append(pos, l.Pos())
+		}
+		return pos
+	}
+	if !s.vectors || s.at >= len(s.lists) || s.i < 0 {
+		return pos
+	}
+	if d := s.lists[s.at].dl; d != nil && s.i < len(d.docs) {
+		for _, p := range d.positions(s.i) {
+			pos = append(pos, uint64(p))
+		}
+	}
+	return pos
+}
+
+// rawPosting reads zap's posting p directly: its document's number in its segment, the
+// term's frequency and its norm (the field's length, as a float32's bits); ok is false
+// for another format's posting.
+func rawPosting(p segment.Posting) (doc, freq, norm uint64, ok bool) {
+	if zp, ok := p.(*zapx.Posting); ok {
+		return zp.Number(), zp.Frequency(), zp.NormUint64(), true
+	}
+	return 0, 0, 0, false
 }
 
 // lengths are fieldLength of the lengths fields most often have; a norm of 0 (none
@@ -225,6 +385,10 @@ func normLength(norm float64) float64 {
 func (s *segmentPostings) orInto(first uint64, docs *roaring.Bitmap) error {
 	for _, l := range s.lists {
 		if l.first == first {
+			if l.dl != nil {
+				l.dl.orInto(docs)
+				return nil
+			}
 			return orPostings(l.pl, docs)
 		}
 	}
