@@ -370,7 +370,9 @@ func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string,
 		// than the window shows whether a tie runs past its edge (untied).
 		o.n = min(max(o.n, r.Window+1), v.depth)
 		if v.global == nil {
-			o.rescore = ix.feedback(ctx, r, tr.text, v.bs)
+			// Rescoring through the postings (short ones, throughPostings) reads the
+			// decoded postings kept in memory as matching does.
+			o.rescore = ix.feedback(withPostingsCache(ctx, ix.postings), r, tr.text, v.bs)
 		}
 	}
 	if useRelevance {
