@@ -26,10 +26,10 @@ import (
 // read plain arrays. The postings are those zap gives, in the same order (the cursors
 // skip the segment's deleted documents as zap's iterator does), so scores are the same.
 //
-// The cache is bounded (Options.PostingsCache, DefaultPostingsCache by default: see there
-// why it is small); it does not evict: once full, terms not in it are read from zap as
-// before, and segments merged away are forgotten when a segment not seen before is
-// searched. A term a segment lacks is remembered too (no dictionary lookup next time).
+// The cache is bounded (Options.PostingsCache; off by default, see DefaultPostingsCache);
+// it does not evict: once full, terms not in it are read from zap as before, and segments
+// merged away are forgotten when a segment not seen before is searched. A term a segment
+// lacks is remembered too (no dictionary lookup next time).
 
 // decodedList is one term's postings in one field of one segment, every document (deleted
 // ones too), in document order. Positions are kept only when asked for at decoding.
@@ -193,12 +193,14 @@ type termLists struct {
 
 // DefaultPostingsCache is the default of Options.PostingsCache.
 //
-// It is kept small because the cache is Go heap, which the process's memory limit
-// (memory-limit, 384 MiB by default) bounds with the forward and facet caches: on the
-// 100,000 pages of "Search under load" the heap of a server is about 300 MiB without it,
-// and with 128 MiB of postings the collector ran all the time (18 ms of CPU per search
-// instead of 7). A server given a higher memory limit can keep more.
-const DefaultPostingsCache = 64 << 20
+// It is none (off): the cache is Go heap, which the process's memory limit (memory-limit,
+// 384 MiB by default) bounds with the forward and facet caches. On the 100,000 pages of
+// "Search under load" a server's heap is about 300 MiB without it; in process without a
+// limit, 192 MiB of postings saved 15 % of a search's CPU, but under the default limit
+// 64 MiB saved nothing measurable (the collector runs more often) and 128 MiB or more
+// made the collector run all the time (18 ms of CPU per search instead of 7). A server
+// whose memory limit leaves room can turn it on (search.postings-cache).
+const DefaultPostingsCache = -1
 
 func newPostingsCache(limit int64) *postingsCache {
 	return &postingsCache{terms: map[fieldTerm]*termLists{}, segs: map[segment.Segment]bool{}, limit: limit}

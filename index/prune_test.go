@@ -23,7 +23,15 @@ import (
 // every match, on an index of several segments with deleted documents; and the pruning
 // does skip most matches, so the comparison shows something.
 func TestPrunedEqualsExhaustive(t *testing.T) {
-	ix := openTest(t, Options{CacheEntries: -1})
+	// With the postings read from zap, and from the postings cache (postingscache.go:
+	// its bitmaps, dense and sparse, find the AND's candidates and count the matches).
+	for _, cache := range []int64{-1, 1 << 30} {
+		t.Run(fmt.Sprintf("postings cache %d", cache), func(t *testing.T) { prunedEqualsExhaustive(t, cache) })
+	}
+}
+
+func prunedEqualsExhaustive(t *testing.T, cache int64) {
+	ix := openTest(t, Options{CacheEntries: -1, PostingsCache: cache})
 	c := synthcorpus.New(1)
 	const n = 1200
 	var gone []string
