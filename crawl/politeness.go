@@ -32,13 +32,15 @@ func HostDelay(p config.Politeness, group robots.Group, res *fetch.Result) time.
 // responseTime is how long the server took over res, the measure of its load. A body cut
 // by fetch.body-timeout or fetch.timeout tells nothing of the server's speed, only that the
 // body is long (an endless stream answers fast and forever), so such a response counts up
-// to its first byte.
+// to its first byte. Time spent waiting for memory for a large body (fetch.large-body-memory)
+// is this machine's, not the server's: with it counted, a wait of seconds kept the host
+// waiting twice as long again.
 func responseTime(res *fetch.Result) time.Duration {
 	if res.Truncated == fetch.TruncatedTime {
 		t := res.Timing
 		return t.DNS + t.Connect + t.TLS + t.FirstByte
 	}
-	return res.Timing.Total
+	return res.Timing.Total - res.Timing.Waited
 }
 
 // RetryWait is when a request that failed in a retryable way (see Retryable) is tried

@@ -27,6 +27,7 @@ func TestHostDelay(t *testing.T) {
 		{"capped by max-delay", robots.Group{}, verySlow, 10 * time.Second},
 		{"a body cut by time counts to its first byte", robots.Group{}, &fetch.Result{Truncated: fetch.TruncatedTime,
 			Timing: fetch.Timing{Connect: time.Second, FirstByte: 2 * time.Second, Total: time.Minute}}, 6 * time.Second},
+		{"waiting for memory is not the server's time", robots.Group{}, &fetch.Result{Timing: fetch.Timing{Total: 23 * time.Second, Waited: 20 * time.Second}}, 6 * time.Second},
 		{"crawl-delay in full, past max-delay", withDelay, slow, 30 * time.Second},
 		{"a shorter crawl-delay does not shorten min-delay", withSmallDelay, nil, time.Second},
 	} {

@@ -93,6 +93,9 @@ func TestFetchAdmitsLargeBodies(t *testing.T) {
 			t.Errorf("%s (wait %v, refuse %v): error %v, want kind %q", tc.path, tc.wait, tc.refuse, res.Err, tc.kind)
 			continue
 		}
+		if res.Timing.Waited < tc.wait || res.Timing.Waited > res.Timing.Total {
+			t.Errorf("%s (wait %v): Timing.Waited %v of Total %v", tc.path, tc.wait, res.Timing.Waited, res.Timing.Total)
+		}
 		if tc.kind == "" && (len(res.Body) != tc.wantLen || res.Truncated != "") {
 			t.Errorf("%s (wait %v): %d bytes, truncated %q; want %d whole", tc.path, tc.wait, len(res.Body), res.Truncated, tc.wantLen)
 		}

@@ -298,6 +298,7 @@ type Timing struct {
 	TLS       time.Duration // TLS handshake
 	FirstByte time.Duration // request written → first response byte (server think time)
 	Total     time.Duration // whole Fetch, all hops and the body included
+	Waited    time.Duration // of Total, waiting for Request.Admit: this machine's memory, not the server
 	Reused    bool          // the connection had served an earlier request
 }
 
@@ -636,8 +637,10 @@ func (f *Fetcher) exchange(ctx context.Context, u *url.URL, r *Request, limit in
 			if bodyRunning {
 				timer.Reset(f.opts.BodyTimeout - paused.Sub(bodyStart))
 			}
+			waited := time.Since(paused)
+			res.Timing.Waited += waited
 			if totalRunning {
-				total.Reset(time.Until(deadline) + time.Since(paused))
+				total.Reset(time.Until(deadline) + waited)
 			}
 			return err
 		}
