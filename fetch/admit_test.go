@@ -15,7 +15,7 @@ import (
 
 // TestFetchAdmitsLargeBodies: Request.Admit is asked once, with the body's limit, for a
 // body that grows past LargeBody (chunked, of known length, or only once decoded), never
-// for a small one; the timeouts stand still while it waits; its refusal abandons the body.
+// for a small one; the body timeout stands still while it waits, fetch.timeout does not; its refusal abandons the body.
 func TestFetchAdmitsLargeBodies(t *testing.T) {
 	// 1.5 MiB of words that gzip to about a quarter: decoded past LargeBody, not on the wire.
 	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi")
@@ -55,6 +55,7 @@ func TestFetchAdmitsLargeBodies(t *testing.T) {
 		refuse  bool
 		asks    int64
 		kind    ErrorKind
+		cut     string // Result.Truncated wanted
 		wantLen int
 	}{
 		{path: "/small", asks: 0, wantLen: 100 << 10},
@@ -62,16 +63,18 @@ func TestFetchAdmitsLargeBodies(t *testing.T) {
 		{path: "/large", asks: 1, wantLen: len(large)},
 		{path: "/large?as=length", asks: 1, wantLen: len(large)},
 		{path: "/large?as=gzip", asks: 1, wantLen: len(large)},
-		// Waiting longer than the body timeout and the whole fetch's is no timeout.
+		// Waiting longer than the body timeout is no body timeout; the whole fetch's
+		// timeout still bounds the fetch.
 		{path: "/large", wait: 4 * time.Second, asks: 1, wantLen: len(large)},
 		{path: "/large?as=length", wait: 4 * time.Second, asks: 1, wantLen: len(large)},
+		{path: "/large", wait: 11 * time.Second, asks: 1, cut: TruncatedTime},
 		{path: "/large", refuse: true, asks: 1, kind: KindCanceled},
 		{path: "/large?as=length", refuse: true, asks: 1, kind: KindCanceled},
 		{path: "/large?as=gzip", refuse: true, asks: 1, kind: KindCanceled},
 	}
 	// The timeouts leave a loaded machine under -race time to read 1.5 MiB (200 ms did not
-	// at a load of 26), and are shorter than the waits above.
-	f := newFetcher(t, Options{BodyTimeout: 2 * time.Second, Timeout: 3 * time.Second, FirstByteTimeout: 3 * time.Second, MaxBodyBytes: limit})
+	// at a load of 26); the body timeout is shorter than the waits above.
+	f := newFetcher(t, Options{BodyTimeout: 2 * time.Second, Timeout: 10 * time.Second, FirstByteTimeout: 3 * time.Second, MaxBodyBytes: limit})
 	for _, tc := range tests {
 		var asks atomic.Int64
 		req := Request{URL: srv.URL + tc.path, Admit: func(ctx context.Context, maxBytes int64) error {
@@ -95,6 +98,12 @@ func TestFetchAdmitsLargeBodies(t *testing.T) {
 		}
 		if res.Timing.Waited < tc.wait || res.Timing.Waited > res.Timing.Total {
 			t.Errorf("%s (wait %v): Timing.Waited %v of Total %v", tc.path, tc.wait, res.Timing.Waited, res.Timing.Total)
+		}
+		if tc.cut != "" {
+			if res.Truncated != tc.cut {
+				t.Errorf("%s (wait %v): truncated %q, want %q: fetch.timeout bounds a fetch that waits", tc.path, tc.wait, res.Truncated, tc.cut)
+			}
+			continue
 		}
 		if tc.kind == "" && (len(res.Body) != tc.wantLen || res.Truncated != "") {
 			t.Errorf("%s (wait %v): %d bytes, truncated %q; want %d whole", tc.path, tc.wait, len(res.Body), res.Truncated, tc.wantLen)

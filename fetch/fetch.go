@@ -270,7 +270,7 @@ type Request struct {
 	// Admit, when set, is asked once before a body is read past LargeBody bytes (before
 	// any of it is read when its Content-Length is larger), with the most bytes the body
 	// may take (its limit). It may block until that much memory is free; the fetch's
-	// timeouts stand still meanwhile. An error abandons the body (KindCanceled). The
+	// body timeout stands still meanwhile (the whole fetch's does not). An error abandons the body (KindCanceled). The
 	// crawl bounds the memory of the large bodies it holds at once with it, whatever
 	// its concurrency and the sizes servers send.
 	Admit func(ctx context.Context, maxBytes int64) error
@@ -629,19 +629,17 @@ func (f *Fetcher) exchange(ctx context.Context, u *url.URL, r *Request, limit in
 	timer := time.AfterFunc(f.opts.BodyTimeout, func() { cancel(errBodyTimeout) })
 	lim := bodyLimits{maxBytes: limit}
 	if r.Admit != nil {
-		// Waiting for memory is not the server's slowness: both timeouts stand still.
+		// Waiting for memory is not the server's slowness: the body timeout stands still.
+		// The whole fetch's (fetch.timeout) does not: every fetch must end within it, or a
+		// web of endless bodies queued behind the memory budget takes their sum.
 		lim.admit = func() error {
 			paused := time.Now()
-			bodyRunning, totalRunning := timer.Stop(), total.Stop()
+			bodyRunning := timer.Stop()
 			err := r.Admit(xctx, limit)
 			if bodyRunning {
 				timer.Reset(f.opts.BodyTimeout - paused.Sub(bodyStart))
 			}
-			waited := time.Since(paused)
-			res.Timing.Waited += waited
-			if totalRunning {
-				total.Reset(time.Until(deadline) + waited)
-			}
+			res.Timing.Waited += time.Since(paused)
 			return err
 		}
 	}
