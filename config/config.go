@@ -30,7 +30,8 @@ type Config struct {
 	Data      string `yaml:"data"`
 	DataUmask string `yaml:"data-umask"`
 	// MemoryLimit is the soft limit of the Go runtime's memory (debug.SetMemoryLimit); 0:
-	// none. The commands apply it unless GOMEMLIMIT is set.
+	// none. The commands apply it unless GOMEMLIMIT is set; those that answer searches
+	// apply SearchMemoryLimit.
 	MemoryLimit ByteSize   `yaml:"memory-limit"`
 	Crawl       Crawl      `yaml:"crawl"`
 	Politeness  Politeness `yaml:"politeness"`

@@ -119,6 +119,23 @@ func TestByteSize(t *testing.T) {
 	}
 }
 
+// TestSearchMemoryLimit: a process that answers searches counts the search caches'
+// bounds on top of memory-limit; no limit stays no limit.
+func TestSearchMemoryLimit(t *testing.T) {
+	c := Default()
+	if got, want := c.SearchMemoryLimit(), ByteSize(384+128+256)<<20; got != want {
+		t.Errorf("default: %s, want %s (memory-limit + facet-cache + forward-cache)", got, want)
+	}
+	c.MemoryLimit, c.Search.PostingsCache, c.Search.ForwardCache = 100<<20, 64<<20, 0
+	if got, want := c.SearchMemoryLimit(), ByteSize(100+128+64)<<20; got != want {
+		t.Errorf("postings-cache 64MiB, forward-cache 0: %s, want %s", got, want)
+	}
+	c.MemoryLimit = 0
+	if got := c.SearchMemoryLimit(); got != 0 {
+		t.Errorf("memory-limit 0: %s, want 0 (no limit)", got)
+	}
+}
+
 // TestDataRelativeToFile: a relative data directory in a file is relative to the file's
 // folder; an absolute one, or none, is kept.
 func TestDataRelativeToFile(t *testing.T) {

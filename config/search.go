@@ -25,6 +25,20 @@ type Search struct {
 	Ranking          Ranking       `yaml:"ranking"`
 }
 
+// SearchMemoryLimit is the Go memory limit of a process that answers searches from an
+// index (sonda serve over a data directory, sonda node): memory-limit plus the bounds of
+// the search's long-lived caches (search.facet-cache, forward-cache and postings-cache).
+// Those caches are Go heap, filled once and kept while their index segments live; counted
+// inside memory-limit, which is meant for transient memory (a crawl's bodies, a search's
+// garbage), they leave the collector no room, and it runs all the time instead of the
+// caches saving CPU. 0 when memory-limit is 0 (no limit).
+func (c Config) SearchMemoryLimit() ByteSize {
+	if c.MemoryLimit == 0 {
+		return 0
+	}
+	return c.MemoryLimit + c.Search.FacetCache + c.Search.ForwardCache + c.Search.PostingsCache
+}
+
 // How a crawl feeds the search index (search.index-mode; `--index off` is search.index
 // false).
 const (

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -322,7 +323,7 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	data := t.TempDir()
 	metrics := freePort(t)
 	cmd := exec.Command(sondaBin, append(crawlArgs(web, addr, data), "--min-delay", "200ms", "--metrics-addr", metrics)...)
-	cmd.Env = append(os.Environ(), quickEnv...)
+	cmd.Env = append(append(os.Environ(), quickEnv...), "GOMEMLIMIT=")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -334,6 +335,10 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 		if !strings.Contains(body, m) {
 			t.Errorf("/metrics lacks %s", m)
 		}
+	}
+	// A crawl's Go memory limit is memory-limit alone (sonda serve adds its search caches').
+	if got := goMemoryLimit(t, body); got != 384<<20 {
+		t.Errorf("crawl's Go memory limit %d, want memory-limit's 384 MiB", got)
 	}
 	// While it runs: status reads the snapshot the crawl keeps writing.
 	deadline := time.Now().Add(10 * time.Second)
@@ -383,6 +388,21 @@ func freePort(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// goMemoryLimit is the Go memory limit a sonda process reports in its metrics
+// (go_gc_gomemlimit_bytes).
+func goMemoryLimit(t *testing.T, metrics string) int64 {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^go_gc_gomemlimit_bytes (\S+)$`).FindStringSubmatch(metrics)
+	if m == nil {
+		t.Fatal("the metrics lack go_gc_gomemlimit_bytes")
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int64(v)
 }
 
 func waitMetrics(t *testing.T, url string) string {

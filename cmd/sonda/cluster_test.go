@@ -495,6 +495,17 @@ func TestClusterCrawl(t *testing.T) {
 			t.Errorf("node metrics lack %s", want)
 		}
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A node answers searches from its index: its Go memory limit counts the search
+		// caches' bounds (facet 128 MiB, forward 256) on top of memory-limit; serve
+		// --nats opens no index and keeps memory-limit.
+		if got, want := goMemoryLimit(t, text), int64(384+128+256)<<20; got != want {
+			t.Errorf("node's Go memory limit %d, want %d", got, want)
+		}
+		if _, ms := httpDo0(ui + "/metrics"); goMemoryLimit(t, ms) != 384<<20 {
+			t.Errorf("serve --nats: Go memory limit %d, want memory-limit's 384 MiB", goMemoryLimit(t, ms))
+		}
+	}
 	r.wait(time.Now().Add(clusterWait), a, b, c)
 	r.check(0)
 	by := r.hostsBy()

@@ -82,6 +82,10 @@ lost, even if its disk never comes back. Started again with the same --node-id, 
 its share back. With --exit-when-done every node exits once the whole cluster has no URL
 left. ` + "`sonda cluster status --nats URL`" + ` shows the members and their progress.
 
+A node with an index answers the cluster's searches, so its Go memory limit is, as sonda
+serve's, memory-limit plus the search caches' bounds (search.facet-cache, forward-cache,
+postings-cache: 768 MiB by default); with --index off, memory-limit.
+
 Examples:
   sonda nats &
   sonda node --nats nats://127.0.0.1:4222 --node-id a --data a --seed https://example.org/
@@ -98,6 +102,11 @@ Examples:
 			}})...)...)
 			if err != nil {
 				return err
+			}
+			if cfg.Search.Index {
+				// A node answers the cluster's searches from its index, whose caches are
+				// bounded and long-lived: the memory limit counts them.
+				setMemoryLimit(cfg.SearchMemoryLimit())
 			}
 			var prof *cpuProfile
 			if path, _ := cmd.Flags().GetString("profile"); path != "" {

@@ -90,10 +90,17 @@ func loadConfig(cmd *cobra.Command, flags ...settingFlag) (config.Config, error)
 	// as private as data-umask says.
 	mask, _ := cfg.Umask() // Validate checked it
 	syscall.Umask(mask)
-	if cfg.MemoryLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(int64(cfg.MemoryLimit))
-	}
+	setMemoryLimit(cfg.MemoryLimit)
 	return cfg, nil
+}
+
+// setMemoryLimit sets the Go runtime's soft memory limit (0: none) unless GOMEMLIMIT is
+// set. Every command applies memory-limit (loadConfig); those that answer searches from an
+// index raise it by their caches' bounds (config.Config.SearchMemoryLimit).
+func setMemoryLimit(limit config.ByteSize) {
+	if limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(int64(limit))
+	}
 }
 
 func newLogger(cfg config.Config) *slog.Logger {

@@ -48,6 +48,11 @@ stops after 50ms of matching and answers with the best found so far, marked part
 at most two per CPU run at once, the others wait their turn up to 1s and then get 503
 with Retry-After.
 
+Memory: serve's Go memory limit is memory-limit plus the bounds of the search's caches
+(search.facet-cache, forward-cache and postings-cache; 384 + 128 + 256 MiB = 768 MiB by
+default), which it fills once and keeps; memory-limit is left for the rest (searches'
+garbage, crawls). GOMEMLIMIT, when set, wins. With --nats no index is open: memory-limit.
+
 Crawls use the crawl settings of sonda.yaml and SONDA_* variables (seeds, scope,
 politeness); seeds can also be given when starting.
 
@@ -78,6 +83,8 @@ Examples:
 			if cmd.Flags().Changed("nats") {
 				return serveCluster(cmd.Context(), cfg, cmd.OutOrStdout())
 			}
+			// The index's caches are bounded and long-lived: the memory limit counts them.
+			setMemoryLimit(cfg.SearchMemoryLimit())
 			// Listen first: a busy port must not leave a data directory created for nothing.
 			ln, err := net.Listen("tcp", cfg.Serve.Addr)
 			if err != nil {

@@ -108,7 +108,7 @@ func TestServeCommand(t *testing.T) {
 	}
 	const token = "serve-test-token-0123456789"
 	cmd, base, out := startServe(t, data, append(quickEnv, "SONDA_SERVE_TOKEN="+token, "SONDA_FETCH_ALLOW_PRIVATE=true",
-		"SONDA_FETCH_RESOLVE=*.test="+addr, "SONDA_POLITENESS_MIN_DELAY=0s")...)
+		"SONDA_FETCH_RESOLVE=*.test="+addr, "SONDA_POLITENESS_MIN_DELAY=0s", "SONDA_SEARCH_POSTINGS_CACHE=32MiB", "GOMEMLIMIT=")...)
 	waitFor(t, 10*time.Second, "the server", func() bool { return strings.Contains(out.String(), "press Ctrl-C") })
 	if strings.Contains(out.String(), token) || strings.Contains(out.String(), "generated") {
 		t.Errorf("serve printed or generated a token although SONDA_SERVE_TOKEN was set:\n%s", out.String())
@@ -160,6 +160,10 @@ func TestServeCommand(t *testing.T) {
 	}
 	if code, body := httpDo(t, "GET", base+"/metrics", "", ""); code != 200 || !strings.Contains(body, "sonda_http_requests_total") {
 		t.Errorf("metrics: %d", code)
+	} else if got, want := goMemoryLimit(t, body), int64(384+128+256+32)<<20; got != want {
+		// The search caches are bounded and long-lived: serve's limit counts them on top
+		// of memory-limit (facet-cache 128 MiB, forward-cache 256, postings-cache 32).
+		t.Errorf("serve's Go memory limit %d, want %d: memory-limit + the search caches' bounds", got, want)
 	}
 	if err := terminate(t, cmd, 15*time.Second); err != nil || !strings.Contains(out.String(), "server stopped") {
 		t.Fatalf("serve after SIGTERM: %v\n%s", err, out.String())
