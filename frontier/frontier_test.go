@@ -534,6 +534,33 @@ func TestParkedThroughPoliteness(t *testing.T) {
 	}
 }
 
+// TestFreshURLsBeforeRetries: a host's never-fetched URLs go before a retry of one of its
+// URLs that failed, which goes once nothing new is left; a retry still takes turns with
+// nothing but revisits. Before, the retry took its turn first, and a URL that stalls held
+// the host's healthy pages behind every attempt and the rest each one caused.
+func TestFreshURLsBeforeRetries(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	f := open(t, memDB(t, vfs.NewMem()), clock, Options{})
+	if _, err := f.Add([]Item{item("a", "/stall", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	l := nextNow(t, f)
+	complete(t, f, l, Outcome{Fetched: true, Delay: time.Second, Retry: clock.Now().Add(30 * time.Second), Why: "timeout-first-byte"})
+	if _, err := f.Add([]Item{item("a", "/p1", 0), item("a", "/p2", 0), item("a", "/p3", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute) // the retry is due and the host rested
+	var order []string
+	for l := nextNow(t, f); l != nil; l = nextNow(t, f) {
+		order = append(order, fmt.Sprintf("%s#%d", l.Item.URL[len("http://a"):], l.Item.Attempts))
+		complete(t, f, l, Outcome{Fetched: true})
+		clock.Advance(time.Second)
+	}
+	if got, want := strings.Join(order, " "), "/p1#0 /p2#0 /p3#0 /stall#1"; got != want {
+		t.Errorf("leases %s, want %s", got, want)
+	}
+}
+
 // TestNewURLsAndDueRevisitsTakeTurns: revisits that are always due (a revisit plan that
 // asks for every fetch the crawl can make) must not keep never-fetched URLs waiting, on
 // their own host or on hosts that have nothing else; before, due revisits always went

@@ -52,7 +52,7 @@ func (h *hostState) parked() bool {
 	if h.heldUntil > 0 && h.eligibleAt <= h.heldUntil {
 		return true
 	}
-	return h.retries > 0 && !h.newAvailable() && h.retries == h.revCount-int64(h.revInflight)
+	return !h.newAvailable() && h.onlyRetries()
 }
 
 const (
@@ -78,11 +78,28 @@ func (h *hostState) newAvailable() bool { return h.newCount-int64(h.newInflight)
 // revisit wait for one new URL while new URLs queued, even when revisits asked for few
 // fetches (docs/benchmarks.md, "Fifth pass"). Taking turns keeps revisits that ask for at
 // most share of a busy host's fetches on time, and gives them at least share otherwise.
+//
+// A host whose scheduled queue holds only retries serves its never-fetched URLs first: a
+// URL that failed (a stall, a server error) must not hold the host's other pages behind
+// its attempts and the rests they cause (delay-factor times a 20 s stall is 40 s, so two
+// attempts ahead of three fresh pages kept them back 100 s in TestHostileWebFinishesIn-
+// BoundedTime). The retry keeps its place, due, and goes once nothing new is left.
 func (h *hostState) revisitFirst(now int64, share float64) bool {
 	if !h.revAvailable() || h.revDue > now {
 		return false
 	}
-	return !h.newAvailable() || h.turns.scheduledNext(share)
+	if !h.newAvailable() {
+		return true
+	}
+	if h.onlyRetries() {
+		return false
+	}
+	return h.turns.scheduledNext(share)
+}
+
+// onlyRetries reports whether every scheduled entry the host may lease is a retry.
+func (h *hostState) onlyRetries() bool {
+	return h.retries > 0 && h.retries == h.revCount-int64(h.revInflight)
 }
 
 func (h *hostState) revAvailable() bool { return h.revCount-int64(h.revInflight) > 0 }
@@ -184,9 +201,10 @@ func byReadiness(a, b *hostState) bool {
 
 // readyPriority ranks a ready host: a host with a due scheduled fetch (a revisit or retry)
 // goes first, since those are time-critical (even when it serves a new URL that has waited
-// longer, see revisitFirst); otherwise its best new URL's priority counts.
+// longer, see revisitFirst), unless it serves its new URLs first (only retries are due);
+// otherwise its best new URL's priority counts.
 func (h *hostState) readyPriority() float64 {
-	if h.revAvailable() && h.revDue <= h.readySince {
+	if h.revAvailable() && h.revDue <= h.readySince && !(h.newAvailable() && h.onlyRetries()) {
 		return maxPriority
 	}
 	if h.newAvailable() {
