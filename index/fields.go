@@ -183,7 +183,8 @@ func build(d Doc) (*built, error) {
 		keyword(fieldTopic, strings.ToLower(strings.TrimSpace(t)), keywordOptions|bindex.StoreField)
 	}
 	if date := d.Date(); !date.IsZero() {
-		f, err := document.NewDateTimeFieldWithIndexingOptions(fieldDate, nil, date.UTC(), time.RFC3339Nano, keywordOptions|bindex.StoreField)
+		// Not stored: Doc.Date is read back from the published field or the fetch time.
+		f, err := document.NewDateTimeFieldWithIndexingOptions(fieldDate, nil, date.UTC(), time.RFC3339Nano, keywordOptions)
 		if err != nil {
 			return nil, fmt.Errorf("index: document %s: date %v: %w", d.ID, date, err)
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
+	"sync"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bindex "github.com/blevesearch/bleve_index_api"
@@ -44,8 +46,42 @@ const (
 
 // forwardBuilder builds one document's forward term list.
 type forwardBuilder struct {
-	buf    []byte
-	sorted []string
+	buf []byte
+}
+
+// forwardScratch holds the terms being sorted, for the length of one add: a builder lives
+// for one document, and growing a new slice for each page's body was a sixth of add's CPU.
+var forwardScratch = sync.Pool{New: func() any { return new([]forwardTerm) }}
+
+// forwardTerm is a term being sorted, with its first eight bytes as a big-endian number
+// (zero-padded), so that most comparisons are of two integers rather than of two strings
+// in memory: slices.Sort of the strings was half of add's CPU (2.5 of 4.9 s in a
+// 20,000-page crawl).
+type forwardTerm struct {
+	key  uint64
+	term string
+	freq int
+}
+
+func (a forwardTerm) compare(b forwardTerm) int {
+	switch {
+	case a.key < b.key:
+		return -1
+	case a.key > b.key:
+		return 1
+	}
+	return strings.Compare(a.term, b.term) // the same first eight bytes (or padding)
+}
+
+func termKey(t string) uint64 {
+	var k uint64
+	for i := range 8 {
+		k <<= 8
+		if i < len(t) {
+			k |= uint64(t[i])
+		}
+	}
+	return k
 }
 
 func newForwardBuilder(lang string) *forwardBuilder {
@@ -61,17 +97,24 @@ func (f *forwardBuilder) add(field int, a *analyzedField) {
 	if len(a.freqs) == 0 {
 		return
 	}
-	f.sorted = f.sorted[:0]
-	for t := range a.freqs {
-		f.sorted = append(f.sorted, t)
+	scratch := forwardScratch.Get().(*[]forwardTerm)
+	sorted := slices.Grow((*scratch)[:0], len(a.freqs))
+	defer func() {
+		clear(sorted) // the pool must not keep a page's terms alive
+		*scratch = sorted[:0]
+		forwardScratch.Put(scratch)
+	}()
+	for t, tf := range a.freqs {
+		sorted = append(sorted, forwardTerm{termKey(t), t, tf.Frequency()})
 	}
-	slices.Sort(f.sorted)
+	slices.SortFunc(sorted, forwardTerm.compare)
 	// Sized once: an entry is at most its term and three one-byte uvarints unless a term
 	// is longer than 127 bytes or occurs more often (then append grows it).
-	entries := make([]byte, 0, a.termBytes+3*len(f.sorted))
-	restarts := make([]uint32, 0, (len(f.sorted)+forwardRestart-1)/forwardRestart)
+	entries := make([]byte, 0, a.termBytes+3*len(sorted))
+	restarts := make([]uint32, 0, (len(sorted)+forwardRestart-1)/forwardRestart)
 	prev := ""
-	for i, t := range f.sorted {
+	for i, ft := range sorted {
+		t := ft.term
 		shared := 0
 		if i%forwardRestart == 0 {
 			restarts = append(restarts, uint32(len(entries)))
@@ -83,7 +126,7 @@ func (f *forwardBuilder) add(field int, a *analyzedField) {
 		entries = binary.AppendUvarint(entries, uint64(shared))
 		entries = binary.AppendUvarint(entries, uint64(len(t)-shared))
 		entries = append(entries, t[shared:]...)
-		entries = binary.AppendUvarint(entries, uint64(a.freqs[t].Frequency()))
+		entries = binary.AppendUvarint(entries, uint64(ft.freq))
 		prev = t
 	}
 	head := binary.MaxVarintLen64 + 4*len(restarts)

@@ -497,7 +497,7 @@ func TestForwardBuilderBytes(t *testing.T) {
 			t.Errorf("text %d: the builder's list differs from the format's encoding (%d and %d bytes)", i, len(f.buf), len(want))
 		}
 		f = newForwardBuilder("en")
-		f.add(1, a) // sorted's capacity
+		f.add(1, a) // the scratch's capacity
 		if n := testing.AllocsPerRun(20, func() {
 			f.buf = f.buf[:0]
 			f.add(1, a)

@@ -20,8 +20,8 @@ import (
 // field, then a map entry, a location and a growing slice of pointers per term in
 // analysis.TokenFrequency, and scorch's Batch walks every location again to size the
 // document. Here a field costs a handful of allocations, whatever its length, and knows its
-// size. The terms, positions and offsets are the same, so the index is the same byte for
-// byte (TestAnalyzedFieldMatchesBleve).
+// size. The terms and positions are the same as Bleve's (TestAnalyzedFieldMatchesBleve);
+// the offsets are left out (see newAnalyzedField).
 type analyzedField struct {
 	name      string
 	value     []byte
@@ -99,7 +99,14 @@ func newAnalyzedField(name, code, s string, value []byte) *analyzedField {
 			terms = append(terms, tok.Term...)
 			tf.Term = terms[from:len(terms):len(terms)]
 		}
-		locs[i] = bindex.TokenLocation{Start: tok.Start, End: tok.End, Position: tok.Position}
+		// The index keeps each occurrence's position but not its offsets (zero): phrases
+		// and the proximity score read positions only, and snippets and highlighting
+		// analyze the stored text again, so nothing reads an offset from the index. Zap
+		// writes a location as five uvarints (field, position, start, end, array
+		// positions); a page's offsets, most of them past 127, took 2 bytes each, about a
+		// tenth of an index of 11 KB pages (docs/benchmarks.md, issue 12).
+		// TestIndexKeepsPositionsNotOffsets.
+		locs[i] = bindex.TokenLocation{Position: tok.Position}
 		tf.Locations = append(tf.Locations, &locs[i])
 	}
 	return &analyzedField{

@@ -1,19 +1,22 @@
 package index
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	bindex "github.com/blevesearch/bleve_index_api"
 
 	"github.com/sonda-search/sonda/testweb"
 )
 
 // TestAnalyzedFieldMatchesBleve checks that a field sonda analyzes itself gives Bleve the
-// same terms, frequencies, positions and offsets as Bleve's own text field with the same
-// analyzer: the index it builds is the one Bleve would build.
+// same terms, frequencies and positions as Bleve's own text field with the same analyzer,
+// and no offsets.
 func TestAnalyzedFieldMatchesBleve(t *testing.T) {
 	texts := []struct{ code, text string }{
 		{"en", "The boundary layer of the boundary: a layer on a layer. The end, the END."},
@@ -68,7 +71,8 @@ func TestAnalyzedFieldMatchesBleve(t *testing.T) {
 			}
 			for i := range w.Locations {
 				g, w := g.Locations[i], w.Locations[i]
-				if g.Start != w.Start || g.End != w.End || g.Position != w.Position || g.Field != w.Field || len(g.ArrayPositions)+len(w.ArrayPositions) != 0 {
+				// The same positions as Bleve's; no offsets (newAnalyzedField says why).
+				if g.Start != 0 || g.End != 0 || g.Position != w.Position || g.Field != w.Field || len(g.ArrayPositions)+len(w.ArrayPositions) != 0 {
 					t.Errorf("%.40q: term %q location %d: %+v, Bleve %+v", tc.text, term, i, *g, *w)
 				}
 			}
@@ -99,6 +103,17 @@ func BenchmarkAnalyzedField(b *testing.B) {
 		for b.Loop() {
 			f := newAnalyzedField("body_en", "en", s, body)
 			_ = f.Size()
+		}
+	})
+	// The forward term list of the same field (sorting its distinct terms is most of it).
+	b.Run("forward", func(b *testing.B) {
+		f := newAnalyzedField("body_en", "en", s, body)
+		fw := newForwardBuilder("en")
+		b.ReportAllocs()
+		b.SetBytes(int64(len(s)))
+		for b.Loop() {
+			fw.buf = fw.buf[:0]
+			fw.add(1, f)
 		}
 	})
 	b.Run("bleve-TextField", func(b *testing.B) {
@@ -164,5 +179,71 @@ func TestSegmentsShareFieldRoster(t *testing.T) {
 	}
 	if res, err := ix.Search(ctx, Request{Query: "zeppelin"}); err != nil || len(res.Hits) != 0 {
 		t.Errorf("a word in no page found %v (%v)", res.Hits, err)
+	}
+}
+
+// TestIndexKeepsPositionsNotOffsets: the index has each body word's positions, which
+// phrases and the proximity score read, and no offsets (zero), which nothing reads from
+// the index (snippets analyze the stored text); the date is indexed but not stored
+// (Doc.Date comes from the published field or the fetch time). Phrases and snippets still
+// work.
+func TestIndexKeepsPositionsNotOffsets(t *testing.T) {
+	ix := openTest(t, Options{})
+	d := Doc{ID: "http://a.test/", URL: "http://a.test/", Host: "a.test", Lang: "en", ContentType: "text/html",
+		Title: "Boundary layers", Body: "The boundary layer thickens. A thin boundary layer separates late.",
+		Fetched: day("2026-11-02")}
+	if err := ix.Put(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ix.reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	iid, err := r.InternalID(d.ID)
+	if err != nil || iid == nil {
+		t.Fatalf("%s: %v", d.ID, err)
+	}
+	tfr, err := r.TermFieldReader(ctx, []byte("boundari"), langField(fieldBody, "en"), true, true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tfr.Close()
+	p, err := tfr.Advance(iid, nil)
+	if err != nil || p == nil {
+		t.Fatalf("boundari is not in the body's postings (%v)", err)
+	}
+	var pos []uint64
+	for _, v := range p.Vectors {
+		pos = append(pos, v.Pos)
+		if v.Start != 0 || v.End != 0 {
+			t.Errorf("location %+v has offsets, want none", *v)
+		}
+	}
+	if fmt.Sprint(pos) != "[2 7]" { // stop words keep their places: "The" is 1, "A" 5
+		t.Errorf("positions of boundari: %v, want [2 7]", pos)
+	}
+	doc, err := r.Document(d.ID)
+	if err != nil || doc == nil {
+		t.Fatalf("document: %v", err)
+	}
+	doc.VisitFields(func(f bindex.Field) {
+		if f.Name() == fieldDate {
+			t.Errorf("the date is stored")
+		}
+	})
+	res, err := ix.Search(ctx, Request{Query: `"thin boundary layer"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != 1 || !strings.Contains(res.Hits[0].Snippet, "<mark>boundary</mark>") {
+		t.Fatalf("the phrase finds %+v, want the page with a snippet", res.Hits)
+	}
+	if res, err = ix.Search(ctx, Request{Query: `"boundary thin"`}); err != nil || len(res.Hits) != 0 {
+		t.Fatalf("a phrase the page does not have finds %d pages (%v)", len(res.Hits), err)
+	}
+	got, ok, err := ix.Document(ctx, d.ID)
+	if err != nil || !ok || !got.Date().Equal(d.Fetched) {
+		t.Fatalf("the document's date is %v (%v, %v), want %v", got.Date(), ok, err, d.Fetched)
 	}
 }
