@@ -51,6 +51,10 @@ import (
 //   - SONDA_BENCH_MATCH=1: after each cluster, an embedded crawl measured over the same
 //     stretch of the crawl as the cluster's window (the same request numbers on its own
 //     copy of the web), not the same time after its start (see clusterWindow).
+//   - SONDA_BENCH_JOINED=1: every node but the last joins (without seeds) and serves its
+//     share before the last one joins with the seeds, so that no host is fetched by a node
+//     that hands it over later (by default the first node, which has the seeds, serves
+//     every partition until the others join).
 func TestClusterScaling(t *testing.T) {
 	if os.Getenv("SONDA_BENCH") != "cluster" {
 		t.Skip("a benchmark: set SONDA_BENCH=cluster")
@@ -140,12 +144,26 @@ func clusterScalingRun(t *testing.T, bin, label string, web testweb.Config, node
 	r := newClusterRigOn(t, false, web)
 	r.bin = bin
 	var procs []*nodeProc
+	joined := os.Getenv("SONDA_BENCH_JOINED") != ""
+	// Without seeds, an empty cluster has no URL left: nodes that must wait for the seeds
+	// stay up until the benchmark stops them, as it stops every node.
+	r.stayUp = joined
 	for i := 0; i < nodes; i++ {
 		args := []string{"--budget", fmt.Sprintf("%d/s", perNode), "--revisit", "none", "--concurrency", "8"}
 		if profile {
 			args = append(args, "--profile", fmt.Sprintf("%s-n%d.prof", prof, i))
 		}
-		procs = append(procs, r.start(fmt.Sprintf("n%d", i), i == 0, args...))
+		seeds := i == 0
+		if joined && nodes > 1 {
+			// Every other node is a member, serving its share, before the last one joins
+			// with the seeds: no host is fetched by a node that hands it over later.
+			seeds = i == nodes-1
+			if seeds {
+				r.checkStatus(nodes - 1)
+				t.Logf("%s: %d nodes settled without seeds in %v; the last joins with the seeds", label, nodes-1, r.waitBalanced(nodes-1).Round(100*time.Millisecond))
+			}
+		}
+		procs = append(procs, r.start(fmt.Sprintf("n%d", i), seeds, args...))
 	}
 	r.checkStatus(nodes) // every partition served
 	// Partitions are served before they are where they belong: the first node up claims

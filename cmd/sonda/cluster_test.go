@@ -51,6 +51,7 @@ type clusterRig struct {
 	natsP   *exec.Cmd
 	natsFn  func() *exec.Cmd // (re)starts the server
 	bin     string           // the sonda binary of the nodes (sondaBin)
+	stayUp  bool             // nodes run without --exit-when-done (stopped by the test)
 	dir     string
 	nodes   map[string]*nodeProc
 	started time.Time // when the rig was set up
@@ -200,7 +201,10 @@ func (r *clusterRig) start(id string, seeds bool, extra ...string) *nodeProc {
 	r.t.Helper()
 	args := []string{"node", "--nats", r.nats, "--node-id", id, "--data", filepath.Join(r.dir, "node-"+id),
 		"--allow-private", "--resolve", r.web.Resolve(), "--min-delay", clusterDelay.String(),
-		"--concurrency", strconv.Itoa(clusterConc), "--exit-when-done"}
+		"--concurrency", strconv.Itoa(clusterConc)}
+	if !r.stayUp {
+		args = append(args, "--exit-when-done")
+	}
 	if seeds {
 		for _, s := range r.web.Seeds() {
 			args = append(args, "--seed", s)
