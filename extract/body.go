@@ -451,7 +451,8 @@ func hasUnitChild(n *nethtml.Node) bool {
 
 // body fills Article.Body: the fast path when enabled, else the extractors' vote
 // (consensusBody) up to the comments heading the page may mark (cutAtComments) and
-// without the list of links it may end with (trimLinkList), else JSON-LD articleBody.
+// without the list of links it may end with (trimLinkList), read again without the
+// sidebar and the footer when it came from them (bodySides), else JSON-LD articleBody.
 func (e *Extractor) body(a *Article, doc *nethtml.Node, s *signals, main ldObject, base *url.URL) {
 	if e.opts.FastPath {
 		if art, prose := fastPathArticle(s); art != nil {
@@ -467,9 +468,15 @@ func (e *Extractor) body(a *Article, doc *nethtml.Node, s *signals, main ldObjec
 	// Hidden elements (video-player menus, closed galleries, modal dialogs) would be
 	// taken for text by every extractor.
 	restore := detachHidden(doc)
-	bs, from := e.consensusBody(doc, base)
-	if len(bs) > 0 {
-		bs = trimLinkList(cutAtComments(bs, commentsHeading(doc)), linkShares(doc))
+	bs, from := e.trimmedBody(doc, base)
+	if sides := bodySides(doc, bs, a.Title); sides != nil {
+		// The body is the sidebar's or the footer's text (see bodySides): read the page
+		// again without them.
+		restoreSides := detach(doc, func(n *nethtml.Node) bool { return sides[n] })
+		if again, fromAgain := e.trimmedBody(doc, base); len(again) > 0 {
+			bs, from = again, fromAgain
+		}
+		restoreSides()
 	}
 	restore()
 	if len(bs) > 0 {
@@ -485,6 +492,17 @@ func (e *Extractor) body(a *Article, doc *nethtml.Node, s *signals, main ldObjec
 			a.source("body", "jsonld")
 		}
 	}
+}
+
+// trimmedBody is the extractors' vote (consensusBody) up to the comments heading the page
+// may mark (cutAtComments) and without the list of links it may end with
+// (trimLinkList).
+func (e *Extractor) trimmedBody(doc *nethtml.Node, base *url.URL) ([]Block, string) {
+	bs, from := e.consensusBody(doc, base)
+	if len(bs) > 0 {
+		bs = trimLinkList(cutAtComments(bs, commentsHeading(doc)), linkShares(doc))
+	}
+	return bs, from
 }
 
 func bodyWords(bs []Block) int {

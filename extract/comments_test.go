@@ -29,18 +29,7 @@ func TestCommentSection(t *testing.T) {
 		{`<div class="no-comments">`, false}, // class does not begin with "comment"
 	}
 	for _, tt := range tests {
-		doc, err := nethtml.Parse(strings.NewReader("<body>" + tt.html))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var el *nethtml.Node
-		eachElement(doc, func(n *nethtml.Node) bool {
-			if el == nil && n.Parent != nil && n.Parent.Data == "body" {
-				el = n
-			}
-			return el == nil
-		})
-		if got := commentSection(el); got != tt.want {
+		if got := commentSection(firstInBody(t, tt.html)); got != tt.want {
 			t.Errorf("commentSection(%s) = %v, want %v", tt.html, got, tt.want)
 		}
 	}
