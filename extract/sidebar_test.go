@@ -78,6 +78,7 @@ func TestNamesTitle(t *testing.T) {
 		{"Archive", "Archive", true},
 		{"Craft", "Dude Craft: Not a Photograph", false}, // one word of a longer title
 		{"About me", "Dude Craft: Not a Photograph", false},
+		{"The Style Scout", "THE STYLE SCOUT - London Street Fashion: In the pink...", false}, // the blog's name in its sidebar: under half the title
 		{"a Photograph Not", "Not a Photograph", false},
 	}
 	for _, tt := range tests {
