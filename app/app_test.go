@@ -639,7 +639,7 @@ func TestIndexOptionsCaches(t *testing.T) {
 	}{
 		{"facet-cache", func(s *config.Search) *config.ByteSize { return &s.FacetCache }, func(o index.Options) int64 { return o.FacetCache }, index.DefaultFacetCache},
 		{"forward-cache", func(s *config.Search) *config.ByteSize { return &s.ForwardCache }, func(o index.Options) int64 { return o.ForwardCache }, index.DefaultForwardCache},
-		{"postings-cache", func(s *config.Search) *config.ByteSize { return &s.PostingsCache }, func(o index.Options) int64 { return o.PostingsCache }, 0}, // off by default (index.DefaultPostingsCache)
+		{"postings-cache", func(s *config.Search) *config.ByteSize { return &s.PostingsCache }, func(o index.Options) int64 { return o.PostingsCache }, index.DefaultPostingsCache},
 	} {
 		for _, tc := range []struct {
 			set  config.ByteSize

@@ -123,8 +123,8 @@ func TestByteSize(t *testing.T) {
 // bounds on top of memory-limit; no limit stays no limit.
 func TestSearchMemoryLimit(t *testing.T) {
 	c := Default()
-	if got, want := c.SearchMemoryLimit(), ByteSize(384+128+256)<<20; got != want {
-		t.Errorf("default: %s, want %s (memory-limit + facet-cache + forward-cache)", got, want)
+	if got, want := c.SearchMemoryLimit(), ByteSize(384+128+256+128)<<20; got != want {
+		t.Errorf("default: %s, want %s (memory-limit + facet-cache + forward-cache + postings-cache)", got, want)
 	}
 	c.MemoryLimit, c.Search.PostingsCache, c.Search.ForwardCache = 100<<20, 64<<20, 0
 	if got, want := c.SearchMemoryLimit(), ByteSize(100+128+64)<<20; got != want {

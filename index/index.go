@@ -58,7 +58,7 @@ type Options struct {
 	// negative: none, each search reads them from the stored documents).
 	ForwardCache int64
 	// PostingsCache bounds the memory of terms' postings kept decoded between searches
-	// (postingscache.go; default DefaultPostingsCache, none; negative: none, every search
+	// (postingscache.go; default DefaultPostingsCache, 128 MiB; negative: none, every search
 	// decodes the postings it reads).
 	PostingsCache int64
 	// MaxResults is the deepest result a query may page to (default 1000, as the search

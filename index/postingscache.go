@@ -26,7 +26,7 @@ import (
 // read plain arrays. The postings are those zap gives, in the same order (the cursors
 // skip the segment's deleted documents as zap's iterator does), so scores are the same.
 //
-// The cache is bounded (Options.PostingsCache; off by default, see DefaultPostingsCache);
+// The cache is bounded (Options.PostingsCache, 128 MiB by default: DefaultPostingsCache);
 // it does not evict: once full, terms not in it are read from zap as before, and segments
 // merged away are forgotten when a segment not seen before is searched. A term a segment
 // lacks is remembered too (no dictionary lookup next time).
@@ -193,14 +193,13 @@ type termLists struct {
 
 // DefaultPostingsCache is the default of Options.PostingsCache.
 //
-// It is none (off): the cache is Go heap, which the process's memory limit (memory-limit,
-// 384 MiB by default) bounds with the forward and facet caches. On the 100,000 pages of
-// "Search under load" a server's heap is about 300 MiB without it; in process without a
-// limit, 192 MiB of postings saved 15 % of a search's CPU, but under the default limit
-// 64 MiB saved nothing measurable (the collector runs more often) and 128 MiB or more
-// made the collector run all the time (18 ms of CPU per search instead of 7). A server
-// whose memory limit leaves room can turn it on (search.postings-cache).
-const DefaultPostingsCache = -1
+// 128 MiB: on the 100,000 pages of "Search under load" (docs/benchmarks.md) it cut a full
+// search's CPU by a quarter in sonda serve (9.96 -> 7.60 ms per answer), for about 320 MiB
+// more RSS; 64 MiB saved 3 %, 192 MiB about the same as 128 for 180 MiB more. The cache is
+// Go heap: sonda serve and sonda node raise their memory limit by its bound (memory-limit
+// plus the search caches' bounds, config.Config.SearchMemoryLimit); inside a limit that
+// does not count it the collector runs all the time instead (18 ms per search, not 7).
+const DefaultPostingsCache = 128 << 20
 
 func newPostingsCache(limit int64) *postingsCache {
 	return &postingsCache{terms: map[fieldTerm]*termLists{}, segs: map[segment.Segment]bool{}, limit: limit}

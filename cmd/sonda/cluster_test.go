@@ -501,9 +501,9 @@ func TestClusterCrawl(t *testing.T) {
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// A node answers searches from its index: its Go memory limit counts the search
-		// caches' bounds (facet 128 MiB, forward 256) on top of memory-limit; serve
-		// --nats opens no index and keeps memory-limit.
-		if got, want := goMemoryLimit(t, text), int64(384+128+256)<<20; got != want {
+		// caches' bounds (facet 128 MiB, forward 256, postings 128) on top of
+		// memory-limit; serve --nats opens no index and keeps memory-limit.
+		if got, want := goMemoryLimit(t, text), int64(384+128+256+128)<<20; got != want {
 			t.Errorf("node's Go memory limit %d, want %d", got, want)
 		}
 		if _, ms := httpDo0(ui + "/metrics"); goMemoryLimit(t, ms) != 384<<20 {

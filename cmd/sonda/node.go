@@ -84,7 +84,7 @@ left. ` + "`sonda cluster status --nats URL`" + ` shows the members and their pr
 
 A node with an index answers the cluster's searches, so its Go memory limit is, as sonda
 serve's, memory-limit plus the search caches' bounds (search.facet-cache, forward-cache,
-postings-cache: 768 MiB by default); with --index off, memory-limit.
+postings-cache: 896 MiB by default); with --index off, memory-limit.
 
 Examples:
   sonda nats &

@@ -49,8 +49,8 @@ at most two per CPU run at once, the others wait their turn up to 1s and then ge
 with Retry-After.
 
 Memory: serve's Go memory limit is memory-limit plus the bounds of the search's caches
-(search.facet-cache, forward-cache and postings-cache; 384 + 128 + 256 MiB = 768 MiB by
-default), which it fills once and keeps; memory-limit is left for the rest (searches'
+(search.facet-cache, forward-cache and postings-cache; 384 + 128 + 256 + 128 MiB = 896
+MiB by default), which it fills once and keeps; memory-limit is left for the rest (searches'
 garbage, crawls). GOMEMLIMIT, when set, wins. With --nats no index is open: memory-limit.
 
 Crawls use the crawl settings of sonda.yaml and SONDA_* variables (seeds, scope,
