@@ -1,6 +1,7 @@
 package testweb
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -222,5 +223,26 @@ func TestCheckPolitenessAbandoned(t *testing.T) {
 				t.Errorf("violations %v, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestCheckFetchesSeesAbandonedRequests: a request the client gave up on (a first-byte
+// timeout) is logged when its handler notices, which can be after the crawler is done;
+// the checks that follow a crawl wait for it (settle), so it counts.
+func TestCheckFetchesSeesAbandonedRequests(t *testing.T) {
+	w, c := start(t, Config{Seed: 1, SlowDelay: time.Minute})
+	slow := caseOf(t, w, "slow-first-byte").URL
+	for range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, slow, nil)
+		if resp, err := c.Do(req); err == nil {
+			resp.Body.Close()
+			t.Fatalf("%s answered within 20 ms, want a stall", slow)
+		}
+		cancel()
+	}
+	w.settle()
+	if n := w.Counts()[slow]; n != 3 {
+		t.Errorf("%s: %d requests logged once the server settled, want the 3 made", slow, n)
 	}
 }

@@ -97,6 +97,11 @@ type Web struct {
 	mu   sync.Mutex
 	srv  *http.Server
 	addr string
+
+	// handling counts the handlers running: a request is logged when its handler returns,
+	// which for a client that gave up (a first-byte timeout) is when the server notices,
+	// possibly after the crawl has ended (see settle).
+	handling atomic.Int64
 }
 
 // Case is an awkward URL of the web and what a correct crawler records for it.

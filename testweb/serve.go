@@ -42,6 +42,8 @@ func putBuf(b *[]byte) {
 // Request, except an IP address or "localhost", which get an index of the
 // web for people exploring it with a browser or curl.
 func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	w.handling.Add(1)
+	defer w.handling.Add(-1) // after the request is logged
 	start := time.Now()
 	host := canonicalHost(r.Host)
 	s := w.byName[host]

@@ -209,6 +209,7 @@ func (w *Web) PolitenessDelay(host string) time.Duration {
 // other URL requested (a URL outside the model is usually a link resolved or
 // normalized wrongly).
 func (w *Web) CheckFetches() []string {
+	w.settle()
 	var (
 		counts   = w.Counts()
 		t        = &w.truth
