@@ -163,11 +163,22 @@ func TestCrawlMemoryBoundedOnHugeBodies(t *testing.T) {
 		t.Fatal(err)
 	}
 	timer := time.AfterFunc(3*time.Minute, func() { cmd.Process.Kill() })
-	kinds := sampleRSSKinds(cmd.Process.Pid)
+	sampled := sampleMemory(cmd.Process.Pid)
 	err = cmd.Wait()
 	timer.Stop()
-	peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
-	t.Logf("crawl took %s, peak RSS %d MiB (sampled every 50 ms, most seen: %s)\n%s", time.Since(start).Round(time.Millisecond), peak>>20, kinds(), out.String())
+	// The peak is the crawl's VmHWM (its address space's high-water mark), not getrusage's
+	// ru_maxrss: Go starts a command with vfork, so the child execs from the test process's
+	// address space, and Linux keeps that space's high-water mark in the child's ru_maxrss.
+	// Late in the suite's cmd/sonda run (a -race test process of 530+ MiB) that was what the
+	// test measured: full runs 39, 41 and 42 failed at 535, 543 and 530 MiB while the crawl's
+	// own RSS, sampled, never passed 395 MiB.
+	mem := sampled()
+	peak := mem.hwm
+	t.Logf("crawl took %s, peak RSS %d MiB (anonymous up to %d MiB, file-backed up to %d MiB; ru_maxrss, which counts the test process's, %d MiB)\n%s",
+		time.Since(start).Round(time.Millisecond), peak>>20, mem.anon>>20, mem.file>>20, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss>>10, out.String())
+	if peak == 0 {
+		t.Fatal("the crawl's memory was never sampled")
+	}
 	if err != nil {
 		t.Fatalf("crawl: %v", err)
 	}
@@ -201,6 +212,9 @@ func TestCrawlMemoryBoundedOnHugeBodies(t *testing.T) {
 	// of 9 with six busy loops beside it (live heap 179-215 MB), 120 MiB below the bound
 	// for the overruns of a soft limit on a loaded machine (up to 90 MiB seen). The
 	// default (384 MiB) stays: serve's heap on a 100k-page index is ~300 MiB.
+	// The failures in full test runs (526 and 542 MiB in CI, 522-555 in the suite) were
+	// at least partly ru_maxrss counting the test process (see above): a Go program
+	// holding 600 MiB that runs /bin/true reads 603 MiB for it.
 	if peak > 520<<20 {
 		t.Errorf("the crawl's peak RSS was %d MiB, want under 520 MiB (515-562 MiB when text pages were analysed whole)", peak>>20)
 	}
@@ -235,14 +249,17 @@ func withoutEnv(names ...string) []string {
 	return env
 }
 
-// sampleRSSKinds reads /proc/PID/status every 50 ms until the process is gone and returns
-// a function that says the most of each kind of resident memory seen (anonymous: the Go
-// heap and C allocations such as Pebble's memtables; file: the executable and mapped
-// index files). The peak RSS alone did not say which grew when the suite's runs went past
-// the bound (535 and 543 MiB in full runs 39 and 41; 394-418 MiB in 12 runs alone).
-func sampleRSSKinds(pid int) func() string {
+// processMemory is the most of each kind of resident memory seen in a process, in bytes.
+type processMemory struct{ hwm, anon, file int64 }
+
+// sampleMemory reads /proc/PID/status every 10 ms until the process is gone and returns a
+// function that waits for that and says what it saw: VmHWM, the high-water mark of the
+// process's own resident set, which the kernel keeps between samples, and the most
+// anonymous (the Go heap, C allocations such as Pebble's memtables) and file-backed (the
+// executable, mapped index files) memory seen.
+func sampleMemory(pid int) func() processMemory {
 	var mu sync.Mutex
-	most := map[string]int64{}
+	var most processMemory
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -254,20 +271,28 @@ func sampleRSSKinds(pid int) func() string {
 			mu.Lock()
 			for _, line := range strings.Split(string(b), "\n") {
 				name, value, ok := strings.Cut(line, ":")
-				if ok && (name == "RssAnon" || name == "RssFile" || name == "VmRSS") {
-					var kb int64
-					fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(value), " kB"), &kb)
-					most[name] = max(most[name], kb)
+				if !ok {
+					continue
+				}
+				var kb int64
+				fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(value), " kB"), &kb)
+				switch name {
+				case "VmHWM":
+					most.hwm = max(most.hwm, kb<<10)
+				case "RssAnon":
+					most.anon = max(most.anon, kb<<10)
+				case "RssFile":
+					most.file = max(most.file, kb<<10)
 				}
 			}
 			mu.Unlock()
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	return func() string {
+	return func() processMemory {
 		<-done
 		mu.Lock()
 		defer mu.Unlock()
-		return fmt.Sprintf("RSS %d MiB, anonymous %d MiB, file-backed %d MiB", most["VmRSS"]>>10, most["RssAnon"]>>10, most["RssFile"]>>10)
+		return most
 	}
 }
