@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"slices"
 	"strings"
 
 	nethtml "golang.org/x/net/html"
@@ -140,14 +141,7 @@ func namesTitle(heading, title []string) bool {
 		return false
 	}
 	for i := 0; i+len(short) <= len(long); i++ {
-		match := true
-		for j := range short {
-			if long[i+j] != short[j] {
-				match = false
-				break
-			}
-		}
-		if match {
+		if slices.Equal(long[i:i+len(short)], short) {
 			return true
 		}
 	}
