@@ -10,6 +10,7 @@ import (
 
 	"github.com/sonda-search/sonda/app"
 	"github.com/sonda-search/sonda/config"
+	"github.com/sonda-search/sonda/warc"
 )
 
 // TestByteFlipsInEveryKindOfFile flips one byte in each kind of file a crawl leaves in
@@ -43,7 +44,7 @@ func TestByteFlipsInEveryKindOfFile(t *testing.T) {
 		{"state/*.log", func(n int) int { return 32<<10 + 500 }, true},
 		{"state/MANIFEST-*", func(n int) int { return n / 2 }, true},
 		{"state/OPTIONS-*", func(int) int { return 0 }, true},
-		{"warc/*.warc.gz", func(n int) int { return n / 2 }, true},
+		{"warc/*.warc.gz", nil, true}, // pastGzipHeader(n / 2)
 		{"index/index_meta.json", func(n int) int { return n / 2 }, true},
 		{"index/store/*.zap", func(n int) int { return n / 2 }, true},
 		{"index/store/root.bolt", func(n int) int { return n / 2 }, false},
@@ -61,7 +62,12 @@ func TestByteFlipsInEveryKindOfFile(t *testing.T) {
 				file = largest(files) // the live log, the current MANIFEST, a full WARC file
 			}
 			b, _ := os.ReadFile(file)
-			i := c.at(len(b))
+			var i int
+			if c.at != nil {
+				i = c.at(len(b))
+			} else {
+				i = pastGzipHeader(t, file, len(b)/2)
+			}
 			if i >= len(b) {
 				t.Fatalf("%s has %d bytes, too few", file, len(b))
 			}
@@ -121,6 +127,35 @@ func TestByteFlipsInEveryKindOfFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pastGzipHeader returns i, or the first byte past the fixed gzip header of the
+// record (each its own gzip member) that i falls in when i is one of the header's
+// MTIME, XFL or OS bytes (4–9): nothing reads them, so a flip there damages no data
+// and check data rightly finds nothing (full run on CI, b3a50b6: 6 bytes in each
+// record of ~500–2,000, which the middle of the file hit about once in a hundred runs).
+func pastGzipHeader(t *testing.T, path string, i int) int {
+	t.Helper()
+	rd, err := warc.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	start := int64(-1)
+	for {
+		rec, err := rd.Next()
+		if err != nil || rec.Offset > int64(i) {
+			break
+		}
+		start = rec.Offset
+	}
+	if start < 0 {
+		t.Fatalf("no record starts before byte %d of %s", i, path)
+	}
+	if at := int(start); i >= at+4 && i < at+10 {
+		return at + 10
+	}
+	return i
 }
 
 func largest(files []string) string {
