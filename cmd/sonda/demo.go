@@ -53,6 +53,9 @@ Afterwards, explore the result:
 			if data == "" {
 				data = "sonda-demo"
 			}
+			// The demo builds its configuration from the defaults, not loadConfig: its
+			// directory is as private as any crawl's.
+			applyDataUmask(config.Default())
 			if err := freshDemoDir(data); err != nil {
 				return err
 			}

@@ -96,9 +96,15 @@ func TestDataDirIsPrivate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a real crawl")
 	}
-	data := crawlToEnd(t)
+	assertPrivate(t, crawlToEnd(t))
+}
+
+// assertPrivate fails for every file or directory under dir that its group or others
+// can access.
+func assertPrivate(t *testing.T, dir string) {
+	t.Helper()
 	n := 0
-	err := filepath.WalkDir(data, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}

@@ -86,12 +86,16 @@ func loadConfig(cmd *cobra.Command, flags ...settingFlag) (config.Config, error)
 	if err := cfg.Validate(); err != nil {
 		return cfg, usageError{err}
 	}
-	// Every file and directory created from here on (crawl state, WARC files, index) is
-	// as private as data-umask says.
-	mask, _ := cfg.Umask() // Validate checked it
-	syscall.Umask(mask)
+	applyDataUmask(cfg)
 	setMemoryLimit(cfg.MemoryLimit)
 	return cfg, nil
+}
+
+// applyDataUmask makes every file and directory the process creates from here on
+// (crawl state, WARC files, index) as private as data-umask says.
+func applyDataUmask(cfg config.Config) {
+	mask, _ := cfg.Umask() // Validate checked it
+	syscall.Umask(mask)
 }
 
 // setMemoryLimit sets the Go runtime's soft memory limit (0: none) unless GOMEMLIMIT is

@@ -187,6 +187,8 @@ func TestDemoNoServe(t *testing.T) {
 	if strings.Contains(out, "http://127.0.0.1") && strings.Contains(out, "serving") {
 		t.Errorf("demo --no-serve served:\n%s", out)
 	}
+	// The demo's data directory is as private as a crawl's (it was 0755/0644).
+	assertPrivate(t, data)
 }
 
 // TestServeFocusedCrawl: a crawl started in serve with a topic is a focused crawl, as
