@@ -154,4 +154,22 @@ func TestEvalExtraction(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || r["pages"] != 3.0 || r["f1"].(float64) < 0.8 {
 		t.Errorf("--json: exit %d: %s", code, out)
 	}
+	// A folder laid out like go-trafilatura's module is its benchmark, scored by strings.
+	bench := t.TempDir()
+	page := "<html><body><article>" + strings.Repeat("<p>The harbour reopened after the storm, and the ferries ran again on the old timetable for the whole week.</p>", 5) + "</article><footer>Impressum</footer></body></html>"
+	for name, text := range map[string]string{
+		"scripts/comparison/data.go":         "package main\n\nvar comparisonData = map[string]ComparisonEntry{\n\t\"https://example.org/harbour\": {File: \"harbour.html\", With: []string{\"The harbour reopened\"}, Without: []string{\"Impressum\"}},\n}\n",
+		"test-files/comparison/harbour.html": page,
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(bench, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(bench, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, stderr, code = run(t, nil, "eval", "extraction", "--modes", "sonda", bench)
+	if code != 0 || !strings.Contains(out, "trafilatura-bench") || !strings.Contains(out, "1.000") {
+		t.Errorf("eval extraction of a go-trafilatura-like set: exit %d:\n%s%s", code, out, stderr)
+	}
 }

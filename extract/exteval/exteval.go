@@ -1,8 +1,10 @@
 // Package exteval owns the evaluation of article extraction against a test set laid out
 // like Mozilla Readability's (one folder per page with source.html, expected.html and
-// expected-metadata.json): body precision, recall and F1 with the shingle metric used in
-// the field, and per-field accuracy for title, byline, publication time, site name and
-// language. `sonda eval extraction` prints its results; docs/benchmarks.md reports them.
+// expected-metadata.json) or Dragnet's (pages and gold texts): body precision, recall and F1
+// with the shingle metric used in the field, and per-field accuracy for title, byline,
+// publication time, site name and language; and against go-trafilatura's own benchmark,
+// scored by the strings each body must and must not contain (snippets.go).
+// `sonda eval extraction` prints its results; docs/benchmarks.md reports them.
 //
 // Body metric: both texts are tokenized with the Unicode \w+ rule (letters, numbers,
 // underscore), split into multisets of 4-word shingles; per page tp counts shared shingles,
@@ -51,12 +53,25 @@ func Role(dir string) string {
 	return "held-out"
 }
 
+// SetName is how reports name the test set in dir: its folder's name, or
+// "trafilatura-bench" for go-trafilatura's benchmark.
+func SetName(dir string) string {
+	if isSnippetSet(dir) {
+		return "trafilatura-bench"
+	}
+	return filepath.Base(filepath.Clean(dir))
+}
+
 // Case is one page of the test set.
 type Case struct {
 	Name     string
+	URL      string // where the page was fetched, when the set says
 	Source   []byte // the page as fetched
 	Expected string // the expected body as plain text
 	Meta     Expected
+	// Snippets, when set, is the page's ground truth instead of Expected: strings its
+	// body must and must not contain.
+	Snippets *Snippets
 }
 
 // Expected is the metadata ground truth; nil fields are not evaluated for the page.
@@ -69,7 +84,8 @@ type Expected struct {
 	Readerable    *bool   `json:"readerable"`
 }
 
-// Load reads a test set in either layout it knows: Dragnet's (dir/html/ID.html pages and
+// Load reads a test set in any layout it knows: go-trafilatura's benchmark when dir is
+// that module's folder (loadSnippetSet), Dragnet's (dir/html/ID.html pages and
 // dir/gold/ID.txt main texts cut by MainText, no metadata) when dir has both folders, else Readability's
 // (one folder per page with source.html, expected.html and expected-metadata.json; folders
 // without source.html are skipped). Pages are decoded to UTF-8 as a browser would decode a
@@ -83,6 +99,9 @@ func Load(dir string) ([]Case, error) { return load(dir, false) }
 func LoadWithComments(dir string) ([]Case, error) { return load(dir, true) }
 
 func load(dir string, keepComments bool) ([]Case, error) {
+	if isSnippetSet(dir) {
+		return loadSnippetSet(dir)
+	}
 	if isDir(filepath.Join(dir, "html")) && isDir(filepath.Join(dir, "gold")) {
 		return loadDragnet(dir, keepComments)
 	}
@@ -289,6 +308,7 @@ type PageResult struct {
 	Kind      string            `json:"kind"`
 	BodyFrom  string            `json:"body_from,omitempty"`
 	Err       string            `json:"error,omitempty"`
+	Snippets  *SnippetCounts    `json:"snippets,omitempty"` // a snippet set's page: its strings
 }
 
 // FieldScore is the accuracy of one field.
@@ -317,11 +337,14 @@ type Result struct {
 	// extractor that finds dates but not times gets right.
 	PublishedDay FieldScore `json:"published_day"`
 	// Readerable counts pages whose IsArticle agrees with Readability's readerable flag.
-	Readerable FieldScore    `json:"readerable_agreement"`
-	Elapsed    time.Duration `json:"elapsed_ns"`
-	CPU        time.Duration `json:"cpu_ns"` // process CPU time during the extraction (0 if unknown)
-	Workers    int           `json:"workers"`
-	PerPage    []PageResult  `json:"per_page,omitempty"`
+	Readerable FieldScore `json:"readerable_agreement"`
+	// Snippets pools the strings of a snippet set; Precision, Recall and F1 are then its
+	// pooled scores rather than means over pages.
+	Snippets *SnippetCounts `json:"snippets,omitempty"`
+	Elapsed  time.Duration  `json:"elapsed_ns"`
+	CPU      time.Duration  `json:"cpu_ns"` // process CPU time during the extraction (0 if unknown)
+	Workers  int            `json:"workers"`
+	PerPage  []PageResult   `json:"per_page,omitempty"`
 }
 
 // DocsPerSecond is the extraction rate over the run.
@@ -368,7 +391,7 @@ func Run(cases []Case, ex *extract.Extractor, workers int) Result {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				arts[i], errs[i] = ex.Extract(cases[i].Source, "")
+				arts[i], errs[i] = ex.Extract(cases[i].Source, cases[i].URL)
 			}
 		}()
 	}
@@ -385,7 +408,9 @@ func Run(cases []Case, ex *extract.Extractor, workers int) Result {
 		sumR += pr.Recall
 		res.PerPage = append(res.PerPage, pr)
 	}
-	if n := float64(len(cases)); n > 0 {
+	if n := float64(len(cases)); res.Snippets != nil {
+		res.Precision, res.Recall = res.Snippets.scores()
+	} else if n > 0 {
 		res.Precision, res.Recall = sumP/n, sumR/n
 	}
 	if res.Precision+res.Recall > 0 {
@@ -404,10 +429,20 @@ func score(c Case, a *extract.Article, err error, res *Result) PageResult {
 	}
 	pr.IsArticle, pr.Kind, pr.BodyFrom = a.IsArticle, a.Kind, a.Sources["body"]
 	got := a.Text()
-	tp, fp, fn := BodyCounts(got, c.Expected)
-	gotEmpty, wantEmpty := tp+fp == 0, tp+fn == 0
-	pr.Precision = ratio(tp, tp+fp, wantEmpty)
-	pr.Recall = ratio(tp, tp+fn, gotEmpty)
+	if c.Snippets != nil {
+		sc := CountSnippets(got, *c.Snippets)
+		pr.Precision, pr.Recall = sc.scores()
+		pr.Snippets = &sc
+		if res.Snippets == nil {
+			res.Snippets = &SnippetCounts{}
+		}
+		res.Snippets.add(sc)
+	} else {
+		tp, fp, fn := BodyCounts(got, c.Expected)
+		gotEmpty, wantEmpty := tp+fp == 0, tp+fn == 0
+		pr.Precision = ratio(tp, tp+fp, wantEmpty)
+		pr.Recall = ratio(tp, tp+fn, gotEmpty)
+	}
 
 	check := func(field string, want *string, gotV string, equal func(got, want string) bool) {
 		if want == nil || strings.TrimSpace(*want) == "" {
