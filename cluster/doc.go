@@ -64,10 +64,11 @@
 // publishes a page's state only once the links recorded before it are stored: a state
 // stored alone (the two streams store independently) would make the page's next owner
 // take it as done while its links were still only in a node that may never come back.
-// The relay reads the outbox every relayEvery (100 ms), taking every page completed since
-// in one round (one read, one write to the server, two batch commits), and at once when
-// a lease waits at the Unconfirmed bound: a discovered URL reaches its owner up to that
-// much later, and a page costs a fraction of a round.
+// The relay reads the outbox every relayEvery (100 ms) while it counts records there (an
+// idle node reads nothing), taking every page completed since in one round (one read, one
+// write to the server, two batch commits), and at once when a lease waits at the
+// Unconfirmed bound: a discovered URL reaches its owner up to that much later, and a page
+// costs a fraction of a round.
 //
 // # In-links
 //

@@ -685,6 +685,7 @@ func sendEdges(t *testing.T, ctx context.Context, from *Node, p int, m edgesMsg)
 	if err := from.out.put(batch, kindEdges, from.names.edges(p, key[:]), payload, fence{}); err != nil {
 		t.Fatal(err)
 	}
+	from.outCount.Add(1) // as every writer counts its records (the relay reads only then)
 	if err := batch.Commit(pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
@@ -1241,5 +1242,47 @@ func TestAdmitSeenWritesNothing(t *testing.T) {
 	}
 	if after := a.db.Metrics().WAL.BytesIn; after != before {
 		t.Errorf("admitting a URL seen already wrote %d bytes to the WAL, want none", after-before)
+	}
+}
+
+// TestIdleRelayReadsNothing: a relay round with no record counted in the outbox does not
+// read it (an idle node's relay read it ten times a second, a third of the node's CPU); a
+// record written next is read and published in the next round.
+func TestIdleRelayReadsNothing(t *testing.T) {
+	ctx, a := loneNode(t)
+	for p := 0; p < a.nparts; p++ {
+		takeNow(t, ctx, a, p)
+	}
+	it, link := testItem("www.example.org", "/a"), testItem("www.example.com", "/found")
+	if !complete(t, a, it, frontier.Outcome{Fetched: true, Discovered: []frontier.Item{link}}) {
+		t.Fatal("gate refused")
+	}
+	relayAll(t, ctx, a)
+	if got := a.outCount.Load(); got != 0 {
+		t.Fatalf("the outbox still counts %d records after the relay", got)
+	}
+	reads := a.outboxReads.Load()
+	for range 20 {
+		if sent, err := a.relayOnce(ctx); err != nil || sent != 0 {
+			t.Fatalf("idle relay round: %d sent, %v", sent, err)
+		}
+	}
+	if got := a.outboxReads.Load() - reads; got != 0 {
+		t.Errorf("20 relay rounds with nothing counted read the outbox %d times, want 0", got)
+	}
+	seed := testItem("www.example.net", "/seed")
+	if err := a.Add([]frontier.Item{seed}); err != nil {
+		t.Fatal(err)
+	}
+	published := a.published.Load()
+	relayAll(t, ctx, a)
+	if a.outboxReads.Load() == reads {
+		t.Error("a record written after the idle rounds was not read")
+	}
+	if got := a.published.Load() - published; got != 1 {
+		t.Errorf("published %d records after the seed, want 1", got)
+	}
+	if w := lastState(t, ctx, a, a.partitionOf(seed.Host), seed); w.Done || len(w.Key) != 16 {
+		t.Errorf("the seed's state %+v, want it queued", w)
 	}
 }

@@ -67,6 +67,7 @@ func journal(t testing.TB, ctx context.Context, web map[string][]linkgraph.Link,
 			if err := from.out.put(b, kindEdges, from.names.edges(p, key[:]), encodeEdges(edgesMsg{Src: src, Links: links}), fence{}); err != nil {
 				t.Fatal(err)
 			}
+			from.outCount.Add(1) // as every writer counts its records (the relay reads only then)
 		}
 	}
 	for n, b := range used {
