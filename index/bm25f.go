@@ -107,7 +107,13 @@ func (q *bm25fQuery) open(ctx context.Context, i bindex.IndexReader) (*bm25fSear
 				if cw.idf == nil {
 					cw.idf = map[string]float64{}
 				}
-				cw.idf[lang] = q.idf(lang, df)
+				idf := q.idf(lang, df)
+				cw.idf[lang] = idf
+				for _, fr := range cw.readers {
+					if fr.lang == lang {
+						fr.idf = idf
+					}
+				}
 			}
 		}
 		if _, any := q.stats.avgLen[fieldURL]; any && w.urlTerm != "" && q.r.URL > 0 && len(q.fields) > 1 {
@@ -199,6 +205,7 @@ type fieldReader struct {
 	length float64                // the field's length in it, read back from zap's norm
 	weight float64
 	avgLen float64
+	idf    float64  // the word's IDF in lang (wordCursor.idf[lang]; 0 for inurl)
 	lang   string   // "" for inurl
 	field  string   // the field group: title, body...
 	term   string   // the analyzed term
@@ -309,6 +316,7 @@ type wordCursor struct {
 	index   int     // the word's position in the query
 	cur     uint64  // the smallest current document of the readers (noDoc: none left)
 	lang    string  // language of the fields that matched the current document (score sets it)
+	langIDF float64 // and the word's IDF in it (idf[lang])
 }
 
 func (w *wordCursor) start() error {
@@ -355,23 +363,24 @@ func (w *wordCursor) step() error {
 }
 
 // score is the word's BM25F score in the document all its matching readers are at.
+// The IDF is the language's of the last matching reader that has one (each reader holds
+// its language's: a lookup in idf at every match was a thirtieth of a search's CPU).
 func (w *wordCursor) score(k1, b float64) float64 {
 	tf := 0.0
-	lang := ""
-	urlOnly := true
+	var text *fieldReader // the last matching reader of a language's fields
 	for _, f := range w.readers {
 		if f.doc != w.cur || f.doc == noDoc {
 			continue
 		}
 		tf += f.tf(f.freq, f.length, f.weight, b)
 		if f.lang != "" {
-			lang, urlOnly = f.lang, false
+			text = f
 		}
 	}
 	idf := w.urlIDF
-	w.lang = ""
-	if !urlOnly {
-		idf, w.lang = w.idf[lang], lang
+	w.lang, w.langIDF = "", 0
+	if text != nil {
+		idf, w.lang, w.langIDF = text.idf, text.lang, text.idf
 	}
 	return saturate(w.weight, idf, tf, k1)
 }
@@ -613,7 +622,7 @@ func (s *bm25fSearcher) proximity(at []*wordCursor, k1 float64) float64 {
 		if count == 0 {
 			continue
 		}
-		idf := min(a.idf[a.lang], b.idf[b.lang])
+		idf := min(a.langIDF, b.langIDF)
 		total += s.q.prox * idf * count * (k1 + 1) / (count + k1)
 	}
 	return total
