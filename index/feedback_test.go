@@ -2,6 +2,8 @@ package index
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"math/rand"
 	"slices"
 	"strings"
@@ -36,7 +38,7 @@ func TestTopWords(t *testing.T) {
 		})
 		n := 1 + rng.Intn(12)
 		want := all[:min(n, len(all))]
-		if got := topWords(model, n); !slices.Equal(got, want) {
+		if got := topWords(maps.All(model), n); !slices.Equal(got, want) {
 			t.Fatalf("trial %d, n %d: %v, want %v", trial, n, got, want)
 		}
 	}
@@ -132,6 +134,167 @@ func TestUntied(t *testing.T) {
 	} {
 		if got := untied(c.n, c.limit, len(c.scores), c.complete, func(i int) float64 { return c.scores[i] }); got != c.want {
 			t.Errorf("untied(n %d, limit %d, %v, complete %v) = %d, want %d", c.n, c.limit, c.scores, c.complete, got, c.want)
+		}
+	}
+}
+
+// recordSink keeps the words modelDocs gives, document by document, in the order given.
+type recordSink struct {
+	docs    []recordedDoc
+	repeats int // terms given twice for one document (in its title and its body)
+}
+
+type recordedDoc struct {
+	i    int
+	lang string
+	tf   map[string]int
+}
+
+func (s *recordSink) doc(i int, _ bool, lang string) {
+	s.docs = append(s.docs, recordedDoc{i, lang, map[string]int{}})
+}
+
+func (s *recordSink) word(term []byte, c int) {
+	d := s.docs[len(s.docs)-1]
+	if _, ok := d.tf[string(term)]; ok {
+		s.repeats++
+	}
+	d.tf[string(term)] += c
+}
+
+func (s *recordSink) done() {}
+
+// TestRelevanceModelSumsAsReference: the relevance model, which numbers its words and
+// counts each document's by number, is RM1's sum as a map of each page's word counts
+// gives it (the way it was computed before), to the last bit: every word, and each word's
+// probability, from documents read from forward term lists and from text alike, with terms
+// that occur in a page's title and body.
+func TestRelevanceModelSumsAsReference(t *testing.T) {
+	docs := forwardCorpus(300, 3)
+	ix := openTest(t, Options{CacheEntries: -1})
+	putUnlisted(t, ix, false, docs[:100]...)
+	if err := ix.Put(ctx, docs[100:]...); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ix.reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rng := rand.New(rand.NewSource(4))
+	repeats := 0
+	for trial := range 20 {
+		// feedbackDocs documents of both kinds, with scores of a ranking (some tied, one
+		// at zero: left out as relevanceModel leaves it out).
+		var hits []collectedHit
+		for _, d := range rng.Perm(300)[:feedbackDocs] {
+			hits = append(hits, collectedHit{doc: uint64(d), score: float64(rng.Intn(5)) / 3})
+		}
+		scores := make([]float64, len(hits))
+		for i, h := range hits {
+			scores[i] = h.score
+		}
+		m := newRelevanceModel(scores)
+		if m == nil {
+			continue
+		}
+		var read []collectedHit
+		var readScores []float64
+		for _, h := range hits {
+			if h.score > 0 {
+				read, readScores = append(read, h), append(readScores, h.score)
+			}
+		}
+		if err := ix.modelDocs(ctx, r, read, &modelSink{m: m, scores: readScores}); err != nil {
+			t.Fatal(err)
+		}
+		got := map[modelKey]float64{}
+		for _, w := range m.vocab {
+			if w.in {
+				got[w.key] = w.p
+			}
+		}
+		// The reference: each page's words counted in a map, added to a map of sums.
+		rec := &recordSink{}
+		if err := ix.modelDocs(ctx, r, read, rec); err != nil {
+			t.Fatal(err)
+		}
+		repeats += rec.repeats
+		want := map[modelKey]float64{}
+		for _, d := range rec.docs {
+			n := 0
+			for _, c := range d.tf {
+				n += c
+			}
+			if n == 0 {
+				continue
+			}
+			pd := readScores[d.i] / m.total
+			for term, c := range d.tf {
+				want[modelKey{d.lang, term}] += pd * float64(c) / float64(n)
+			}
+		}
+		if len(got) != len(want) || len(want) == 0 {
+			t.Fatalf("trial %d: %d words, want %d", trial, len(got), len(want))
+		}
+		for k, p := range want {
+			if math.Float64bits(got[k]) != math.Float64bits(p) {
+				t.Fatalf("trial %d: P(%v) = %v, want %v", trial, k, got[k], p)
+			}
+		}
+		if c, w := m.candidates(), topWords(maps.All(want), feedbackCandidates); !slices.Equal(c, w) {
+			t.Fatalf("trial %d: candidates %v, want %v", trial, c, w)
+		}
+	}
+	if repeats == 0 {
+		t.Fatal("no page had a word in both its title and its body: the test proves less than it says")
+	}
+}
+
+// BenchmarkRelevanceModel builds the relevance model of ten pages read from their forward
+// term lists, as feedback does for every search.
+func BenchmarkRelevanceModel(b *testing.B) {
+	ix := openTest(b, Options{CacheEntries: -1})
+	if err := ix.Put(ctx, forwardCorpus(300, 3)...); err != nil {
+		b.Fatal(err)
+	}
+	r, err := ix.reader()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	var hits []collectedHit
+	for i := range feedbackDocs {
+		hits = append(hits, collectedHit{doc: uint64(7 * i), score: float64(feedbackDocs - i)})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if words, err := ix.relevanceModel(ctx, r, hits, nil); err != nil || len(words) == 0 {
+			b.Fatal(words, err)
+		}
+	}
+}
+
+// BenchmarkMatchOr scores every match of an OR of five words (no pruning), as the fill of
+// an implicit AND with few matches does.
+func BenchmarkMatchOr(b *testing.B) {
+	ix := openTest(b, Options{CacheEntries: -1})
+	if err := ix.Put(ctx, forwardCorpus(2000, 5)...); err != nil {
+		b.Fatal(err)
+	}
+	ix.statsMu.Lock()
+	stats := ix.stats.bm25f()
+	ix.statsMu.Unlock()
+	var ws []bm25fWord
+	for _, w := range strings.Fields("reactor fuel water steam safety") {
+		ws = append(ws, bm25fWord{terms: map[string]string{"en": textAnalyzerFor("en").Terms(w)[0]}})
+	}
+	r := DefaultRanking()
+	q := &bm25fQuery{words: ws, fields: textFields, r: r, stats: stats, prox: r.Proximity}
+	b.ReportAllocs()
+	for b.Loop() {
+		if c, err := ix.collect(ctx, q, collectOptions{n: 1000, exhaustive: true}); err != nil || c.total == 0 {
+			b.Fatal(err)
 		}
 	}
 }

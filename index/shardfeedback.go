@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"sort"
 	"sync"
 
@@ -91,14 +90,26 @@ func (ix *Index) ShardFeedbackDocs(ctx context.Context, ids []string) ([]Feedbac
 	if err != nil {
 		return nil, err
 	}
-	err = ix.modelDocs(ctx, rd, docs, func(i int, listed bool, lang string, tf map[string]int) {
-		out[at[i]] = FeedbackDoc{Found: true, Listed: listed, Lang: lang, Terms: maps.Clone(tf)}
-	})
-	if err != nil {
+	if err = ix.modelDocs(ctx, rd, docs, &feedbackDocSink{out: out, at: at}); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
+
+// feedbackDocSink keeps the words modelDocs reads as FeedbackDocs: document i in out[at[i]].
+type feedbackDocSink struct {
+	out []FeedbackDoc
+	at  []int
+	cur *FeedbackDoc
+}
+
+func (s *feedbackDocSink) doc(i int, listed bool, lang string) {
+	s.cur = &s.out[s.at[i]]
+	*s.cur = FeedbackDoc{Found: true, Listed: listed, Lang: lang, Terms: map[string]int{}}
+}
+
+func (s *feedbackDocSink) word(term []byte, c int) { s.cur.Terms[string(term)] += c }
+func (s *feedbackDocSink) done()                   {}
 
 // ShardTermCounts is feedback's second phase: how many of this shard's documents have each
 // of terms.
@@ -253,6 +264,7 @@ func GatherFeedback(ctx context.Context, r Ranking, depth int, global *Collectio
 	if m == nil {
 		return nil
 	}
+	defer m.release()
 	docs := make([]FeedbackDoc, len(modelHits))
 	byShard := map[int][]int{} // shard → positions in modelHits, with a positive score
 	for i, x := range modelHits {
