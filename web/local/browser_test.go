@@ -165,7 +165,7 @@ func TestBrowserReportsCSPViolations(t *testing.T) {
 	if eval[bool](t, inner, `window.ran === true`) {
 		t.Fatal("the inline script ran despite the policy")
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // bounds a broken page only
 	for len(problems()) < 2 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
