@@ -249,8 +249,21 @@ const noDoc = math.MaxUint64
 // 8-byte IDs as byte slices at every step of the merge cost about a twentieth of a search.
 
 func (f *fieldReader) next() error {
-	if f.segs != nil {
-		ok, err := f.segs.next()
+	if s := f.segs; s != nil {
+		// The common case inline: the next posting of a decoded list without deletions
+		// (what segmentPostings.next does then, without its calls: a tenth of matching).
+		if s.at < len(s.lists) {
+			l := &s.lists[s.at]
+			if d := l.dl; d != nil && l.del == nil && s.i+1 < len(d.docs) {
+				i := s.i + 1
+				x := d.fn[i]
+				s.i, s.cur = i, nil
+				s.doc, s.freq, s.length = uint64(d.docs[i]), uint64(x>>16), lengthOfNorm(uint64(x&0xffff))
+				f.doc, f.freq, f.length = l.first+s.doc, s.freq, s.length
+				return nil
+			}
+		}
+		ok, err := s.next()
 		f.setPosting(ok)
 		return err
 	}
