@@ -212,6 +212,13 @@ func (l forwardList) eachSection(fn func(s forwardSection) error) error {
 // entry decodes the entry at b following term prev (the buffer it is decoded into),
 // returning the term, its frequency and the rest of the entries.
 func nextEntry(b, prev []byte) (term []byte, tf int, rest []byte, err error) {
+	// Most entries: the shared length, the rest's length and the frequency each one byte.
+	if len(b) >= 3 && b[0] < 0x80 && b[1] < 0x80 {
+		shared, n := int(b[0]), int(b[1])
+		if shared <= len(prev) && len(b)-2 > n && b[2+n] < 0x80 {
+			return append(prev[:shared], b[2:2+n]...), int(b[2+n]), b[3+n:], nil
+		}
+	}
 	shared, k1 := binary.Uvarint(b)
 	if k1 <= 0 {
 		return prev, 0, nil, errForward
@@ -281,12 +288,18 @@ func (s forwardSection) find(terms []string, scratch []byte, found func(j, freq 
 			}
 			// A restart point's term shares nothing: it is read in place.
 			b := s.entries[at:]
-			shared, k1 := binary.Uvarint(b)
-			m, k2 := binary.Uvarint(b[max(k1, 0):])
-			if k1 <= 0 || k2 <= 0 || shared != 0 || uint64(len(b)-k1-k2) < m {
-				return t, errForward
+			var key []byte
+			if len(b) >= 2 && b[0] == 0 && b[1] < 0x80 && len(b)-2 >= int(b[1]) {
+				key = b[2 : 2+int(b[1])] // most terms: lengths of one byte
+			} else {
+				shared, k1 := binary.Uvarint(b)
+				m, k2 := binary.Uvarint(b[max(k1, 0):])
+				if k1 <= 0 || k2 <= 0 || shared != 0 || uint64(len(b)-k1-k2) < m {
+					return t, errForward
+				}
+				key = b[k1+k2 : k1+k2+int(m)]
 			}
-			if compareTerm(b[k1+k2:k1+k2+int(m)], term) <= 0 {
+			if compareTerm(key, term) <= 0 {
 				lo = mid + 1
 			} else {
 				hi = mid

@@ -513,3 +513,43 @@ func findOne(s forwardSection, term string) (int, error) {
 	_, err := s.find([]string{term}, nil, func(_, f int) { freq = f })
 	return freq, err
 }
+
+// TestForwardFindLongEntries: a frequency that takes more than one byte (an entry that
+// nextEntry does not read its one-byte way) is found, among entries read that way. (The
+// analyzers cut terms long before 128 bytes, the length that would take two.)
+func TestForwardFindLongEntries(t *testing.T) {
+	var ts []string
+	long := strings.Repeat("k", 150)
+	for i := range 40 {
+		ts = append(ts, fmt.Sprintf("w%02d", i))
+	}
+	for range 200 {
+		ts = append(ts, "often")
+	}
+	ts = append(ts, long, "zz")
+	f := newForwardBuilder("en")
+	text := strings.Join(ts, " ")
+	f.add(1, newAnalyzedField("body_xx", "xx", text, []byte(text)))
+	l, err := parseForward(f.buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = l.eachSection(func(sec forwardSection) error {
+		all := map[string]int{}
+		if _, err := sec.eachTerm(nil, func(term []byte, tf int) { all[string(term)] = tf }); err != nil {
+			return err
+		}
+		if all["often"] != 200 || all["zz"] != 1 || len(all) < 42 {
+			t.Fatalf("the section reads as %v", all)
+		}
+		for term, tf := range all {
+			if got, err := findOne(sec, term); err != nil || got != tf {
+				t.Errorf("find %q gives %d (%v), want %d", term, got, err, tf)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
