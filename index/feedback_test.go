@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestTopWords: the relevance model's kept words are those a full sort by likelihood, then
@@ -242,8 +243,18 @@ func TestRelevanceModelSumsAsReference(t *testing.T) {
 				t.Fatalf("trial %d: P(%v) = %v, want %v", trial, k, got[k], p)
 			}
 		}
-		if c, w := m.candidates(), topWords(maps.All(want), feedbackCandidates); !slices.Equal(c, w) {
+		c, w := m.candidates(), topWords(maps.All(want), feedbackCandidates)
+		if !slices.Equal(c, w) {
 			t.Fatalf("trial %d: candidates %v, want %v", trial, c, w)
+		}
+		// The candidates outlive the model (caches keep their terms): none may point into
+		// its arena, which they would keep alive.
+		arena := m.arena[:cap(m.arena)]
+		lo, hi := uintptr(unsafe.Pointer(unsafe.SliceData(arena))), uintptr(unsafe.Pointer(unsafe.SliceData(arena)))+uintptr(len(arena))
+		for _, word := range c {
+			if p := uintptr(unsafe.Pointer(unsafe.StringData(word.term))); p >= lo && p < hi {
+				t.Fatalf("trial %d: candidate %q is cut from the model's arena", trial, word.term)
+			}
 		}
 	}
 	if repeats == 0 {
