@@ -200,15 +200,9 @@ func TestForwardFind(t *testing.T) {
 				ts = append(ts, w)
 			}
 		}
-		f := newForwardBuilder("en")
-		text := strings.Join(ts, " ")
-		f.add(1, newAnalyzedField("body_xx", "xx", text, []byte(text)))
-		l, err := parseForward(f.buf)
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := forwardOfBody(t, ts)
 		sections := 0
-		err = l.eachSection(func(sec forwardSection) error {
+		err := l.eachSection(func(sec forwardSection) error {
 			sections++
 			if got := len(sec.restarts) / 4; got != (n+forwardRestart-1)/forwardRestart {
 				t.Errorf("%d terms: %d restart points", n, got)
@@ -517,6 +511,19 @@ func findOne(s forwardSection, term string) (int, error) {
 // TestForwardFindLongEntries: a frequency that takes more than one byte (an entry that
 // nextEntry does not read its one-byte way) is found, among entries read that way. (The
 // analyzers cut terms long before 128 bytes, the length that would take two.)
+// forwardOfBody is the forward list of one document whose body is the words ts.
+func forwardOfBody(t *testing.T, ts []string) forwardList {
+	t.Helper()
+	f := newForwardBuilder("en")
+	text := strings.Join(ts, " ")
+	f.add(1, newAnalyzedField("body_xx", "xx", text, []byte(text)))
+	l, err := parseForward(f.buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 func TestForwardFindLongEntries(t *testing.T) {
 	var ts []string
 	long := strings.Repeat("k", 150)
@@ -527,14 +534,8 @@ func TestForwardFindLongEntries(t *testing.T) {
 		ts = append(ts, "often")
 	}
 	ts = append(ts, long, "zz")
-	f := newForwardBuilder("en")
-	text := strings.Join(ts, " ")
-	f.add(1, newAnalyzedField("body_xx", "xx", text, []byte(text)))
-	l, err := parseForward(f.buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = l.eachSection(func(sec forwardSection) error {
+	l := forwardOfBody(t, ts)
+	err := l.eachSection(func(sec forwardSection) error {
 		all := map[string]int{}
 		if _, err := sec.eachTerm(nil, func(term []byte, tf int) { all[string(term)] = tf }); err != nil {
 			return err
