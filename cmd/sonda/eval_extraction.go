@@ -224,7 +224,6 @@ func printPerPage(out io.Writer, set string, r, base exteval.Result, n int) {
 	_ = tw.Flush()
 }
 
-// fraction prints an accuracy as "0.912 (115/126)".
 // metaColumn is the mean metadata accuracy, or "-" for a set without metadata (Dragnet,
 // go-trafilatura's benchmark), where a 0 would read as every field wrong.
 func metaColumn(r exteval.Result) string {
@@ -236,6 +235,7 @@ func metaColumn(r exteval.Result) string {
 	return "-"
 }
 
+// fraction prints an accuracy as "0.912 (115/126)".
 func fraction(f exteval.FieldScore) string {
 	if f.Total == 0 {
 		return "-"

@@ -39,16 +39,19 @@ func TestByteFlipsInEveryKindOfFile(t *testing.T) {
 		glob    string
 		at      func(n int) int
 		visible bool // check data must see it
+		// gzipMembers: the file is a run of gzip members, one per record; a flip is
+		// moved off a member header's unread bytes (pastGzipHeader).
+		gzipMembers bool
 	}{
-		{"state/*.sst", func(n int) int { return n / 3 }, true},
-		{"state/*.log", func(n int) int { return 32<<10 + 500 }, true},
-		{"state/MANIFEST-*", func(n int) int { return n / 2 }, true},
-		{"state/OPTIONS-*", func(int) int { return 0 }, true},
-		{"warc/*.warc.gz", nil, true}, // pastGzipHeader(n / 2)
-		{"index/index_meta.json", func(n int) int { return n / 2 }, true},
-		{"index/store/*.zap", func(n int) int { return n / 2 }, true},
-		{"index/store/root.bolt", func(n int) int { return n / 2 }, false},
-		{"status.json", func(n int) int { return n / 2 }, false},
+		{"state/*.sst", func(n int) int { return n / 3 }, true, false},
+		{"state/*.log", func(n int) int { return 32<<10 + 500 }, true, false},
+		{"state/MANIFEST-*", func(n int) int { return n / 2 }, true, false},
+		{"state/OPTIONS-*", func(int) int { return 0 }, true, false},
+		{"warc/*.warc.gz", func(n int) int { return n / 2 }, true, true},
+		{"index/index_meta.json", func(n int) int { return n / 2 }, true, false},
+		{"index/store/*.zap", func(n int) int { return n / 2 }, true, false},
+		{"index/store/root.bolt", func(n int) int { return n / 2 }, false, false},
+		{"status.json", func(n int) int { return n / 2 }, false, false},
 	} {
 		t.Run(strings.NewReplacer("/", "_", "*", "").Replace(c.glob), func(t *testing.T) {
 			data := copyData(t, template)
@@ -62,11 +65,9 @@ func TestByteFlipsInEveryKindOfFile(t *testing.T) {
 				file = largest(files) // the live log, the current MANIFEST, a full WARC file
 			}
 			b, _ := os.ReadFile(file)
-			var i int
-			if c.at != nil {
-				i = c.at(len(b))
-			} else {
-				i = pastGzipHeader(t, file, len(b)/2)
+			i := c.at(len(b))
+			if c.gzipMembers {
+				i = pastGzipHeader(t, file, i)
 			}
 			if i >= len(b) {
 				t.Fatalf("%s has %d bytes, too few", file, len(b))

@@ -408,10 +408,11 @@ func Run(cases []Case, ex *extract.Extractor, workers int) Result {
 		sumR += pr.Recall
 		res.PerPage = append(res.PerPage, pr)
 	}
-	if n := float64(len(cases)); res.Snippets != nil {
+	switch {
+	case res.Snippets != nil:
 		res.Precision, res.Recall = res.Snippets.scores()
-	} else if n > 0 {
-		res.Precision, res.Recall = sumP/n, sumR/n
+	case len(cases) > 0:
+		res.Precision, res.Recall = sumP/float64(len(cases)), sumR/float64(len(cases))
 	}
 	if res.Precision+res.Recall > 0 {
 		res.F1 = 2 * res.Precision * res.Recall / (res.Precision + res.Recall)
@@ -486,7 +487,7 @@ func score(c Case, a *extract.Article, err error, res *Result) PageResult {
 	return pr
 }
 
-func normText(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+func normText(s string) string { return strings.ToLower(collapseSpace(s)) }
 
 // SameText compares with white space collapsed and case folded.
 func SameText(got, want string) bool { return normText(got) == normText(want) }
