@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blevesearch/bleve/v2"
 	"github.com/sonda-search/sonda/config"
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/geo/discover"
@@ -598,32 +599,63 @@ func crashChild(t *testing.T) {
 	os.Exit(0) // no Close: the index keeps its open mark and loses the queued batch
 }
 
-// TestRebuildsIndexWhoseCreationNeverFinished: a crawl killed while its index was being
-// created left a data directory that no later crawl could open. The next Open makes the
+// TestRebuildsIndexItCannotUse: a crawl killed while its index was being created left a
+// data directory that no later crawl could open; an index written by an older sonda in a
+// format this one no longer reads would be misread. In both cases the next Open makes the
 // index anew and replays into it everything the store holds.
-func TestRebuildsIndexWhoseCreationNeverFinished(t *testing.T) {
+func TestRebuildsIndexItCannotUse(t *testing.T) {
 	web := startWeb(t, testweb.Config{Seed: 8, Hosts: 2, PagesPerHost: 5, Disable: testweb.AllFeatures &^ testweb.Robots})
-	cfg := crawlWeb(t, web, nil)
-	db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pages := htmlPages(t, db)
-	db.Close()
-	if pages == 0 {
-		t.Fatal("the crawl stored no pages")
-	}
-	// What a kill during creation leaves: an index folder whose metadata was never written.
-	if err := os.WriteFile(filepath.Join(index.DataDir(cfg.Data), "index_meta.json"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	in, err := Open(cfg, Options{Search: true, Crawl: true})
-	if err != nil {
-		t.Fatalf("opening a data directory whose index creation never finished: %v", err)
-	}
-	defer in.Close()
-	if got := search(t, in.Index, "type:page").Total; int(got) != pages {
-		t.Errorf("the remade index has %d pages, the store %d", got, pages)
+	for _, c := range []struct {
+		name  string
+		leave func(t *testing.T, dir string) // what is left in the index folder
+	}{
+		{"creation never finished", func(t *testing.T, dir string) {
+			// What a kill during creation leaves: an index folder whose metadata was never written.
+			if err := os.WriteFile(filepath.Join(dir, "index_meta.json"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"older format", func(t *testing.T, dir string) {
+			bi, err := bleve.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := bi.SetInternal([]byte("sonda:format"), []byte("0")); err != nil {
+				t.Fatal(err)
+			}
+			if err := bi.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// The mark took: this sonda does not read the index as it is.
+			if ix, err := index.Open(dir, index.Options{ReadOnly: true}); !errors.Is(err, index.ErrFormat) {
+				if err == nil {
+					ix.Close()
+				}
+				t.Fatalf("read-only Open of an index in format 0: %v, want index.ErrFormat", err)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := crawlWeb(t, web, nil)
+			db, err := store.Open(crawl.StateDir(cfg.Data), store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages := htmlPages(t, db)
+			db.Close()
+			if pages == 0 {
+				t.Fatal("the crawl stored no pages")
+			}
+			c.leave(t, index.DataDir(cfg.Data))
+			in, err := Open(cfg, Options{Search: true, Crawl: true})
+			if err != nil {
+				t.Fatalf("opening the data directory: %v", err)
+			}
+			defer in.Close()
+			if got := search(t, in.Index, "type:page").Total; int(got) != pages {
+				t.Errorf("the remade index has %d pages, the store %d", got, pages)
+			}
+		})
 	}
 }
 

@@ -60,7 +60,10 @@
 // Open creates an index atomically: it is built (mapping persisted) in a sibling folder
 // and renamed into place, so a crash while creating it leaves no index rather than one that
 // cannot be opened. An index whose creation never finished (left by an older sonda) is made
-// anew; Stats.Created tells the caller to replay the crawl's records into it.
+// anew; Stats.Created tells the caller to replay the crawl's records into it. The same
+// holds for an index written by an older sonda in a format this one no longer reads: every
+// index records its format (format.go), and one written by a newer sonda is refused
+// untouched, with the way out in the error (ErrFormat).
 //
 // # Anchor text
 //

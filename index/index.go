@@ -226,10 +226,7 @@ func Open(dir string, opts Options) (*Index, error) {
 		// An index created by a sonda before 2026-11 that was killed before scorch
 		// persisted the mapping (bleve gives no typed error for it): unfinished too.
 		opts.Logger.Warn("the search index was never completely created (a crash while creating it?); creating it anew and rebuilding it from the crawl's records", "dir", dir, "reason", "its mapping was never written")
-		if err := os.RemoveAll(dir); err != nil {
-			return nil, fmt.Errorf("index: remove the unfinished index %s: %w", dir, err)
-		}
-		if err := create(dir, config); err != nil {
+		if err := remake(dir, config); err != nil {
 			return nil, err
 		}
 		created = true
@@ -239,6 +236,29 @@ func Open(dir string, opts Options) (*Index, error) {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("%w (%s): stop it first (a running crawl or sonda serve), or search through sonda serve", ErrLocked, dir)
 		}
+		return nil, fmt.Errorf("index: open %s: %w", dir, err)
+	}
+	format, err := formatOf(dir, bi)
+	if err != nil {
+		bi.Close()
+		return nil, err
+	}
+	if older, problem := formatProblem(dir, format); problem != nil {
+		bi.Close()
+		if !older {
+			return nil, problem
+		}
+		opts.Logger.Warn("the search index was written by an older sonda in a format this one no longer reads; creating it anew and rebuilding it from the crawl's records", "dir", dir, "format", format, "this sonda's format", formatVersion)
+		if err := remake(dir, config); err != nil {
+			return nil, err
+		}
+		created = true
+		if bi, err = openBleve(dir, running); err != nil {
+			return nil, fmt.Errorf("index: open %s: %w", dir, err)
+		}
+	}
+	if err := markFormat(bi); err != nil {
+		bi.Close()
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}
 	ix := newIndex(bi, dir, opts)
@@ -325,6 +345,14 @@ func openReadOnly(dir string, config map[string]any, state int, reason string, o
 		}
 		return nil, fmt.Errorf("index: open %s read-only: %w", dir, err)
 	}
+	format, err := formatOf(dir, bi)
+	if err == nil {
+		_, err = formatProblem(dir, format)
+	}
+	if err != nil {
+		bi.Close()
+		return nil, err
+	}
 	ix := newIndex(bi, dir, opts)
 	mark, err := bi.GetInternal(keyOpen)
 	if err != nil {
@@ -396,6 +424,10 @@ func create(dir string, config map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("index: create %s: %w", dir, err)
 	}
+	if err := markFormat(bi); err != nil {
+		bi.Close()
+		return fmt.Errorf("index: create %s: %w", dir, err)
+	}
 	if err := bi.Close(); err != nil {
 		return fmt.Errorf("index: create %s: %w", dir, err)
 	}
@@ -409,6 +441,14 @@ func create(dir string, config map[string]any) error {
 		return fmt.Errorf("index: create %s: %w", dir, err)
 	}
 	return nil
+}
+
+// remake replaces the index at dir, which cannot be used as it is, by a new empty one.
+func remake(dir string, config map[string]any) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("index: remove the index %s to make it anew: %w", dir, err)
+	}
+	return create(dir, config)
 }
 
 // syncTree fsyncs every file and folder under root, so that a rename of root publishes
