@@ -104,10 +104,11 @@ func (a *Analyzer) Terms(s string) []string { return a.AppendTerms(nil, s) }
 
 // AppendTerms appends the terms of s to dst.
 func (a *Analyzer) AppendTerms(dst []string, s string) []string {
-	eachWord(s, func(start, end, _ int) {
+	eachWord(s, func(start, end, _ int) bool {
 		if t, ok := a.term(s[start:end]); ok {
 			dst = append(dst, t)
 		}
+		return true
 	})
 	return dst
 }
@@ -119,10 +120,11 @@ func (a *Analyzer) Tokens(s string) []Token { return a.AppendTokens(nil, s) }
 // AppendTokens appends the tokens of s to dst: a caller that analyzes text after text
 // reuses one slice.
 func (a *Analyzer) AppendTokens(dst []Token, s string) []Token {
-	eachWord(s, func(start, end, pos int) {
+	eachWord(s, func(start, end, pos int) bool {
 		if t, ok := a.term(s[start:end]); ok {
 			dst = append(dst, Token{Term: t, Start: start, End: end, Position: pos})
 		}
+		return true
 	})
 	return dst
 }

@@ -49,6 +49,16 @@ func BenchmarkDetectLanguage(b *testing.B) {
 	}
 }
 
+// BenchmarkDetectLanguageLongText: a 1 MiB text costs what its first detectWords words cost.
+func BenchmarkDetectLanguageLongText(b *testing.B) {
+	long := strings.Repeat(benchPagePT, (1<<20)/len(benchPagePT))
+	b.SetBytes(int64(len(long)))
+	b.ReportAllocs()
+	for b.Loop() {
+		DetectLanguage(long)
+	}
+}
+
 func BenchmarkCosine(b *testing.B) {
 	a := NewAnalyzer("en")
 	page := TF(a.Terms(benchPage))

@@ -24,22 +24,18 @@ func DetectLanguage(s string) (lang string, confidence float64) {
 	var votes [len(detectLangs)]float64
 	words := 0
 	var buf [MaxTokenBytes * 2]byte
-	eachWord(s, func(start, end, _ int) {
-		if words >= detectWords {
-			return
-		}
+	eachWord(s, func(start, end, _ int) bool {
 		words++
 		w := appendFolded(buf[:0], s[start:end])
-		mask := detectIndex[string(w)] // no allocation: the compiler looks up []byte keys in place
-		if mask == 0 {
-			return
-		}
-		share := 1 / float64(bits.OnesCount16(mask))
-		for i := range detectLangs {
-			if mask&(1<<i) != 0 {
-				votes[i] += share
+		if mask := detectIndex[string(w)]; mask != 0 { // no allocation: the compiler looks up []byte keys in place
+			share := 1 / float64(bits.OnesCount16(mask))
+			for i := range detectLangs {
+				if mask&(1<<i) != 0 {
+					votes[i] += share
+				}
 			}
 		}
+		return words < detectWords // the rest of a long text is not read at all
 	})
 	letterVotes(s, &votes)
 	var total float64

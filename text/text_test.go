@@ -160,6 +160,30 @@ func TestDetectLanguage(t *testing.T) {
 	}
 }
 
+// TestDetectLanguageReadsTheFirstWords: DetectLanguage judges a text by its first
+// detectWords words, so a long text's tail in another language does not change it, and
+// reading stops there (eachWord stops when its callback says so).
+func TestDetectLanguageReadsTheFirstWords(t *testing.T) {
+	en := strings.Repeat("the reactor is in the plant and it has a core of fuel ", 200) // 2,400 words
+	pt := strings.Repeat("a usina tem um reator e o reator tem uma parte de combustível ", 2000)
+	if got, _ := DetectLanguage(en + pt); got != "en" {
+		t.Errorf("English for %d words, then Portuguese: detected %q, want en", detectWords, got)
+	}
+	if got, _ := DetectLanguage(pt + en); got != "pt" {
+		t.Errorf("Portuguese first: detected %q, want pt", got)
+	}
+	for _, stopAt := range []int{1, 3, 7} {
+		calls := 0
+		eachWord("one two three four five six seven eight", func(_, _, pos int) bool {
+			calls++
+			return pos < stopAt
+		})
+		if calls != stopAt {
+			t.Errorf("eachWord told to stop after word %d called back %d times", stopAt, calls)
+		}
+	}
+}
+
 func TestVectors(t *testing.T) {
 	v := TF([]string{"a", "b", "a"})
 	if v["a"] != 2 || v["b"] != 1 || len(v) != 2 {

@@ -23,8 +23,9 @@ type Token struct {
 // words with spaces, and single characters are the usual unit for matching them).
 func Words(s string) []Token {
 	var out []Token
-	eachWord(s, func(start, end, pos int) {
+	eachWord(s, func(start, end, pos int) bool {
 		out = append(out, Token{Term: s[start:end], Start: start, End: end, Position: pos})
+		return true
 	})
 	return out
 }
@@ -32,22 +33,23 @@ func Words(s string) []Token {
 // EachWord calls fn with the span of each word Words would return, in order, without
 // making the slice: for a caller that keeps a few of a long text's words.
 func EachWord(s string, fn func(start, end int)) {
-	eachWord(s, func(start, end, _ int) { fn(start, end) })
+	eachWord(s, func(start, end, _ int) bool { fn(start, end); return true })
 }
 
 // eachWord calls fn with the span and position of every word of s, dropping words longer
-// than MaxTokenBytes (they still count for positions).
-func eachWord(s string, fn func(start, end, pos int)) {
+// than MaxTokenBytes (they still count for positions), until fn returns false.
+func eachWord(s string, fn func(start, end, pos int) bool) {
 	pos := 0
 	start := -1
+	more := true
 	emit := func(end int) {
 		pos++
 		if end-start <= MaxTokenBytes {
-			fn(start, end, pos)
+			more = fn(start, end, pos)
 		}
 		start = -1
 	}
-	for i := 0; i < len(s); {
+	for i := 0; i < len(s) && more; {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if asciiWord[c] {
@@ -86,7 +88,7 @@ func eachWord(s string, fn func(start, end, pos int)) {
 		}
 		i += size
 	}
-	if start >= 0 {
+	if start >= 0 && more {
 		emit(len(s))
 	}
 }
