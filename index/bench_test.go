@@ -167,21 +167,7 @@ func BenchmarkIngestProse(b *testing.B) {
 		n, _ = strconv.Atoi(s)
 	}
 	rng := rand.New(rand.NewSource(1))
-	page := func(i int) Doc {
-		at := rng.Intn(len(paras))
-		var body []string
-		for size := 0; size < 11<<10; at = (at + 1) % len(paras) {
-			body = append(body, paras[at])
-			size += len(paras[at])
-		}
-		first := strings.Fields(paras[rng.Intn(len(paras))])
-		host := fmt.Sprintf("www.site%03d.test", i%200)
-		url := fmt.Sprintf("http://%s/page/%d", host, i)
-		return Doc{ID: url, URL: url, Host: host, Lang: "en", ContentType: "text/html", Relevance: -1,
-			Title: strings.Join(first[:min(8, len(first))], " "), Body: strings.Join(body, "\n"),
-			Headings: strings.Join(first[:min(4, len(first))], " "), Anchors: []string{first[0], "read more", strings.Join(first[:min(3, len(first))], " ")},
-			Fetched: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second)}
-	}
+	page := func(i int) Doc { return prosePage(rng, paras, i, "en") }
 	ctx := context.Background()
 	for b.Loop() {
 		ix, err := Open(filepath.Join(b.TempDir(), "index"), Options{})
@@ -217,6 +203,25 @@ func BenchmarkIngestProse(b *testing.B) {
 		b.ReportMetric(float64(n)/wall.Seconds(), "docs/s")
 		b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MiB")
 	}
+}
+
+// prosePage is page i of a web of prose: a body of ≥ 11 KB of paragraphs of paras (the
+// Dragnet main texts) from a random one on, a title, headings and anchor text from
+// another, in language lang.
+func prosePage(rng *rand.Rand, paras []string, i int, lang string) Doc {
+	at := rng.Intn(len(paras))
+	var body []string
+	for size := 0; size < 11<<10; at = (at + 1) % len(paras) {
+		body = append(body, paras[at])
+		size += len(paras[at])
+	}
+	first := strings.Fields(paras[rng.Intn(len(paras))])
+	host := fmt.Sprintf("www.site%03d.test", i%200)
+	url := fmt.Sprintf("http://%s/page/%d", host, i)
+	return Doc{ID: url, URL: url, Host: host, Lang: lang, ContentType: "text/html", Relevance: -1,
+		Title: strings.Join(first[:min(8, len(first))], " "), Body: strings.Join(body, "\n"),
+		Headings: strings.Join(first[:min(4, len(first))], " "), Anchors: []string{first[0], "read more", strings.Join(first[:min(3, len(first))], " ")},
+		Fetched: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second)}
 }
 
 // cpuTime is the CPU time (user and system) the process has used.
