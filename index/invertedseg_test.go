@@ -2,6 +2,9 @@ package index
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -9,8 +12,10 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/document"
 	bindex "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 	zapx "github.com/blevesearch/zapx/v17"
 
 	"github.com/sonda-search/sonda/index/inverted"
@@ -227,6 +232,19 @@ func equalPostings(t *testing.T, field, term string, want *decodedList, got *inv
 	}
 }
 
+// textOnlyDoc is x's document for zap with its analyzed text fields only (and its ID):
+// the postings a segment of package inverted holds.
+func textOnlyDoc(x *built) bindex.Document {
+	d := document.NewDocument(x.doc.ID())
+	for _, f := range x.doc.Fields {
+		if af, ok := f.(*analyzedField); ok && len(af.freqs) > 0 {
+			d.AddField(af)
+		}
+	}
+	d.AddIDField()
+	return d
+}
+
 // BenchmarkSegmentBuild builds one segment of the same pages of prose (already analyzed:
 // what the crawl's documents hold) with zap, as scorch does for a batch, and with
 // package inverted, and reports the CPU (the process's, garbage collection included)
@@ -252,14 +270,7 @@ func BenchmarkSegmentBuild(b *testing.B) {
 	// zap's segment of the text fields only: the same postings as sonda's.
 	textOnly := make([]bindex.Document, len(bs))
 	for i, x := range bs {
-		d := document.NewDocument(x.doc.ID())
-		for _, f := range x.doc.Fields {
-			if af, ok := f.(*analyzedField); ok && len(af.freqs) > 0 {
-				d.AddField(af)
-			}
-		}
-		d.AddIDField()
-		textOnly[i] = d
+		textOnly[i] = textOnlyDoc(x)
 	}
 	zapRun := func(docs []bindex.Document) func(b *testing.B) {
 		return func(b *testing.B) {
@@ -302,4 +313,222 @@ func BenchmarkSegmentBuild(b *testing.B) {
 		b.ReportMetric(ms(cpuTime()-cpu0)/float64(b.N*n), "ms-CPU/page")
 		b.ReportMetric(float64(size)/float64(n), "bytes/page")
 	})
+}
+
+// BenchmarkSegmentMerge merges eight segments of the same pages of prose (text fields
+// only; a tenth of each segment's documents deleted, and none: zap then copies each
+// posting's bytes) into one, with zap (as scorch's
+// merges do, into a file) and with package inverted, and reports the CPU per page
+// merged. Run it with
+//
+//	go test -run XXX -bench SegmentMerge -benchtime 3x ./index
+//
+// SONDA_BENCH_DOCS changes the number of pages (default 2,000).
+func BenchmarkSegmentMerge(b *testing.B) {
+	n := 2000
+	if s := os.Getenv("SONDA_BENCH_DOCS"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	bs := segmentTestPages(b, n)
+	const parts = 8
+	dir := b.TempDir()
+	var zsegs []segment.Segment
+	var ssegs []*inverted.Segment
+	var drops []*roaring.Bitmap
+	for p := range parts {
+		part := bs[p*n/parts : (p+1)*n/parts]
+		docs := make([]bindex.Document, len(part))
+		sb := inverted.NewBuilder()
+		drop := roaring.New()
+		for i, x := range part {
+			docs[i] = textOnlyDoc(x)
+			if err := sb.Add(segmentPage(x)); err != nil {
+				b.Fatal(err)
+			}
+			if i%10 == 0 {
+				drop.Add(uint32(i))
+			}
+		}
+		drops = append(drops, drop)
+		zs, _, err := (&zapx.ZapPlugin{}).New(docs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		zpath := filepath.Join(dir, fmt.Sprintf("%d.zap", p))
+		if err := zapx.PersistSegmentBase(zs.(*zapx.SegmentBase), zpath); err != nil {
+			b.Fatal(err)
+		}
+		zs.Close()
+		z, err := (&zapx.ZapPlugin{}).Open(zpath)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer z.Close()
+		zsegs = append(zsegs, z)
+		spath := filepath.Join(dir, fmt.Sprintf("%d.seg", p))
+		if err := sb.WriteFile(spath); err != nil {
+			b.Fatal(err)
+		}
+		s, err := inverted.Open(spath)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ssegs = append(ssegs, s)
+	}
+	for _, del := range []struct {
+		name  string
+		drops []*roaring.Bitmap
+	}{{"", drops}, {"-nodeletions", make([]*roaring.Bitmap, parts)}} {
+		b.Run("zap"+del.name, func(b *testing.B) {
+			cpu0 := cpuTime()
+			for b.Loop() {
+				out := filepath.Join(dir, "merged.zap")
+				if _, _, err := (&zapx.ZapPlugin{}).Merge(zsegs, del.drops, out, nil, nil); err != nil {
+					b.Fatal(err)
+				}
+				os.Remove(out)
+			}
+			b.ReportMetric(ms(cpuTime()-cpu0)/float64(b.N*n), "ms-CPU/page")
+		})
+		b.Run("sonda"+del.name, func(b *testing.B) {
+			cpu0 := cpuTime()
+			for b.Loop() {
+				out := filepath.Join(dir, "merged.seg")
+				if _, err := inverted.MergeFile(out, ssegs, del.drops); err != nil {
+					b.Fatal(err)
+				}
+				os.Remove(out)
+			}
+			b.ReportMetric(ms(cpuTime()-cpu0)/float64(b.N*n), "ms-CPU/page")
+		})
+	}
+}
+
+// BenchmarkPageIndexCost is the index's CPU per page on the crawl's path, both ways, for
+// the same pages of prose: "analysis" is what both share, building each document
+// (sonda's analysis, the forward list, Bleve's document); "bleve" builds each document
+// and a zap segment per batch of 256, as the sink does now (scorch's merges are not
+// counted: BenchmarkSegmentMerge); "sonda" builds each document, appends its analyzed text fields to a run (a file of records:
+// per field its name, length, terms, frequencies and positions as uvarints; a stand-in
+// for the run file of docs/benchmarks.md's plan) and adds it to a segment of package
+// inverted, written once at the end (its merges not counted either). Run it with
+//
+//	go test -run XXX -bench PageIndexCost -benchtime 3x ./index
+//
+// SONDA_BENCH_DOCS changes the number of pages (default 2,000).
+func BenchmarkPageIndexCost(b *testing.B) {
+	n := 2000
+	if s := os.Getenv("SONDA_BENCH_DOCS"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	paras, err := testweb.LoadCorpus(filepath.Join("..", "..", "shared", "testdata", "dragnet", "gold"))
+	if err != nil {
+		b.Skip("no Dragnet corpus in the shared test data:", err)
+	}
+	rng := rand.New(rand.NewSource(7))
+	docs := make([]Doc, n)
+	for i := range docs {
+		docs[i] = prosePage(rng, paras, i, "en")
+	}
+	b.Run("analysis", func(b *testing.B) { // what both ways share
+		cpu0 := cpuTime()
+		for b.Loop() {
+			for _, d := range docs {
+				if _, err := build(d); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(ms(cpuTime()-cpu0)/float64(b.N*n), "ms-CPU/page")
+	})
+	b.Run("bleve", func(b *testing.B) {
+		cpu0 := cpuTime()
+		for b.Loop() {
+			batch := make([]*built, 0, 256)
+			for i, d := range docs {
+				x, err := build(d)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if batch = append(batch, x); len(batch) == cap(batch) || i == n-1 {
+					s, _, err := (&zapx.ZapPlugin{}).New(zapDocs(batch))
+					if err != nil {
+						b.Fatal(err)
+					}
+					var buf bytes.Buffer
+					if _, err := s.(*zapx.SegmentBase).WriteTo(&buf); err != nil {
+						b.Fatal(err)
+					}
+					s.Close()
+					batch = batch[:0]
+				}
+			}
+		}
+		b.ReportMetric(ms(cpuTime()-cpu0)/float64(b.N*n), "ms-CPU/page")
+	})
+	b.Run("sonda", func(b *testing.B) {
+		run, err := os.Create(filepath.Join(b.TempDir(), "run"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer run.Close()
+		runBytes := 0
+		cpu0 := cpuTime()
+		for b.Loop() {
+			sb := inverted.NewBuilder()
+			var rec []byte
+			for _, d := range docs {
+				x, err := build(d)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p := segmentPage(x)
+				rec = appendRunRecord(rec, p)
+				if len(rec) >= 1<<20 {
+					if _, err := run.Write(rec); err != nil {
+						b.Fatal(err)
+					}
+					runBytes += len(rec)
+					rec = rec[:0]
+				}
+				if err := sb.Add(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := run.Write(rec); err != nil {
+				b.Fatal(err)
+			}
+			runBytes += len(rec)
+			if _, err := sb.WriteTo(io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(ms(cpuTime()-cpu0)/float64(b.N*n), "ms-CPU/page")
+		b.ReportMetric(float64(runBytes)/float64(b.N*n), "run-bytes/page")
+	})
+}
+
+// appendRunRecord appends p's fields to b as uvarints: the stand-in run record of
+// BenchmarkPageIndexCost.
+func appendRunRecord(b []byte, p inverted.Page) []byte {
+	b = binary.AppendUvarint(b, uint64(len(p.Fields)))
+	for _, f := range p.Fields {
+		b = binary.AppendUvarint(b, uint64(len(f.Name)))
+		b = append(b, f.Name...)
+		b = binary.AppendUvarint(b, uint64(f.Length))
+		b = binary.AppendUvarint(b, uint64(len(f.Terms)))
+		at := 0
+		for i, t := range f.Terms {
+			b = binary.AppendUvarint(b, uint64(len(t)))
+			b = append(b, t...)
+			b = binary.AppendUvarint(b, uint64(f.Freqs[i]))
+			prev := uint32(0)
+			for _, pos := range f.Positions[at : at+int(f.Freqs[i])] {
+				b = binary.AppendUvarint(b, uint64(pos-prev))
+				prev = pos
+			}
+			at += int(f.Freqs[i])
+		}
+	}
+	return b
 }
