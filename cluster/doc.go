@@ -72,18 +72,16 @@
 //
 // # In-links
 //
-// Each page's links, grouped by the partition of their target, travel the same way
-// (outbox, then the state stream, one compacting subject per page and partition), and
-// every node records in its link graph the links to each partition it ever fetched a
-// page of (from its first page there): the in-link counts and anchor texts its pages
-// rank with are those of the whole cluster,
-// as one machine would have them (see links.go). A node whose crawler records its own
-// pages' links in that graph skips the ones its current run sent. A page fetched again
-// that no longer links into a partition sends it an empty message, which replaces its old
-// links there: the node knows which partitions the page linked into if it fetched the
-// page last under its current tenure of the page's partition; otherwise (another node
-// fetched it since, or this node restarted) its relay asks the state stream which of the
-// page's subjects hold a message.
+// Each page's links travel the same way (outbox, then the state stream), as one message
+// on a compacting subject of the page's own, which replaces what the page said before
+// wherever it was fetched; every node records in its link graph the links into each
+// partition it ever fetched a page of (from its first page there): the in-link counts and
+// anchor texts its pages rank with are those of the whole cluster, as one machine would
+// have them (see links.go). One ordered consumer per node reads every page's message;
+// starting to follow one more partition replays the stream for that partition. A node
+// whose crawler records its own pages' links in that graph skips the ones its current run
+// sent. Links an earlier sonda stored by partition are turned into one message per page
+// before any node reads them (oldedges.go).
 //
 // # PageRank
 //
@@ -123,7 +121,7 @@
 //	subject sonda.<cluster>.url.<partition>.<urlkey>      last state of a URL (stream sonda_<cluster>_state)
 //	subject sonda.<cluster>.rest.<partition>.<host hex>   a host's rest time (stream sonda_<cluster>_state)
 //	subject sonda.<cluster>.epoch.<partition>             the partition's current owner tenure (stream sonda_<cluster>_state)
-//	subject sonda.<cluster>.edges.<partition>.<page key>  a page's links into the partition, with anchors (stream sonda_<cluster>_state)
+//	subject sonda.<cluster>.edges.<page key>              a page's links, with anchors (stream sonda_<cluster>_state)
 //	KV sonda_<cluster>_members                            live nodes: key = node id, value = MemberInfo (JSON), TTL
 //	KV sonda_<cluster>_parts                              partition owners: key p<partition> = "node/incarnation"
 //	KV sonda_<cluster>_seeds                              the cluster's seeds (scope follows them)

@@ -3,15 +3,9 @@ package cluster
 import (
 	"context"
 	"encoding/binary"
-	"encoding/hex"
-	"errors"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sonda-search/sonda/crawl"
@@ -22,16 +16,29 @@ import (
 
 // In-links across the cluster. Link ranking uses, for each page, how many pages link to
 // it and with which anchor texts. A node crawls only its hosts, so the links to a page
-// come from pages crawled all over the cluster: each page's links go, grouped by the
-// partition of their target, to the state stream (one compacting subject per page and
-// partition, so a page crawled again replaces what it said). A node records in its link
-// graph the links to every partition it has ever fetched a page of, from the first one in
-// the stream, and keeps following them: its index holds the pages it fetched while it
-// owned a partition, also after the partition moved on, and those pages' in-links must
-// count wherever they come from. A partition it served without fetching a page there
-// (the first node up serves every partition until the others join) holds none of its
-// pages: reading its links would cost it a link-graph write for every page linking there,
-// for good, and count for nothing.
+// come from pages crawled all over the cluster: each page's links go to the state stream
+// as one message on a compacting subject of the page's own (edges.<page key>), so a page
+// crawled again replaces what it said, wherever it was crawled. A node records in its link
+// graph the links into every partition it has ever fetched a page of, from the first
+// message in the stream, and keeps following them: its index holds the pages it fetched
+// while it owned a partition, also after the partition moved on, and those pages'
+// in-links must count wherever they come from. A partition it served without fetching a
+// page there (the first node up serves every partition until the others join) holds none
+// of its pages: recording its links would cost it a link-graph write for every page
+// linking there, for good, and count for nothing.
+//
+// One ordered consumer per node reads every page's message (edgeFollow) and records the
+// links into the partitions it follows. Starting to follow one more partition replays
+// the stream from its first message for that partition alone: the consumer starts again
+// from the first message of each page, and records, of the messages it had read before,
+// only the links into the new partitions.
+//
+// An earlier sonda sent a page's links as one message per partition they went into
+// (edges.<partition>.<page key>), and an empty one to each partition a page fetched again
+// stopped linking into (a sweep). A node that finds such messages in the state stream
+// turns each page's into one message of its own and deletes them (migrateEdges), before
+// it reads the links or ranks them; records of that format left in its outbox are turned
+// so when it opens the outbox (openOutbox).
 
 // InLinkGraph is where a node records the links that pages crawled anywhere in the
 // cluster have to the hosts it owns (a *linkgraph.Sink, which also tells the search index
@@ -52,10 +59,10 @@ func (n *Node) Name() string { return "cluster" }
 // Consume implements crawl.Sink: Journal did the work, in the page's batch.
 func (n *Node) Consume(context.Context, *crawl.Document) error { return nil }
 
-// Journal implements crawl.JournaledSink: the page's links (those the link graph counts),
-// grouped by the partition of their target, go to the outbox in the page's batch. A page
-// fetched again that no longer links into a partition it linked into before sends that
-// partition an empty message, which replaces its old one there (see linkedBefore).
+// Journal implements crawl.JournaledSink: the page's links (those the link graph counts)
+// go to the outbox in the page's batch, as one message on the page's subject, which
+// replaces what the page said before: a page fetched again that no longer links somewhere
+// takes its old links there out of every node's graph by itself.
 func (n *Node) Journal(d *crawl.Document, w store.Writer) error {
 	links, update := linkgraph.DocumentLinks(d)
 	if !update {
@@ -65,161 +72,33 @@ func (n *Node) Journal(d *crawl.Document, w store.Writer) error {
 	if !d.URL.IsZero() {
 		src = d.URL.String()
 	}
-	byPart := map[int][]edgeLink{}
+	out := make([]edgeLink, 0, len(links))
 	for _, l := range links {
-		host := urlnorm.HostOf(l.URL)
-		if host == "" || l.URL == src {
+		if l.URL == src || urlnorm.HostOf(l.URL) == "" {
 			continue
 		}
-		p := n.partitionOf(host)
-		byPart[p] = append(byPart[p], edgeLink{URL: l.URL, Anchor: l.Anchor})
+		out = append(out, edgeLink{URL: l.URL, Anchor: l.Anchor})
+	}
+	if len(out) == 0 && d.Prev == nil && d.Item.Visits == 0 {
+		return nil // a first fetch that links nowhere: nothing to say, nothing to replace
 	}
 	key := linkgraph.KeyOf(src)
-	again := d.Prev != nil || d.Item.Visits > 0 // the page may have sent links before
-	if len(byPart) == 0 && !again {
-		return nil
-	}
-	var epoch uint64 // 0: the lease's tenure ended, no record counts
-	if f, ok := n.leaseFence(d.Item.Key, d.Item.Host); ok {
-		epoch = f.epoch
-	}
-	parts := make([]int, 0, len(byPart))
-	for p := range byPart {
-		parts = append(parts, p)
-	}
-	slices.Sort(parts)
-	var before []int
-	known := false
-	if again {
-		before, known = n.linkedBefore(key, epoch)
-	}
 	n.outMu.Lock()
 	defer n.outMu.Unlock()
-	put := func(kind byte, subject string, payload []byte) error {
-		n.outCount.Add(1)
-		return n.out.put(w, kind, subject, payload, fence{})
-	}
-	for _, p := range parts {
-		if err := put(kindEdges, n.names.edges(p, key[:]), encodeEdges(edgesMsg{Src: src, Run: n.run, Links: byPart[p]})); err != nil {
-			return err
-		}
-	}
-	none := encodeEdges(edgesMsg{Src: src, Run: n.run})
-	switch {
-	case known:
-		for _, p := range before {
-			if _, ok := byPart[p]; !ok {
-				if err := put(kindEdges, n.names.edges(p, key[:]), none); err != nil {
-					return err
-				}
-			}
-		}
-	case again:
-		// Another node may have fetched the page since this one did, or none of its
-		// fetches was recorded under the current tenure: the relay asks the state stream
-		// which partitions hold a message of the page, and empties the others.
-		if err := put(kindSweep, n.names.prefix()+"edges.*."+hex.EncodeToString(key[:]), encodeSweep(parts, none)); err != nil {
-			return err
-		}
-	}
-	return w.Set(keyLinked(key), appendLinked(epoch, parts), nil)
+	n.outCount.Add(1)
+	return n.out.put(w, kindEdges, n.names.edges(key[:]), encodeEdges(edgesMsg{Src: src, Run: n.run, Links: out}), fence{})
 }
 
-// keyLinked is where the node keeps the partitions a page linked into the last time it
-// fetched it, and under which tenure of the page's partition (c e <page key>, see
-// outbox.go; value: the tenure's epoch, 8 bytes, then the partitions, uvarints).
-func keyLinked(k linkgraph.Key) []byte { return append([]byte("ce"), k[:]...) }
-
-func appendLinked(epoch uint64, parts []int) []byte {
-	v := binary.BigEndian.AppendUint64(make([]byte, 0, 8+2*len(parts)), epoch)
-	for _, p := range parts {
-		v = binary.AppendUvarint(v, uint64(p))
-	}
-	return v
-}
-
-// linkedBefore is the partitions the page of key linked into when this node last fetched
-// it, if that record can be trusted: it was written under the tenure epoch, the one the
-// page is fetched under now, so no other node fetched the page in between (a node fetches
-// only pages of partitions it serves, and serving one opens a new epoch).
-func (n *Node) linkedBefore(key linkgraph.Key, epoch uint64) ([]int, bool) {
-	if epoch == 0 {
-		return nil, false
-	}
-	v, closer, err := n.db.Get(keyLinked(key))
-	if err != nil {
-		return nil, false
-	}
-	defer closer.Close()
-	if len(v) < 8 || binary.BigEndian.Uint64(v) != epoch {
-		return nil, false
-	}
-	var parts []int
-	for r := v[8:]; len(r) > 0; {
-		p, k := binary.Uvarint(r)
-		if k <= 0 {
-			return nil, false
-		}
-		parts, r = append(parts, int(p)), r[k:]
-	}
-	return parts, true
-}
-
-// encodeSweep is the payload of a kindSweep record: the partitions the page links into
-// now, then the empty links message to send the others.
-func encodeSweep(keep []int, none []byte) []byte {
-	b := binary.AppendUvarint(nil, uint64(len(keep)))
-	for _, p := range keep {
-		b = binary.AppendUvarint(b, uint64(p))
-	}
-	return append(b, none...)
-}
-
-func decodeSweep(b []byte) (keep map[int]bool, none []byte, err error) {
-	r := wireReader{b: b}
-	keep = map[int]bool{}
-	for range r.count() {
-		keep[int(r.uvarint())] = true
-	}
-	if r.err != nil || len(r.b) == 0 {
-		return nil, nil, errors.New("cluster: corrupt links sweep record")
-	}
-	return keep, r.b, nil
-}
-
-// sweep carries out a kindSweep record m: every partition whose subject holds a links
-// message of the page, other than those it links into now, gets the empty message. The
-// relay runs it before it publishes any record after it (the page's next messages among
-// them), and again if it fails: an empty message sent twice is harmless.
-func (n *Node) sweep(ctx context.Context, m outMsg) error {
-	keep, none, err := decodeSweep(m.payload)
-	if err != nil {
-		n.log.Warn("dropping a corrupt outbox record", "error", err)
-		return nil
-	}
-	n.sweeps.Add(1)
-	info, err := n.state.Info(ctx, jetstream.WithSubjectFilter(m.subject))
-	if err != nil {
-		return jsError("list a page's links messages", err)
-	}
-	edges := n.names.prefix() + "edges."
-	for subj := range info.State.Subjects {
-		ps, _, _ := strings.Cut(strings.TrimPrefix(subj, edges), ".")
-		p, err := strconv.Atoi(ps)
-		if err != nil || keep[p] {
-			continue
-		}
-		if _, err := n.js.PublishMsg(ctx, &nats.Msg{Subject: subj, Data: none}, jetstream.WithMsgID(m.id+"-"+ps)); err != nil {
-			return jsError("empty a page's old links", err)
-		}
-	}
-	return nil
-}
-
-// follower reads the links routed to one partition into the in-link graph.
-type follower struct {
-	cons    jetstream.Consumer // nil until it is created
-	applied uint64             // stream sequence of the last message recorded
+// edgeFollow is the node's one follower of the pages' links (fields under Node.mu).
+type edgeFollow struct {
+	started  bool
+	cons     jetstream.Consumer // the current consumer; nil until it is created
+	covers   map[int]bool       // the partitions it records: those followed when it was created
+	recorded uint64             // stream sequence of the last message it recorded
+	stop     func()             // ends its reading, to start again with the partitions followed since
+	// replaying: it is reading the stream from the start for partitions followed late; one
+	// followed meanwhile waits until it is done rather than start it again.
+	replaying bool
 }
 
 // keyFollowed marks, in the node's database, a partition whose links it records: one it
@@ -253,7 +132,7 @@ func (n *Node) fetchedIn(b *pebble.Batch, p int) error {
 		return nil
 	}
 	n.mu.Lock()
-	ctx, on := n.runCtx, n.follows[p] != nil
+	ctx, on := n.runCtx, n.follows[p]
 	n.mu.Unlock()
 	if on {
 		return nil
@@ -274,70 +153,151 @@ func (n *Node) follow(ctx context.Context, p int) {
 		return
 	}
 	n.mu.Lock()
-	if n.follows[p] != nil {
+	if n.follows[p] {
 		n.mu.Unlock()
 		return
 	}
-	f := &follower{}
-	n.follows[p] = f
+	n.follows[p] = true
+	start := !n.edges.started
+	n.edges.started = true
+	stop := n.edges.stop
+	if n.edges.replaying {
+		stop = nil // the follower starts again for p once its replay is done
+	}
 	n.mu.Unlock()
-	n.tenures.Go(func() { n.followEdges(ctx, p, f) })
+	switch {
+	case start:
+		n.tenures.Go(func() { n.followEdges(ctx) })
+	case stop != nil:
+		stop() // the follower starts again, replaying the stream for p
+	}
 }
 
-// followEdges records in the in-link graph the links routed to p, from the first (the
-// last each page sent) until ctx ends.
-func (n *Node) followEdges(ctx context.Context, p int, f *follower) {
-	within := func(dst string) bool {
-		h := urlnorm.HostOf(dst)
-		return h != "" && n.partitionOf(h) == p
-	}
-	subj := n.names.prefix() + "edges." + strconv.Itoa(p) + ".>"
+// followEdges records in the in-link graph the links into the partitions this node
+// follows, from the first (the last message of each page) until ctx ends. It reads every
+// page's message in the order the stream stored them, with one consumer: through
+// sequence upto, it recorded the links into every partition in done. Partitions followed
+// since (fresh) need the stream from its start: the consumer starts again at the last
+// message of each page, and records the links into fresh partitions alone up to upto
+// (the others have them), into all of them after it. Partitions followed during a replay
+// wait for its end, then get one replay together: a replay reads every page's message.
+func (n *Node) followEdges(ctx context.Context) {
+	done := map[int]bool{}
+	var upto uint64
 	for ctx.Err() == nil {
-		cons, err := n.state.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-			FilterSubjects: []string{subj}, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy,
-		})
-		if err != nil {
+		if err := n.migrateEdges(ctx); err != nil {
+			n.log.Warn("turning the links of an earlier sonda into one message per page failed; retrying", "error", err)
 			sleep(ctx, n.tick())
 			continue
 		}
 		n.mu.Lock()
-		f.cons = cons
+		fresh, covers := map[int]bool{}, map[int]bool{}
+		for p := range n.follows {
+			covers[p] = true
+			if !done[p] {
+				fresh[p] = true
+			}
+		}
 		n.mu.Unlock()
+		cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{n.names.allEdges()}, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy}
+		if len(fresh) == 0 && upto > 0 {
+			cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, upto+1
+		}
+		cons, err := n.state.OrderedConsumer(ctx, cfg)
+		if err != nil {
+			sleep(ctx, n.tick())
+			continue
+		}
 		it, err := cons.Messages()
 		if err != nil {
 			sleep(ctx, n.tick())
 			continue
 		}
+		if info := cons.CachedInfo(); info != nil && info.NumPending == 0 {
+			merge(done, fresh) // nothing to replay
+		}
+		// replayed says whether the replay is over, and ends the reading if partitions were
+		// followed meanwhile (so that the follower starts again with them).
+		replayed := func() bool {
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			n.edges.replaying = len(fresh) > 0
+			if !n.edges.replaying && len(n.follows) != len(covers) {
+				it.Stop()
+			}
+			return !n.edges.replaying
+		}
+		n.mu.Lock()
+		n.edges.cons, n.edges.covers, n.edges.stop = cons, covers, it.Stop
+		n.mu.Unlock()
+		replaying := !replayed()
 		stop := context.AfterFunc(ctx, it.Stop)
+		replayTo := upto
 		for {
 			m, err := it.Next()
 			if err != nil {
 				break
 			}
-			e, err := decodeEdges(m.Data())
-			switch {
-			case err != nil:
-				n.log.Warn("skipping links this node cannot read", "subject", m.Subject(), "error", err)
-			case n.skipOwnEdges && e.Run == n.run:
-				// This run's crawler recorded them when it fetched the page. A later run
-				// (a restart, perhaps on an empty disk) records them from here.
-			default:
-				links := make([]linkgraph.Link, len(e.Links))
-				for i, l := range e.Links {
-					links[i] = linkgraph.Link{URL: l.URL, Anchor: l.Anchor}
-				}
-				if err := n.inlinks.SetLinksWhere(e.Src, links, within); err != nil {
-					n.log.Warn("recording links from another node failed", "from", e.Src, "error", err)
-				}
+			meta, err := m.Metadata()
+			if err != nil {
+				continue
 			}
-			if meta, err := m.Metadata(); err == nil {
-				n.mu.Lock()
-				f.applied = meta.Sequence.Stream
-				n.mu.Unlock()
+			seq := meta.Sequence.Stream
+			within := fresh // done's partitions have the messages through replayTo
+			if seq > replayTo {
+				merge(done, fresh)
+				within, upto = done, seq
+			}
+			n.recordEdges(m, within)
+			if meta.NumPending == 0 {
+				merge(done, fresh) // the replay read every page's last message
+			}
+			n.mu.Lock()
+			n.edges.recorded = seq
+			n.mu.Unlock()
+			if replaying && len(fresh) == 0 {
+				replaying = !replayed()
 			}
 		}
 		stop()
 		it.Stop()
+	}
+}
+
+// merge moves the partitions in fresh to done.
+func merge(done, fresh map[int]bool) {
+	for p := range fresh {
+		done[p] = true
+	}
+	clear(fresh)
+}
+
+// recordEdges records, of the links in m (a page's message), those into the partitions
+// in parts.
+func (n *Node) recordEdges(m jetstream.Msg, parts map[int]bool) {
+	if len(parts) == 0 {
+		return
+	}
+	e, err := decodeEdges(m.Data())
+	switch {
+	case err != nil:
+		n.log.Warn("skipping links this node cannot read", "subject", m.Subject(), "error", err)
+		return
+	case n.skipOwnEdges && e.Run == n.run:
+		// This run's crawler recorded them when it fetched the page. A later run (a
+		// restart, perhaps on an empty disk) records them from here.
+		return
+	}
+	links := make([]linkgraph.Link, len(e.Links))
+	for i, l := range e.Links {
+		links[i] = linkgraph.Link{URL: l.URL, Anchor: l.Anchor}
+	}
+	within := func(dst string) bool {
+		h := urlnorm.HostOf(dst)
+		return h != "" && parts[n.partitionOf(h)]
+	}
+	if err := n.inlinks.SetLinksWhere(e.Src, links, within); err != nil {
+		n.log.Warn("recording links from another node failed", "from", e.Src, "error", err)
 	}
 }
 
@@ -348,27 +308,20 @@ func (n *Node) edgesCaughtUp(ctx context.Context) bool {
 		return true
 	}
 	n.mu.Lock()
-	fs := make([]*follower, 0, len(n.follows))
-	for _, f := range n.follows {
-		fs = append(fs, f)
-	}
+	c, recorded, all := n.edges.cons, n.edges.recorded, len(n.follows) == len(n.edges.covers)
+	none := len(n.follows) == 0
 	n.mu.Unlock()
-	for _, f := range fs {
-		n.mu.Lock()
-		c, applied := f.cons, f.applied
-		n.mu.Unlock()
-		if c == nil {
-			return false
-		}
-		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		info, err := c.Info(ictx)
-		cancel()
-		// Nothing left on the server, and all it delivered recorded here.
-		if err != nil || info.NumPending > 0 || info.Delivered.Stream > applied {
-			return false
-		}
+	if none {
+		return true
 	}
-	return true
+	if c == nil || !all {
+		return false
+	}
+	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	info, err := c.Info(ictx)
+	cancel()
+	// Nothing left on the server, and all it delivered recorded here.
+	return err == nil && info.NumPending == 0 && info.Delivered.Stream <= recorded
 }
 
 // waitEdges waits, up to d, until the in-link graph recorded what was routed to this

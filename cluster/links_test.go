@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sonda-search/sonda/crawl"
 	"github.com/sonda-search/sonda/fetch"
@@ -18,27 +19,19 @@ import (
 	"github.com/sonda-search/sonda/store"
 )
 
-// TestEdgesDroppedWhenAPageStopsLinking: a page fetched again that no longer links into a
-// partition must take its old links there out of the cluster's graph, as one machine's
-// SetLinks does: the followers of that partition (the in-link counts and anchors of its
-// pages) and the state stream the PageRank leader reads. Each fetch goes through Journal
-// and the relay to a real embedded server; node c follows both target partitions. The
-// page is fetched by a (which knows what it sent), then by b after it took the page's
-// partition over (which does not: it asks the stream), by b again, and by a once it took
-// the partition back, its record of the page stale (b fetched it meanwhile), with a 404.
-func TestEdgesDroppedWhenAPageStopsLinking(t *testing.T) {
+// edgeNodes starts three nodes a, b and c on a real embedded server, c recording in rec
+// the links routed to it, and finds a host for pages and two target hosts, each in a
+// partition of its own.
+func edgeNodes(t *testing.T) (ctx context.Context, a, b, c *Node, rec *recordedLinks, hosts []string) {
 	nc := startTestServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	dir := t.TempDir()
-	a := testNode(t, nc, "a", filepath.Join(dir, "a"))
-	b := testNode(t, nc, "b", filepath.Join(dir, "b"))
-	c := testNode(t, nc, "c", filepath.Join(dir, "c"))
+	a = testNode(t, nc, "a", filepath.Join(dir, "a"))
+	b = testNode(t, nc, "b", filepath.Join(dir, "b"))
+	c = testNode(t, nc, "c", filepath.Join(dir, "c"))
 	t.Cleanup(func() { cancel(); a.tenures.Wait(); b.tenures.Wait(); c.tenures.Wait() })
-	rec := &recordedLinks{links: map[string][]linkgraph.Link{}}
+	rec = &recordedLinks{links: map[string][]linkgraph.Link{}}
 	c.ReceiveInLinks(rec, false)
-
-	// The page's host and two target hosts, each in a partition of its own.
-	var hosts []string
 	used := map[int]bool{}
 	for i := 0; len(hosts) < 3; i++ {
 		h := fmt.Sprintf("www.site%d.test", i)
@@ -47,12 +40,25 @@ func TestEdgesDroppedWhenAPageStopsLinking(t *testing.T) {
 			hosts = append(hosts, h)
 		}
 	}
+	return ctx, a, b, c, rec, hosts
+}
+
+// TestEdgesOnePerPage: a page's links travel as one message on a subject of the page's
+// own, which replaces what the page said before, whichever node fetched it: a page
+// fetched again that no longer links into a partition takes its old links there out of
+// the cluster's graph, as one machine's SetLinks does, in the followers of that
+// partition (the in-link counts and anchors of its pages) and in the state stream the
+// PageRank leader reads. A node that starts following one more partition replays the
+// stream for it. Each fetch goes through Journal and the relay to a real embedded
+// server. The page is fetched by a, then by b after it took the page's partition over,
+// and by a once it took it back, with a 404; node c follows one target partition, then
+// both.
+func TestEdgesOnePerPage(t *testing.T) {
+	ctx, a, b, c, rec, hosts := edgeNodes(t)
 	page := testItem(hosts[0], "/page")
 	home := a.partitionOf(hosts[0])
 	t1, t2 := "http://"+hosts[1]+"/one", "http://"+hosts[2]+"/two"
-	q1, q2 := a.partitionOf(hosts[1]), a.partitionOf(hosts[2])
-	c.follow(ctx, q1)
-	c.follow(ctx, q2)
+	c.follow(ctx, a.partitionOf(hosts[1]))
 
 	visits := 0
 	fetchPage := func(n *Node, status int, targets ...string) {
@@ -81,30 +87,33 @@ func TestEdgesDroppedWhenAPageStopsLinking(t *testing.T) {
 		n.Leave(it)
 		relayAll(t, ctx, n)
 	}
-	// want: the page's links as c records them and as the stream holds them (the last
-	// message of each target partition's subject), once c caught up.
-	want := func(step string, targets ...string) {
+	// want: the page's links as the stream holds them (one subject, the page's) and as c
+	// records them once it caught up.
+	key := linkgraph.KeyOf(page.URL)
+	want := func(step string, inStream, recorded []string) {
 		t.Helper()
-		key := linkgraph.KeyOf(page.URL)
-		var inStream []string
-		for _, q := range []int{q1, q2} {
-			m, err := a.state.GetLastMsgForSubject(ctx, a.names.edges(q, key[:]))
-			if err != nil {
-				t.Fatalf("%s: links message of partition %d: %v", step, q, err)
-			}
-			e, err := decodeEdges(m.Data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, l := range e.Links {
-				inStream = append(inStream, l.URL)
-			}
+		info, err := a.state.Info(ctx, jetstream.WithSubjectFilter(a.names.prefix()+"edges.>"))
+		if err != nil {
+			t.Fatal(err)
 		}
-		slices.Sort(inStream)
-		if !slices.Equal(inStream, targets) {
-			t.Errorf("%s: the state stream holds links to %v, want %v", step, inStream, targets)
+		if len(info.State.Subjects) != 1 || info.State.Subjects[a.names.edges(key[:])] != 1 {
+			t.Errorf("%s: the state stream holds the page's links on %v, want one message on %s", step, info.State.Subjects, a.names.edges(key[:]))
+		}
+		m, err := a.state.GetLastMsgForSubject(ctx, a.names.edges(key[:]))
+		if err != nil {
+			t.Fatalf("%s: the page's links message: %v", step, err)
+		}
+		e, err := decodeEdges(m.Data)
+		if err != nil {
+			t.Fatal(err)
 		}
 		var got []string
+		for _, l := range e.Links {
+			got = append(got, l.URL)
+		}
+		if !slices.Equal(got, inStream) {
+			t.Errorf("%s: the state stream holds links to %v, want %v", step, got, inStream)
+		}
 		deadline := time.Now().Add(20 * time.Second)
 		for {
 			got = got[:0]
@@ -112,43 +121,32 @@ func TestEdgesDroppedWhenAPageStopsLinking(t *testing.T) {
 				got = append(got, l.URL)
 			}
 			slices.Sort(got)
-			if slices.Equal(got, targets) && c.edgesCaughtUp(ctx) {
+			if slices.Equal(got, recorded) && c.edgesCaughtUp(ctx) {
 				return
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: the follower records links to %v, want %v", step, got, targets)
+				t.Fatalf("%s: the follower records links to %v, want %v", step, got, recorded)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
 
-	// sweeps: how many fetches needed a look at the stream (the others knew from their
-	// node's record of the page).
-	sweeps := func(step string, n *Node, want int64) {
-		t.Helper()
-		if got := n.sweeps.Load(); got != want {
-			t.Errorf("%s: node %s looked up the page's earlier links %d times, want %d", step, n.opts.NodeID, got, want)
-		}
-	}
-
 	tenure := takeNow(t, ctx, a, home)
 	fetchPage(a, 200, t1, t2)
-	want("first fetch", t1, t2)
+	want("first fetch", []string{t1, t2}, []string{t1})
+	c.follow(ctx, a.partitionOf(hosts[2]))
+	want("a second partition followed", []string{t1, t2}, []string{t1, t2})
 	fetchPage(a, 200, t1)
-	want("fetched again by the same node", t1)
-	sweeps("fetched again by the same node", a, 0)
+	want("fetched again by the same node", []string{t1}, []string{t1})
 
 	takeNow(t, ctx, b, home) // a later epoch: b serves the page's partition now
 	a.lose(home, tenure)
 	fetchPage(b, 200, t1, t2)
-	want("fetched by the next owner", t1, t2)
+	want("fetched by the next owner", []string{t1, t2}, []string{t1, t2})
 	fetchPage(b, 200, t2)
-	want("fetched again by the next owner", t2)
-	sweeps("fetched again by the next owner", b, 1)
+	want("fetched again by the next owner", []string{t2}, []string{t2})
 
-	// a's record of the page (links into q1 only) predates b's fetches.
 	takeNow(t, ctx, a, home)
 	fetchPage(a, 404)
-	want("gone")
-	sweeps("gone", a, 1)
+	want("gone", nil, nil)
 }

@@ -55,9 +55,18 @@ func (n names) rest(p int, host string) string {
 	return n.prefix() + "rest." + strconv.Itoa(p) + "." + hex.EncodeToString([]byte(host))
 }
 func (n names) epoch(p int) string { return n.prefix() + "epoch." + strconv.Itoa(p) }
-func (n names) edges(p int, srcKey []byte) string {
-	return n.prefix() + "edges." + strconv.Itoa(p) + "." + hex.EncodeToString(srcKey)
-}
+
+// edges is the subject of a page's links (all of them, one message per page).
+func (n names) edges(srcKey []byte) string { return n.prefix() + "edges." + hex.EncodeToString(srcKey) }
+
+// allEdges matches every page's links subject, and only those: the links by partition of
+// an earlier format (edges.<partition>.<page key>, partEdges) have one token more.
+func (n names) allEdges() string { return n.prefix() + "edges.*" }
+
+// partEdges matches the subjects of the earlier format: a page's links into one partition
+// (edges.<partition>.<page key>), which migrateEdges turns into one message per page.
+func (n names) partEdges() string { return n.prefix() + "edges.*.*" }
+
 func partKey(p int) string { return "p" + strconv.Itoa(p) }
 
 // DomainOf is the registrable domain of a host key (host or host:port): the unit that

@@ -103,7 +103,6 @@ type Node struct {
 	// relay goroutine uses them.
 	relayFrom    uint64
 	lastFullScan time.Time
-	relayAgain   bool // the last round stopped before a sweep (relay goroutine only)
 	// outboxReads counts the relay's reads of the outbox (TestIdleRelayReadsNothing).
 	outboxReads atomic.Int64
 
@@ -139,17 +138,19 @@ type Node struct {
 	// the node is not idle, or the cluster could end before the seeds were routed.
 	started atomic.Bool
 	stale   atomic.Int64 // lease outcomes not recorded: the partition moved during the lease
-	sweeps  atomic.Int64 // pages fetched again whose earlier links the relay looked up (Node.sweep)
 	// rebuildMu serializes rebuilding partitions with forgetting lost ones.
 	rebuildMu sync.Mutex
 	inlinks   InLinkGraph // nil: links routed here are not recorded
 	// skipOwnEdges: the crawler records its pages' links in inlinks itself, so the edges
 	// this run sent are not read back (ReceiveInLinks).
 	skipOwnEdges bool
-	run          string            // this Node's id among its node's runs: a process, or a test's node
-	follows      map[int]*follower // partitions whose links are recorded here (under mu)
-	runCtx       context.Context   // the run the tenures and followers live in (under mu; nil before the first tenure)
-	tenures      sync.WaitGroup    // the goroutines serving partitions: Run waits for them
+	run          string          // this Node's id among its node's runs: a process, or a test's node
+	follows      map[int]bool    // partitions whose links are recorded here (under mu)
+	edges        edgeFollow      // the follower that records them (links.go; under mu)
+	edgesNew     atomic.Bool     // the state stream holds no links in the earlier format (migrateEdges)
+	migrateMu    sync.Mutex      // one migrateEdges at a time
+	runCtx       context.Context // the run the tenures and followers live in (under mu; nil before the first tenure)
+	tenures      sync.WaitGroup  // the goroutines serving partitions: Run waits for them
 
 	// The cluster's PageRank (ranks.go).
 	rankStore   RankStore // nil: this node neither computes nor stores the cluster's ranks
@@ -218,7 +219,7 @@ func Join(ctx context.Context, nc *nats.Conn, o Options) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{opts: o, names: names{o.Cluster}, log: o.Logger.With("node", o.NodeID), nc: nc, js: js,
-		owned: map[int]*part{}, leases: map[[16]byte]*part{}, follows: map[int]*follower{}, memberView: map[string]memberSeen{}, partView: map[int]partEntry{},
+		owned: map[int]*part{}, leases: map[[16]byte]*part{}, follows: map[int]bool{}, memberView: map[string]memberSeen{}, partView: map[int]partEntry{},
 		wakeRelay: make(chan struct{}, 1), doneCh: make(chan struct{}), relayed: make(chan struct{}), attached: make(chan struct{})}
 	if err := n.setup(ctx); err != nil {
 		return nil, err
@@ -276,7 +277,7 @@ func (n *Node) setup(ctx context.Context) error {
 	if n.state, err = n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: n.names.stateStream(), Subjects: []string{n.names.prefix() + "url.>", n.names.prefix() + "rest.>", n.names.prefix() + "epoch.>", n.names.prefix() + "edges.>"},
 		Retention: jetstream.LimitsPolicy, Storage: jetstream.FileStorage, MaxMsgsPerSubject: 1,
-		Description: "sonda cluster " + n.names.cluster + ": last state of every URL, host rest times, partition epochs and pages' links by partition",
+		Description: "sonda cluster " + n.names.cluster + ": last state of every URL, host rest times, partition epochs and pages' links",
 	}); err != nil {
 		return jsError("create stream "+n.names.stateStream(), err)
 	}
@@ -1553,9 +1554,7 @@ func (n *Node) relayLoop(ctx context.Context) {
 				sleep(ctx, n.tick())
 				break
 			}
-			again := n.relayAgain // a round ended before a sweep
-			n.relayAgain = false
-			if sent < relayBatch && !again {
+			if sent < relayBatch {
 				// It read all there was (or stopped at a record to retry later): what is
 				// committed after the read kicks the relay again.
 				break
@@ -1629,22 +1628,6 @@ func (n *Node) relayOnce(ctx context.Context) (int, error) {
 			n.lastFullScan = time.Time{}
 		}
 		return 0, nil
-	}
-	// A sweep (kindSweep) reads what the state stream holds of a page, so it runs once
-	// every record before it is stored and before any after it is published: it opens a
-	// round, and a later one ends the round before it.
-	for i := range msgs {
-		if msgs[i].kind != kindSweep {
-			continue
-		}
-		if i > 0 {
-			msgs, more, n.relayAgain = msgs[:i], true, true
-			break
-		}
-		if err := n.sweep(ctx, msgs[0]); err != nil {
-			return 0, err
-		}
-		msgs[0].subject = "" // done: nothing to publish
 	}
 	local, check, err := n.localLinks(msgs)
 	if err != nil {

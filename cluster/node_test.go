@@ -675,14 +675,15 @@ func (r *recordedLinks) get(src string) []linkgraph.Link {
 	return r.links[src]
 }
 
-// sendEdges puts m in from's outbox for partition p, as Journal does, and relays it.
-func sendEdges(t *testing.T, ctx context.Context, from *Node, p int, m edgesMsg) {
+// sendEdges puts m (a page's links, in JSON as earlier nodes wrote them) in from's outbox,
+// as Journal does, and relays it.
+func sendEdges(t *testing.T, ctx context.Context, from *Node, m edgesMsg) {
 	t.Helper()
 	key := linkgraph.KeyOf(m.Src)
 	payload, _ := json.Marshal(m)
 	batch := from.db.NewBatch()
 	defer batch.Close()
-	if err := from.out.put(batch, kindEdges, from.names.edges(p, key[:]), payload, fence{}); err != nil {
+	if err := from.out.put(batch, kindEdges, from.names.edges(key[:]), payload, fence{}); err != nil {
 		t.Fatal(err)
 	}
 	from.outCount.Add(1) // as every writer counts its records (the relay reads only then)
@@ -708,7 +709,7 @@ func TestEdgesReachTheOwner(t *testing.T) {
 	p := b.partitionOf("www.example.org")
 	send := func(src string) {
 		t.Helper()
-		sendEdges(t, ctx, a, p, edgesMsg{Src: src, Links: []edgeLink{{URL: target, Anchor: "the target"}}})
+		sendEdges(t, ctx, a, edgesMsg{Src: src, Links: []edgeLink{{URL: target, Anchor: "the target"}}})
 	}
 	send("http://other.example.net/before")
 	takeNow(t, ctx, b, p)
@@ -749,7 +750,7 @@ func TestEdgesReachTheOwner(t *testing.T) {
 func following(n *Node, p int) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.follows[p] != nil
+	return n.follows[p]
 }
 
 // TestStateStreamBounded: the state stream keeps one message per URL, host, partition
@@ -1184,7 +1185,7 @@ func TestOwnEdgesNotReadBack(t *testing.T) {
 	}
 	send := func(src, run string) {
 		t.Helper()
-		sendEdges(t, ctx, a, p, edgesMsg{Src: src, Run: run, Links: []edgeLink{{URL: target}}})
+		sendEdges(t, ctx, a, edgesMsg{Src: src, Run: run, Links: []edgeLink{{URL: target}}})
 	}
 	send("http://other.example.net/own", a.run)
 	send("http://other.example.net/earlier-run", "0123456789ab")

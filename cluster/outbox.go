@@ -19,7 +19,8 @@ import (
 //	c n           a sequence number used: at least that of every record relayed (the relay
 //	              writes it with its deletions, not every record with itself)
 //	c f <p:4>     a partition whose routed links the node records in its link graph (links.go)
-//	c e <page:16> the partitions a page linked into at its last fetch here (links.go)
+//	c m <page:16> <p:4> a page's links into partition p in the earlier format, while they
+//	              are turned into one message per page (oldedges.go)
 //	c w, c u      which volunteer worker delivered a page (package cluster/volunteer, ledger.go)
 //
 // Records are written in the batch that completes a page, so a page and what it found are
@@ -33,10 +34,9 @@ var (
 const (
 	kindLink  = 'l' // a URL for its owner's admission
 	kindState = 's' // the state of a URL or the rest of a host (dropped at restart)
-	kindEdges = 'e' // a page's links to the hosts of one partition, with their anchors
-	// kindSweep: a page fetched again whose earlier links this node does not know; its
-	// subject is the pattern of the page's links subjects, its payload what encodeSweep
-	// writes. The relay runs it (Node.sweep) rather than publish it.
+	kindEdges = 'e' // a page's links, with their anchors
+	// kindSweep: the earlier format's look-up of a page's old links (oldedges.go); an
+	// outbox that holds one is turned into the current format when it is opened.
 	kindSweep = 'x'
 )
 
@@ -90,7 +90,8 @@ func openOutbox(db *pebble.DB, node string) (*outbox, int, error) {
 		closer.Close()
 	}
 	// State records a crashed node left unrelayed are stale: its hosts were taken over and
-	// rebuilt without them (their pages are fetched again). Links are still good.
+	// rebuilt without them (their pages are fetched again). Links are still good; pages'
+	// links in the earlier format are turned into the current one (convertOutbox).
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefixOutbox, UpperBound: store.PrefixEnd(prefixOutbox)})
 	if err != nil {
 		return nil, 0, err
@@ -98,6 +99,7 @@ func openOutbox(db *pebble.DB, node string) (*outbox, int, error) {
 	b := db.NewBatch()
 	defer b.Close()
 	n := 0
+	var legacy []outMsg
 	if it.Last() && len(it.Key()) == len(prefixOutbox)+8 {
 		// The counter is written when records are relayed: never number a record below
 		// one kept. A number of a record relayed and deleted before the counter reached it
@@ -106,14 +108,31 @@ func openOutbox(db *pebble.DB, node string) (*outbox, int, error) {
 		o.seq = max(o.seq, binary.BigEndian.Uint64(it.Key()[len(prefixOutbox):]))
 	}
 	for it.First(); it.Valid(); it.Next() {
-		if v := it.Value(); len(v) > 0 && v[0] == kindState {
+		v := it.Value()
+		if len(v) > 0 && v[0] == kindState {
 			_ = b.Delete(it.Key(), nil)
 			continue
+		}
+		if len(v) > 0 && (v[0] == kindEdges || v[0] == kindSweep) {
+			if m, err := o.decode(it.Key(), v); err == nil && isOldEdges(m) {
+				legacy = append(legacy, m)
+				_ = b.Delete(it.Key(), nil)
+				continue
+			}
 		}
 		n++
 	}
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
 		return nil, 0, fmt.Errorf("cluster: read outbox: %w", err)
+	}
+	added, err := o.convertOutbox(b, legacy)
+	if err != nil {
+		return nil, 0, err
+	}
+	n += added
+	// The earlier format's record of the partitions each page linked into (c e <page>).
+	if err := b.DeleteRange([]byte("ce"), []byte("cf"), nil); err != nil {
+		return nil, 0, err
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
 		return nil, 0, err

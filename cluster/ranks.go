@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -32,8 +31,8 @@ import (
 // index over all its pages does, to the last bit: the leader's graph is one machine's.
 //
 // The whole graph is in the state stream already: every page's links, one compacting
-// subject per page and partition of their targets (links.go). The leader reads the last
-// message of each into a linkgraph.Ranker (on disk, in the node's data directory), ranks
+// subject per page (links.go). The leader reads the last message of each into a
+// linkgraph.Ranker (on disk, in the node's data directory), ranks
 // it, and publishes run R's ranks of partition p as chunks on subjects
 // ranks.<R>.<p>.<chunk> of the ranks stream, then the run's record (its id, chunk counts,
 // summary and the last links message it read) in the ranks bucket, with compare-and-set:
@@ -137,7 +136,11 @@ func (n *Node) rankStep(ctx context.Context, final bool) {
 		run := n.currentRun()
 		// search.pagerank-interval 0: ranks at the end of a crawl only, as on one machine.
 		if final || n.rankEvery > 0 && (run == nil || time.Since(n.rankedAt) >= n.rankEvery) {
-			upto, err := n.lastEdges(ctx)
+			err := n.migrateEdges(ctx) // links of an earlier format would be missed
+			var upto uint64
+			if err == nil {
+				upto, err = n.lastEdges(ctx)
+			}
 			if err == nil && upto > 0 && (run == nil || upto > run.Upto) {
 				n.rankedAt = time.Now()
 				if err := n.publishRanks(ctx, upto); err != nil && ctx.Err() == nil {
@@ -172,7 +175,7 @@ func (n *Node) leads() bool {
 
 // lastEdges is the sequence of the last links message in the state stream (0: none).
 func (n *Node) lastEdges(ctx context.Context) (uint64, error) {
-	m, err := n.state.GetLastMsgForSubject(ctx, n.names.prefix()+"edges.>")
+	m, err := n.state.GetLastMsgForSubject(ctx, n.names.allEdges())
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}
@@ -268,12 +271,11 @@ func (n *Node) publishRanks(ctx context.Context, upto uint64) error {
 	return nil
 }
 
-// readGraph adds to r the last links message of every page and partition, and returns the
-// sequence of the last one it read.
+// readGraph adds to r the last links message of every page, and returns the sequence of
+// the last one it read.
 func (n *Node) readGraph(ctx context.Context, r *linkgraph.Ranker) (uint64, error) {
-	edges := n.names.prefix() + "edges."
 	cons, err := n.state.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{edges + ">"}, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy,
+		FilterSubjects: []string{n.names.allEdges()}, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy,
 	})
 	if err != nil {
 		return 0, err
@@ -296,18 +298,20 @@ func (n *Node) readGraph(ctx context.Context, r *linkgraph.Ranker) (uint64, erro
 			return 0, err
 		}
 		last = max(last, meta.Sequence.Stream)
-		rest := strings.TrimPrefix(m.Subject(), edges)
-		dot := strings.IndexByte(rest, '.')
-		p, perr := strconv.Atoi(rest[:max(dot, 0)])
-		e, derr := decodeEdges(m.Data())
-		if perr == nil && derr == nil {
-			links := make([]linkgraph.Link, len(e.Links))
-			for i, l := range e.Links {
-				links[i] = linkgraph.Link{URL: l.URL}
+		if e, err := decodeEdges(m.Data()); err == nil {
+			// The ranker tags each URL with its partition: the links go in by theirs.
+			byPart := map[int][]linkgraph.Link{}
+			for _, l := range e.Links {
+				if h := urlnorm.HostOf(l.URL); h != "" {
+					p := n.partitionOf(h)
+					byPart[p] = append(byPart[p], linkgraph.Link{URL: l.URL})
+				}
 			}
-			src := n.partitionOf(urlnorm.HostOf(e.Src))
-			if err := r.Add(e.Src, uint32(src), links, uint32(p)); err != nil {
-				return 0, err
+			src := uint32(n.partitionOf(urlnorm.HostOf(e.Src)))
+			for p, links := range byPart {
+				if err := r.Add(e.Src, src, links, uint32(p)); err != nil {
+					return 0, err
+				}
 			}
 		}
 		if meta.NumPending == 0 {

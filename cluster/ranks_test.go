@@ -44,18 +44,17 @@ func rankWeb(seed uint64, pages, from int) map[string][]linkgraph.Link {
 	return web
 }
 
-// journal sends the links of web's pages as the crawling nodes' Journal does (grouped by
-// the partition of their targets), each from the node serving the page's partition.
+// journal sends the links of web's pages as the crawling nodes' Journal does (one message
+// per page), each from the node serving the page's partition.
 func journal(t testing.TB, ctx context.Context, web map[string][]linkgraph.Link, crawler func(p int) *Node) {
 	t.Helper()
 	used := map[*Node]*pebble.Batch{}
 	for src, ls := range web {
 		n := crawler(0)
 		from := crawler(n.partitionOf(urlnorm.HostOf(src)))
-		byPart := map[int][]edgeLink{}
-		for _, l := range ls {
-			p := from.partitionOf(urlnorm.HostOf(l.URL))
-			byPart[p] = append(byPart[p], edgeLink{URL: l.URL, Anchor: l.Anchor})
+		links := make([]edgeLink, len(ls))
+		for i, l := range ls {
+			links[i] = edgeLink{URL: l.URL, Anchor: l.Anchor}
 		}
 		b := used[from]
 		if b == nil {
@@ -63,12 +62,10 @@ func journal(t testing.TB, ctx context.Context, web map[string][]linkgraph.Link,
 			used[from] = b
 		}
 		key := linkgraph.KeyOf(src)
-		for p, links := range byPart {
-			if err := from.out.put(b, kindEdges, from.names.edges(p, key[:]), encodeEdges(edgesMsg{Src: src, Links: links}), fence{}); err != nil {
-				t.Fatal(err)
-			}
-			from.outCount.Add(1) // as every writer counts its records (the relay reads only then)
+		if err := from.out.put(b, kindEdges, from.names.edges(key[:]), encodeEdges(edgesMsg{Src: src, Links: links}), fence{}); err != nil {
+			t.Fatal(err)
 		}
+		from.outCount.Add(1) // as every writer counts its records (the relay reads only then)
 	}
 	for n, b := range used {
 		if err := b.Commit(pebble.Sync); err != nil {
@@ -138,9 +135,7 @@ func TestRanksGlobal(t *testing.T) {
 		for p, id := range owner {
 			n := nodes[id]
 			n.mu.Lock()
-			if n.follows[p] == nil {
-				n.follows[p] = &follower{}
-			}
+			n.follows[p] = true
 			n.mu.Unlock()
 		}
 	}
@@ -322,7 +317,7 @@ func BenchmarkRanks(b *testing.B) {
 	a.ReceiveRanks(g, filepath.Join(dir, "a"), time.Hour)
 	a.mu.Lock()
 	a.memberView = map[string]memberSeen{"a": {info: MemberInfo{Node: "a", Ranks: true}, at: time.Now().Add(time.Hour)}}
-	a.follows[0] = &follower{}
+	a.follows[0] = true
 	a.mu.Unlock()
 	web := rankWeb(1, pages, 0)
 	edges := 0

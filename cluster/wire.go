@@ -303,9 +303,10 @@ func (w wireItem) item() (frontier.Item, error) {
 	return it, nil
 }
 
-// edgesMsg is a page's links into one partition (subject edges.<partition>.<page key>): the
-// partition's owner records them in its link graph, so in-link counts and anchor texts
-// are those of every page that links there, wherever it was crawled.
+// edgesMsg is a page's links (subject edges.<page key>; an earlier format sent one per
+// partition of the targets, oldedges.go): every node that follows a partition they point
+// into records them in its link graph, so in-link counts and anchor texts are those of
+// every page that links there, wherever it was crawled.
 type edgesMsg struct {
 	Src string `json:"src"`
 	// Run names the run of the node that sent it (Node.run): that run's crawler recorded

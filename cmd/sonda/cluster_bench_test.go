@@ -544,6 +544,15 @@ func streamWrites(t *testing.T, url string, pages int) string {
 				return strings.Join(out, ", ")
 			}
 			out = append(out, fmt.Sprintf("%s %.2f", si.Config.Name, float64(si.State.LastSeq)/float64(pages)))
+			if strings.HasSuffix(si.Config.Name, "_state") {
+				// Pages' links: one message per page and partition of their targets before
+				// session 27, one per page since (a crawl without revisits writes each once).
+				if st, err := js.Stream(ctx, si.Config.Name); err == nil {
+					if in, err := st.Info(ctx, jetstream.WithSubjectFilter("sonda.*.edges.>")); err == nil {
+						out = append(out, fmt.Sprintf("of which pages' links %.2f", float64(len(in.State.Subjects))/float64(pages)))
+					}
+				}
+			}
 		case <-ctx.Done():
 			return strings.Join(out, ", ")
 		}
