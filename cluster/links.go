@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/binary"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -79,14 +80,15 @@ func (n *Node) Journal(d *crawl.Document, w store.Writer) error {
 		}
 		out = append(out, edgeLink{URL: l.URL, Anchor: l.Anchor})
 	}
-	if len(out) == 0 && d.Prev == nil && d.Item.Visits == 0 {
+	first := d.Prev == nil && d.Item.Visits == 0
+	if len(out) == 0 && first {
 		return nil // a first fetch that links nowhere: nothing to say, nothing to replace
 	}
 	key := linkgraph.KeyOf(src)
 	n.outMu.Lock()
 	defer n.outMu.Unlock()
 	n.outCount.Add(1)
-	return n.out.put(w, kindEdges, n.names.edges(key[:]), encodeEdges(edgesMsg{Src: src, Run: n.run, Links: out}), fence{})
+	return n.out.put(w, kindEdges, n.names.edges(key[:]), encodeEdges(edgesMsg{Src: src, Run: n.run, Links: out, First: first}), fence{})
 }
 
 // edgeFollow is the node's one follower of the pages' links (fields under Node.mu).
@@ -192,10 +194,12 @@ func (n *Node) followEdges(ctx context.Context) {
 		}
 		n.mu.Lock()
 		fresh, covers := map[int]bool{}, map[int]bool{}
+		virgin := true // no fresh partition was followed in an earlier run
 		for p := range n.follows {
 			covers[p] = true
 			if !done[p] {
 				fresh[p] = true
+				virgin = virgin && !n.followedEarlier[p]
 			}
 		}
 		n.mu.Unlock()
@@ -243,12 +247,12 @@ func (n *Node) followEdges(ctx context.Context) {
 				continue
 			}
 			seq := meta.Sequence.Stream
-			within := fresh // done's partitions have the messages through replayTo
+			within, replay := fresh, virgin // done's partitions have the messages through replayTo
 			if seq > replayTo {
 				merge(done, fresh)
-				within, upto = done, seq
+				within, replay, upto = done, false, seq
 			}
-			n.recordEdges(m, within)
+			n.recordEdges(m, within, replay)
 			if meta.NumPending == 0 {
 				merge(done, fresh) // the replay read every page's last message
 			}
@@ -273,8 +277,16 @@ func merge(done, fresh map[int]bool) {
 }
 
 // recordEdges records, of the links in m (a page's message), those into the partitions
-// in parts.
-func (n *Node) recordEdges(m jetstream.Msg, parts map[int]bool) {
+// in parts. virgin says that only this node's crawler recorded links into them so far (a
+// replay for partitions followed for the first time).
+//
+// A message with no link into parts changes nothing in the graph, unless the graph holds
+// links of the page into parts that the message drops. It can hold such links only from
+// an earlier message of the page (one that is not a first fetch's, recorded here unless
+// virgin) or from this node's crawler, if it fetched the page (in a partition this node
+// follows): otherwise the message is not recorded, which spares the graph a look-up for
+// most pages other nodes fetch.
+func (n *Node) recordEdges(m jetstream.Msg, parts map[int]bool, virgin bool) {
 	if len(parts) == 0 {
 		return
 	}
@@ -288,13 +300,21 @@ func (n *Node) recordEdges(m jetstream.Msg, parts map[int]bool) {
 		// restart, perhaps on an empty disk) records them from here.
 		return
 	}
-	links := make([]linkgraph.Link, len(e.Links))
-	for i, l := range e.Links {
-		links[i] = linkgraph.Link{URL: l.URL, Anchor: l.Anchor}
-	}
 	within := func(dst string) bool {
 		h := urlnorm.HostOf(dst)
 		return h != "" && parts[n.partitionOf(h)]
+	}
+	if (e.First || virgin) && !slices.ContainsFunc(e.Links, func(l edgeLink) bool { return within(l.URL) }) {
+		n.mu.Lock()
+		fetched := n.follows[n.partitionOf(urlnorm.HostOf(e.Src))]
+		n.mu.Unlock()
+		if !fetched {
+			return
+		}
+	}
+	links := make([]linkgraph.Link, len(e.Links))
+	for i, l := range e.Links {
+		links[i] = linkgraph.Link{URL: l.URL, Anchor: l.Anchor}
 	}
 	if err := n.inlinks.SetLinksWhere(e.Src, links, within); err != nil {
 		n.log.Warn("recording links from another node failed", "from", e.Src, "error", err)

@@ -150,3 +150,47 @@ func TestEdgesOnePerPage(t *testing.T) {
 	fetchPage(a, 404)
 	want("gone", nil, nil)
 }
+
+// TestEdgesRecordedOnlyWhereTheyChangeSomething: a node records a page's message only if
+// it can change its graph. It skips a page's first fetch that links into none of its
+// partitions (most pages other nodes fetch), but not a message that drops a link its own
+// crawler recorded when it fetched the page earlier, also in a replay for a partition it
+// starts to follow, which links of other pages' first fetches only reach.
+func TestEdgesRecordedOnlyWhereTheyChangeSomething(t *testing.T) {
+	ctx, a, b, c, rec, hosts := edgeNodes(t)
+	c.skipOwnEdges = true // c's crawler records its pages' links in rec itself
+	home, q := a.partitionOf(hosts[0]), a.partitionOf(hosts[1])
+	target := "http://" + hosts[1] + "/target"
+	own, other := "http://"+hosts[0]+"/own", "http://"+hosts[2]+"/other"
+	// c fetched own (its crawler recorded own's link to target), then b fetched it again:
+	// own links nowhere now. a fetched other for the first time, linking nowhere c follows.
+	if err := rec.SetLinksWhere(own, []linkgraph.Link{{URL: target}}, func(string) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	c.follow(ctx, home)
+	sendEdges(t, ctx, b, edgesMsg{Src: own, Run: b.run, Links: []edgeLink{{URL: "http://" + hosts[2] + "/elsewhere"}}})
+	sendEdges(t, ctx, a, edgesMsg{Src: other, Run: a.run, Links: []edgeLink{{URL: "http://" + hosts[2] + "/x"}}, First: true})
+	for !c.edgesCaughtUp(ctx) { // both read for home: the next replay is q's alone
+		if ctx.Err() != nil {
+			t.Fatal("the follower did not catch up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.follow(ctx, q) // a replay for q: own's message drops the link into q
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		stale := slices.ContainsFunc(rec.get(own), func(l linkgraph.Link) bool { return l.URL == target })
+		if !stale && c.edgesCaughtUp(ctx) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("c's graph keeps own's link to %s (%v): a message that drops it was not recorded", target, rec.get(own))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if n := rec.calls[other]; n != 0 {
+		t.Errorf("a first fetch that links into none of c's partitions was recorded %d times, want 0", n)
+	}
+}

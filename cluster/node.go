@@ -144,13 +144,16 @@ type Node struct {
 	// skipOwnEdges: the crawler records its pages' links in inlinks itself, so the edges
 	// this run sent are not read back (ReceiveInLinks).
 	skipOwnEdges bool
-	run          string          // this Node's id among its node's runs: a process, or a test's node
-	follows      map[int]bool    // partitions whose links are recorded here (under mu)
-	edges        edgeFollow      // the follower that records them (links.go; under mu)
-	edgesNew     atomic.Bool     // the state stream holds no links in the earlier format (migrateEdges)
-	migrateMu    sync.Mutex      // one migrateEdges at a time
-	runCtx       context.Context // the run the tenures and followers live in (under mu; nil before the first tenure)
-	tenures      sync.WaitGroup  // the goroutines serving partitions: Run waits for them
+	run          string       // this Node's id among its node's runs: a process, or a test's node
+	follows      map[int]bool // partitions whose links are recorded here (under mu)
+	// followedEarlier: partitions followed in an earlier run (under mu): the graph may hold
+	// links into them that messages since replaced (links.go, recordEdges).
+	followedEarlier map[int]bool
+	edges           edgeFollow      // the follower that records them (links.go; under mu)
+	edgesNew        atomic.Bool     // the state stream holds no links in the earlier format (migrateEdges)
+	migrateMu       sync.Mutex      // one migrateEdges at a time
+	runCtx          context.Context // the run the tenures and followers live in (under mu; nil before the first tenure)
+	tenures         sync.WaitGroup  // the goroutines serving partitions: Run waits for them
 
 	// The cluster's PageRank (ranks.go).
 	rankStore   RankStore // nil: this node neither computes nor stores the cluster's ranks
@@ -219,7 +222,7 @@ func Join(ctx context.Context, nc *nats.Conn, o Options) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{opts: o, names: names{o.Cluster}, log: o.Logger.With("node", o.NodeID), nc: nc, js: js,
-		owned: map[int]*part{}, leases: map[[16]byte]*part{}, follows: map[int]bool{}, memberView: map[string]memberSeen{}, partView: map[int]partEntry{},
+		owned: map[int]*part{}, leases: map[[16]byte]*part{}, follows: map[int]bool{}, followedEarlier: map[int]bool{}, memberView: map[string]memberSeen{}, partView: map[int]partEntry{},
 		wakeRelay: make(chan struct{}, 1), doneCh: make(chan struct{}), relayed: make(chan struct{}), attached: make(chan struct{})}
 	if err := n.setup(ctx); err != nil {
 		return nil, err
@@ -658,7 +661,13 @@ func (n *Node) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); loop(ctx) }()
 	}
-	for _, p := range n.followed() { // the pages this node indexed then still count their in-links
+	earlier := n.followed()
+	n.mu.Lock()
+	for _, p := range earlier {
+		n.followedEarlier[p] = true
+	}
+	n.mu.Unlock()
+	for _, p := range earlier { // the pages this node indexed then still count their in-links
 		n.follow(ctx, p)
 	}
 	var err error

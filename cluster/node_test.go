@@ -649,11 +649,16 @@ func TestStaleClaimOpensNoEpoch(t *testing.T) {
 type recordedLinks struct {
 	mu    sync.Mutex
 	links map[string][]linkgraph.Link // by source
+	calls map[string]int              // SetLinksWhere calls, by source
 }
 
 func (r *recordedLinks) SetLinksWhere(src string, links []linkgraph.Link, within func(string) bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.calls == nil {
+		r.calls = map[string]int{}
+	}
+	r.calls[src]++
 	var kept []linkgraph.Link // as a Graph does: src's links outside within stay
 	for _, l := range r.links[src] {
 		if !within(l.URL) {

@@ -144,8 +144,15 @@ func encodeEdges(e edgesMsg) []byte {
 		b = appendBytes(b, []byte(l.URL))
 		b = appendBytes(b, []byte(l.Anchor))
 	}
-	return b
+	var flags byte // added in session 27: earlier readers stop before it
+	if e.First {
+		flags |= wireFirst
+	}
+	return append(b, flags)
 }
+
+// Flags of an edgesMsg in wireV1, after its links (a message without them has none set).
+const wireFirst = 1
 
 func decodeEdges(b []byte) (edgesMsg, error) {
 	var e edgesMsg
@@ -164,6 +171,9 @@ func decodeEdges(b []byte) (edgesMsg, error) {
 			for i := range e.Links {
 				e.Links[i] = edgeLink{URL: string(r.bytes()), Anchor: string(r.bytes())}
 			}
+		}
+		if r.err == nil && len(r.b) > 0 {
+			e.First = r.byte()&wireFirst != 0
 		}
 		err = r.err
 	}
@@ -313,6 +323,9 @@ type edgesMsg struct {
 	// the links in its own graph already.
 	Run   string     `json:"run,omitempty"`
 	Links []edgeLink `json:"l"`
+	// First says the page was fetched for the first time: no earlier message of it put
+	// links in any node's graph.
+	First bool `json:"first,omitempty"`
 }
 
 type edgeLink struct {

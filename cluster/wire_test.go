@@ -79,13 +79,17 @@ func TestWireItem(t *testing.T) {
 	}
 }
 
-// TestWireEdges: a page's links survive the binary form; earlier nodes' JSON is read; a
-// message without a source page or of a later version is refused.
+// TestWireEdges: a page's links survive the binary form; earlier nodes' JSON is read, and
+// their binary form, which ends after the links (no first-fetch flag: the page may have
+// sent links before); a message without a source page or of a later version is refused.
 func TestWireEdges(t *testing.T) {
-	e := edgesMsg{Src: "http://a.test/", Run: "0a1b2c", Links: []edgeLink{{URL: "http://b.test/x", Anchor: "the x"}, {URL: "http://c.test/"}}}
+	e := edgesMsg{Src: "http://a.test/", Run: "0a1b2c", Links: []edgeLink{{URL: "http://b.test/x", Anchor: "the x"}, {URL: "http://c.test/"}}, First: true}
 	b := encodeEdges(e)
 	if got, err := decodeEdges(b); err != nil || !reflect.DeepEqual(got, e) {
 		t.Errorf("round trip: %+v, %v", got, err)
+	}
+	if got, err := decodeEdges(b[:len(b)-1]); err != nil || got.First || !reflect.DeepEqual(got.Links, e.Links) {
+		t.Errorf("an earlier node's binary form: %+v, %v", got, err)
 	}
 	old, _ := json.Marshal(e)
 	if got, err := decodeEdges(old); err != nil || !reflect.DeepEqual(got, e) {
