@@ -20,7 +20,9 @@ import (
 // (kindSweep records asked the stream which partitions held one). The union of a page's
 // last messages over the partitions was its links at its last fetch. A cluster's streams
 // and a node's outbox may still hold that format: both are turned into one message per
-// page (edges.<page key>) before anything reads them.
+// page (edges.<page key>) before anything reads them. A node turns the stream's once, when
+// it starts: upgrade a cluster's nodes together, since a node of the earlier format still
+// running writes messages that the others no longer read.
 
 // keyMigrating holds, while migrateEdges runs, a page's links into one partition read
 // from the earlier format (store prefix 'c', see outbox.go): c m <page key:16> <partition:4>.
