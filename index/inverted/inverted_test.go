@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"math/rand"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -317,7 +318,7 @@ func walk(name string, data []byte) error {
 	}
 	var l List
 	for _, f := range s.Fields() {
-		if _, err := s.Lengths(f); err != nil {
+		if _, _, err := s.Lengths(f); err != nil {
 			return err
 		}
 		it := s.Terms(f)
@@ -416,4 +417,46 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("%v: not ErrDamaged naming the file", err)
 		}
 	})
+}
+
+// TestMemoryBoundedByFile: a segment whose table says it has four billion documents,
+// two of which have its one field, is read, looked up and merged with memory of the
+// order of its file, not of its number of documents (what a damaged table could claim).
+func TestMemoryBoundedByFile(t *testing.T) {
+	const docs = 1<<32 - 1
+	var buf bytes.Buffer
+	sw := newWriter(&buf, docs)
+	var lengths []byte
+	for _, x := range []uint64{0, 3, docs - 2, 5} { // documents 0 and docs-1: (gap, length)
+		lengths = binary.AppendUvarint(lengths, x)
+	}
+	fw := sw.field("f", false, lengths, 2, 8)
+	var e termEncoder
+	e.reset()
+	e.add(0, 1, nil)
+	e.add(docs-1, 2, nil)
+	fw.term([]byte("term"), &e)
+	fw.finish()
+	if err := sw.close(); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s, err := Read("big", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l List
+	if ok, err := s.Postings("f", []byte("term"), true, &l); !ok || err != nil ||
+		!slices.Equal(l.Docs, []uint32{0, docs - 1}) || !slices.Equal(l.Lengths, []uint32{3, 5}) || !slices.Equal(l.Freqs, []uint32{1, 2}) {
+		t.Fatalf("postings %+v (%v %v)", l, ok, err)
+	}
+	n, err := Merge(ioDiscard{}, []*Segment{s}, []*roaring.Bitmap{roaring.BitmapOf(7)})
+	if err != nil || n != docs-1 {
+		t.Fatalf("merged %d documents (%v), want %d", n, err, docs-1)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+		t.Errorf("reading and merging a %d-byte segment of %d documents allocated %d MiB", buf.Len(), uint64(docs), got>>20)
+	}
 }

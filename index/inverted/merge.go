@@ -18,23 +18,15 @@ import (
 // encoded again (documents are renumbered, blocks filled anew); positions are copied as
 // bytes.
 func Merge(w io.Writer, segs []*Segment, deleted []*roaring.Bitmap) (docs int, err error) {
-	m := merger{segs: segs, remap: make([][]int64, len(segs))}
+	m := merger{segs: segs, base: make([]uint64, len(segs)), del: make([]*roaring.Bitmap, len(segs))}
 	total := uint64(0)
 	for i, s := range segs {
-		var del *roaring.Bitmap
-		if i < len(deleted) {
-			del = deleted[i]
+		m.base[i] = total
+		total += uint64(s.docs)
+		if i < len(deleted) && deleted[i] != nil && !deleted[i].IsEmpty() && s.docs > 0 {
+			m.del[i] = deleted[i]
+			total -= m.del[i].Rank(s.docs - 1) // the deleted documents the segment has
 		}
-		r := make([]int64, s.docs)
-		for d := range r {
-			if del != nil && del.Contains(uint32(d)) {
-				r[d] = -1
-			} else {
-				r[d] = int64(total)
-				total++
-			}
-		}
-		m.remap[i] = r
 	}
 	if total > 1<<32-1 {
 		return 0, fmt.Errorf("inverted: a merge of %d documents, more than a segment holds", total)
@@ -67,11 +59,12 @@ func MergeFile(path string, segs []*Segment, deleted []*roaring.Bitmap) (docs in
 }
 
 type merger struct {
-	segs  []*Segment
-	remap [][]int64 // segment -> document -> its number in the merge (-1: deleted)
-	enc   termEncoder
-	term  []byte // the term being merged
-	list  List   // scratch
+	segs []*Segment
+	base []uint64          // each segment's first document's number in the merge
+	del  []*roaring.Bitmap // each segment's deleted documents (nil: none)
+	enc  termEncoder
+	term []byte // the term being merged
+	list List   // scratch
 }
 
 // field merges one field of the segments.
@@ -91,15 +84,13 @@ func (m *merger) field(sw *writer, name string) error {
 			return fmt.Errorf("inverted: merge: field %q keeps positions in some segments and not in %s", name, s.name)
 		}
 		positions, seen = f.positions, true
-		ls, err := s.Lengths(name)
+		docs, ls, err := s.Lengths(name)
 		if err != nil {
 			return err
 		}
-		for d, n := range ls {
-			if n == 0 {
-				continue
-			}
-			if to := m.remap[i][d]; to >= 0 {
+		for k, d := range docs {
+			n := ls[k]
+			if to := m.renumber(i, d); to >= 0 {
 				lengths = binary.AppendUvarint(lengths, uint64(to-last-1))
 				lengths = binary.AppendUvarint(lengths, uint64(n))
 				last = to
@@ -155,14 +146,25 @@ func (m *merger) field(sw *writer, name string) error {
 	return sw.err
 }
 
+// renumber is the number in the merge of document doc of segment i (-1: deleted).
+func (m *merger) renumber(i int, doc uint32) int64 {
+	del := m.del[i]
+	if del == nil {
+		return int64(m.base[i]) + int64(doc)
+	}
+	if del.Contains(doc) {
+		return -1
+	}
+	return int64(m.base[i]) + int64(doc) - int64(del.Rank(doc))
+}
+
 // copy adds the postings of it's current term, renumbered, to the term being merged.
 func (m *merger) copy(it *TermIterator) error {
 	s, f, e := it.s, it.f, it.entry
-	remap := m.remap[it.seg]
 	l := &m.list
 	// Documents and frequencies decoded (checked as a search reads them), positions
 	// copied: each posting's are freq uvarints.
-	if err := s.decode(f, e, nil, false, l, it.term); err != nil {
+	if err := s.decode(f, e, false, false, l, it.term); err != nil {
 		return err
 	}
 	pos := f.data[e.dataOff+e.docsLen : e.dataOff+e.docsLen+e.posLen]
@@ -177,7 +179,7 @@ func (m *merger) copy(it *TermIterator) error {
 				n += w
 			}
 		}
-		if to := remap[doc]; to >= 0 {
+		if to := m.renumber(it.seg, doc); to >= 0 {
 			m.enc.add(uint32(to), l.Freqs[i], pos[:n])
 		}
 		pos = pos[n:]

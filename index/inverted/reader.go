@@ -26,7 +26,8 @@ type field struct {
 	blocks            int
 
 	once    sync.Once
-	lengths []uint32 // each document's length (0: no field), decoded on first use
+	lenDocs []uint32 // the documents that have the field, decoded on first use,
+	lenVals []uint32 // and its length in each
 	err     error
 }
 
@@ -105,7 +106,7 @@ func (s *Segment) parse() error {
 		switch {
 		case ok != [4]bool{true, true, true, true}:
 			return fmt.Errorf("field %q: a region outside the file", f.name)
-		case flags > 1 || f.docs > docs || f.terms == 0 || f.indexLen%indexEntry != 0 ||
+		case flags > 1 || f.docs > docs || f.docs > f.lengthsLen/2 || f.terms == 0 || f.indexLen%indexEntry != 0 ||
 			uint64(f.blocks) != (f.terms+dictBlock-1)/dictBlock:
 			return fmt.Errorf("field %q: %d terms in %d bytes of block index, %d of %d documents, flags %d",
 				f.name, f.terms, f.indexLen, f.docs, docs, flags)
@@ -149,36 +150,38 @@ func (s *Segment) FieldStats(field string) FieldStats {
 	return FieldStats{Terms: int(f.terms), Docs: int(f.docs), SumLength: f.sumLength}
 }
 
-// Lengths returns each document's length of field (0: the document lacks it; nil: the
-// segment lacks the field). The slice is the segment's: do not change it.
-func (s *Segment) Lengths(field string) ([]uint32, error) {
+// Lengths returns the documents that have field, in order, and the field's length in
+// each (none: the segment lacks the field). The slices are the segment's: do not change
+// them. They are as long as the documents that have the field, not as the segment: what
+// a segment's reader holds is bounded by its file's size, whatever its table says.
+func (s *Segment) Lengths(field string) (docs, lengths []uint32, err error) {
 	f := s.fields[field]
 	if f == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	f.once.Do(func() { f.lengths, f.err = s.decodeLengths(f) })
-	return f.lengths, f.err
+	f.once.Do(func() { f.lenDocs, f.lenVals, f.err = s.decodeLengths(f) })
+	return f.lenDocs, f.lenVals, f.err
 }
 
-func (s *Segment) decodeLengths(f *field) ([]uint32, error) {
-	lengths := make([]uint32, s.docs)
+func (s *Segment) decodeLengths(f *field) (docs, lengths []uint32, err error) {
+	docs, lengths = make([]uint32, f.docs), make([]uint32, f.docs) // f.docs ≤ the region's bytes / 2
 	d := decoder{b: s.data[f.lengthsOff : f.lengthsOff+f.lengthsLen]}
 	doc := int64(-1)
-	for i := uint64(0); i < f.docs; i++ {
+	for i := range docs {
 		gap, n := d.uvarint(), d.uvarint()
 		if d.err != nil {
-			return nil, s.damaged("field %q: lengths: %v", f.name, d.err)
+			return nil, nil, s.damaged("field %q: lengths: %v", f.name, d.err)
 		}
 		if gap >= uint64(s.docs) || doc+1+int64(gap) >= int64(s.docs) || n == 0 || n > 1<<32-1 {
-			return nil, s.damaged("field %q: a length of %d of document %d of %d", f.name, n, doc+1+int64(gap), s.docs)
+			return nil, nil, s.damaged("field %q: a length of %d of document %d of %d", f.name, n, doc+1+int64(gap), s.docs)
 		}
 		doc += 1 + int64(gap)
-		lengths[doc] = uint32(n)
+		docs[i], lengths[i] = uint32(doc), uint32(n)
 	}
 	if len(d.b) != 0 {
-		return nil, s.damaged("field %q: %d bytes after the lengths", f.name, len(d.b))
+		return nil, nil, s.damaged("field %q: %d bytes after the lengths", f.name, len(d.b))
 	}
-	return lengths, nil
+	return docs, lengths, nil
 }
 
 // List is a term's postings in one field of a segment, as flat arrays: the documents in
@@ -218,11 +221,7 @@ func (s *Segment) Postings(field string, term []byte, positions bool, l *List) (
 		l.reset()
 		return false, err
 	}
-	lengths, err := s.Lengths(field)
-	if err != nil {
-		return false, err
-	}
-	return true, s.decode(f, e, lengths, positions && f.positions, l, term)
+	return true, s.decode(f, e, true, positions && f.positions, l, term)
 }
 
 // find looks term up in f's dictionary.
@@ -350,7 +349,7 @@ func (it *TermIterator) next() bool {
 		it.err = it.s.damaged("field %q: dictionary entry %d: %v", f.name, it.n, d.err)
 	case shared > uint64(len(it.term)) || (it.inBlock == 0 && shared != 0):
 		it.err = it.s.damaged("field %q: dictionary entry %d shares %d bytes of a %d-byte term", f.name, it.n, shared, len(it.term))
-	case e.df == 0 || e.df > uint64(it.s.docs) || e.dataOff > f.dataLen ||
+	case e.df == 0 || e.df > uint64(it.s.docs) || e.df > e.docsLen || e.dataOff > f.dataLen ||
 		e.docsLen > f.dataLen-e.dataOff || e.posLen > f.dataLen-e.dataOff-e.docsLen:
 		it.err = it.s.damaged("field %q: dictionary entry %d: %d documents in %d+%d bytes at %d of %d", f.name, it.n, e.df, e.docsLen, e.posLen, e.dataOff, f.dataLen)
 	}
@@ -388,19 +387,23 @@ func (it *TermIterator) Err() error { return it.err }
 
 // Postings reads the current term's postings into l (as Segment.Postings).
 func (it *TermIterator) Postings(positions bool, l *List) error {
-	lengths, err := it.s.Lengths(it.f.name)
-	if err != nil {
-		return err
-	}
-	return it.s.decode(it.f, it.entry, lengths, positions && it.f.positions, l, it.term)
+	return it.s.decode(it.f, it.entry, true, positions && it.f.positions, l, it.term)
 }
 
-// decode reads the postings of entry e of f into l (without their lengths when lengths is
-// nil).
-func (s *Segment) decode(f *field, e termEntry, lengths []uint32, positions bool, l *List, term []byte) error {
+// decode reads the postings of entry e of f into l, with the field's lengths when
+// withLengths is set.
+func (s *Segment) decode(f *field, e termEntry, withLengths, positions bool, l *List, term []byte) error {
 	bad := func(format string, args ...any) error {
 		return s.damaged("field %q, term %q: %s", f.name, term, fmt.Sprintf(format, args...))
 	}
+	var lenDocs, lenVals []uint32
+	if withLengths {
+		var err error
+		if lenDocs, lenVals, err = s.Lengths(f.name); err != nil {
+			return err
+		}
+	}
+	at := 0 // the first of lenDocs that may be the next posting's document
 	l.reset()
 	d := decoder{b: f.data[e.dataOff : e.dataOff+e.docsLen]}
 	l.Docs, l.Freqs, l.Lengths = slices.Grow(l.Docs, int(e.df)), slices.Grow(l.Freqs, int(e.df)), slices.Grow(l.Lengths, int(e.df))
@@ -428,8 +431,15 @@ func (s *Segment) decode(f *field, e termEntry, lengths []uint32, positions bool
 			}
 			l.Docs = append(l.Docs, uint32(doc))
 			l.Freqs = append(l.Freqs, uint32(freq))
-			if lengths != nil {
-				l.Lengths = append(l.Lengths, lengths[doc])
+			if withLengths {
+				// The postings' documents are among those that have the field, in order.
+				for at < len(lenDocs) && int64(lenDocs[at]) < doc {
+					at++
+				}
+				if at == len(lenDocs) || int64(lenDocs[at]) != doc {
+					return bad("a posting in document %d, which has no length", doc)
+				}
+				l.Lengths = append(l.Lengths, lenVals[at])
 			}
 			total += freq
 			prev = doc
