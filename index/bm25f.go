@@ -141,14 +141,14 @@ func (q *bm25fQuery) open(ctx context.Context, i bindex.IndexReader) (*bm25fSear
 		}
 		if len(cw.readers) == 0 {
 			if q.all {
-				s.empty = true // a required word occurs nowhere: nothing matches
+				s.empty, s.none = true, true // a required word occurs nowhere: nothing matches
 			}
 			continue
 		}
 		s.words = append(s.words, cw)
 	}
 	if len(s.words) == 0 {
-		s.empty = true
+		s.empty, s.none = true, true
 	}
 	ok = true
 	return s, nil
@@ -451,7 +451,8 @@ type bm25fSearcher struct {
 	q     *bm25fQuery
 	words []*wordCursor
 	all   bool
-	empty bool
+	empty bool        // nothing (more) to return
+	none  bool        // nothing matches at all (empty from the start)
 	prune *maxScore   // dynamic pruning, when the collector asked for it (prune.go)
 	cands *candidates // an AND's matching documents, when the collector found them (prune.go)
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	mathbits "math/bits"
 	"slices"
 	"sort"
 	"time"
@@ -25,10 +26,9 @@ type collected struct {
 	total  uint64
 	hits   []scored // best first
 	facets map[string][]FacetCount
-	// facetOver is how many of the best results the facets count (all matches when
-	// total does not exceed it).
+	// facetOver is how many documents the facets count: every match.
 	facetOver int
-	rows      []facetRow // instead of facets, with collectOptions.rows
+	rows      []facetRow // instead of facets, with collectOptions.rows: the best facetDepth
 	// returned is how many matches the searcher returned: total, unless pruning skipped
 	// some (prune.go).
 	returned uint64
@@ -109,13 +109,13 @@ func (h hitHeap) bestFirst() []collectedHit {
 
 // collectOptions say what a search needs beyond the best n hits.
 type collectOptions struct {
-	n          int  // best hits wanted (their IDs are read)
-	relevance  int  // how many of the best get their topic relevance (0: none)
-	facets     bool // count facets over the best facetDepth results
+	n         int  // best hits wanted (their IDs are read)
+	relevance int  // how many of the best get their topic relevance (0: none)
+	facets    bool // count the facets of every match
+	// rows returns the facet values of the best facetDepth results instead of counting
+	// the facets, for a gatherer to count over the best of several shards.
+	rows       bool
 	facetDepth int
-	// rows returns the facet values of the best facetDepth results instead of their
-	// counts, for a gatherer to count over the best of several shards.
-	rows bool
 	// counts replaces the index's document and term counts with a whole collection's
 	// (nil: the index's own), for a shard of it.
 	counts *globalCounts
@@ -162,7 +162,7 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 	}
 	defer s.Close()
 	keep := o.n
-	if o.facets {
+	if o.facets && o.rows {
 		keep = max(keep, o.facetDepth)
 	}
 	pool := search.NewDocumentMatchPool(s.DocumentMatchPoolSize()+1, 0)
@@ -187,6 +187,12 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 			return nil, err
 		}
 	}
+	// Facets count every match, scored or not (countAll): a BM25F clause's matches are read
+	// from its words' postings bitmaps once the search is done (matchSets), any other
+	// searcher's are noted as they come (it returns them all: only BM25F clauses prune).
+	countAll := o.facets && !o.rows
+	noteMatches := countAll && (bs == nil || snap == nil)
+	var matched []uint64
 	next := func() (uint64, float64, bool, error) {
 		if bs != nil {
 			return bs.nextDoc()
@@ -215,6 +221,9 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 			break
 		}
 		res.total++
+		if noteMatches {
+			matched = append(matched, doc)
+		}
 		switch {
 		case keep <= 0:
 		case len(best) < keep:
@@ -232,11 +241,15 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 		}
 	}
 	res.returned = res.total
-	if pr != nil && pr.prune.pruned {
-		// Not every match was returned: count them from the postings.
-		if res.total, err = pr.countMatches(snap); err != nil {
+	pruned := pr != nil && pr.prune.pruned
+	var sets [][]uint64 // the matches, per segment (matchBits)
+	if bs != nil && snap != nil && (countAll || pruned) {
+		if sets, err = bs.matchBits(snap); err != nil {
 			return nil, err
 		}
+	}
+	if pruned {
+		res.total = countBits(sets) // not every match was returned: count them from the postings
 	}
 	ordered := best.bestFirst()
 	if o.rescore != nil && len(ordered) > 0 {
@@ -244,26 +257,14 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 			return nil, err
 		}
 	}
-	if o.facets {
-		res.facetOver = len(ordered)
-		docs := byDocNumber(ordered)
-		counted := false
-		if !o.rows {
-			// The values' numbers in the decoded columns are counted, without rows.
-			if res.facets, counted, err = ix.columns.count(r, docs, time.Now()); err != nil {
-				return nil, err
-			}
+	switch {
+	case countAll:
+		if res.facets, res.facetOver, err = ix.matchFacets(r, snap, sets, matched, time.Now()); err != nil {
+			return nil, err
 		}
-		if !counted {
-			rows, err := ix.facetRows(r, docs)
-			if err != nil {
-				return nil, err
-			}
-			if o.rows {
-				res.rows = rows
-			} else {
-				res.facets = countFacets(rows, time.Now())
-			}
+	case o.facets: // o.rows
+		if res.rows, err = ix.facetRows(r, byDocNumber(ordered)); err != nil {
+			return nil, err
 		}
 	}
 	ordered = ordered[:min(len(ordered), o.n)]
@@ -288,6 +289,75 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 		res.snap = snap // last: from here on the caller closes it
 	}
 	return res, nil
+}
+
+// matchFacets counts the facets of every match of a search: sets, the matches per segment
+// of snap (matchBits), or else matched, their numbers in r (snap nil: r is not a snapshot
+// of segments). over is how many documents they count.
+func (ix *Index) matchFacets(r bindex.IndexReader, snap *scorch.IndexSnapshot, sets [][]uint64, matched []uint64, now time.Time) (facets map[string][]FacetCount, over int, err error) {
+	var segs []*scorch.SegmentSnapshot
+	if snap != nil {
+		segs = snap.Segments()
+		if sets == nil {
+			sets = bySegment(segs, matched)
+		}
+		facets, ok, err := ix.columns.countSets(snap, sets, now)
+		if ok || err != nil {
+			return facets, int(countBits(sets)), err
+		}
+	}
+	// Some segment's columns are not kept: read every match's values (columns where kept,
+	// Bleve's doc values elsewhere) and count them.
+	var docs []collectedHit
+	if snap == nil {
+		docs = make([]collectedHit, len(matched))
+		for i, d := range matched {
+			docs[i].doc = d
+		}
+		slices.SortFunc(docs, func(a, b collectedHit) int { return cmp.Compare(a.doc, b.doc) })
+	} else {
+		var first uint64
+		for i, ss := range segs {
+			eachBit(sets[i], func(d uint64) { docs = append(docs, collectedHit{doc: first + d}) })
+			first += ss.Segment().Count()
+		}
+	}
+	rows, err := ix.facetRows(r, docs)
+	if err != nil {
+		return nil, 0, err
+	}
+	return countFacets(rows, now), len(docs), nil
+}
+
+// bySegment turns documents (numbers in a snapshot of segments segs) into one bitset per
+// segment of their numbers in it, as matchBits gives them.
+func bySegment(segs []*scorch.SegmentSnapshot, docs []uint64) [][]uint64 {
+	sets := make([][]uint64, len(segs))
+	ends := make([]uint64, len(segs)) // each segment's end: its first document number + count
+	var first uint64
+	for i, ss := range segs {
+		sets[i] = make([]uint64, (ss.Segment().Count()+63)/64)
+		first += ss.Segment().Count()
+		ends[i] = first
+	}
+	for _, d := range docs {
+		i := sort.Search(len(ends), func(i int) bool { return d < ends[i] })
+		if i < len(segs) {
+			local := d - (ends[i] - segs[i].Segment().Count())
+			sets[i][local/64] |= 1 << (local % 64)
+		}
+	}
+	return sets
+}
+
+// eachBit calls fn with each document of bits, in order.
+func eachBit(bits []uint64, fn func(d uint64)) {
+	for i, w := range bits {
+		for w != 0 {
+			fn(uint64(i*64 + mathbits.TrailingZeros64(w)))
+			w &= w - 1
+		}
+	}
 }
 
 // byDocNumber returns hits sorted by internal document number: doc values are stored in
@@ -406,29 +476,24 @@ func countFacets(rows []facetRow, now time.Time) map[string][]FacetCount {
 			t.date(row.date)
 		}
 	}
-	values := make([]valueCount, 0, len(counted))
 	for v, n := range counted {
-		values = append(values, valueCount{v, n})
+		t.value(v, n)
 	}
-	return t.facets(values)
+	return t.result()
 }
 
-// facetTally counts results' dates into the date facet's buckets, and makes the facets
-// from the counts of their values.
+// facetTally counts results' dates into the date facet's buckets, keeps the ten most
+// common values of each keyword facet from their counts, and makes the facets.
 type facetTally struct {
 	now   time.Time
 	since []int64 // each bucket's start but the last's, in unix nanoseconds
 	dates []int
-}
-
-type valueCount struct {
-	v facetValue
-	n int
+	top   map[string][]FacetCount // each facet's best values so far, best first
 }
 
 func newFacetTally(now time.Time) *facetTally {
 	last := len(dateBuckets) - 1 // "older": the documents no other bucket has
-	t := &facetTally{now: now, since: make([]int64, last), dates: make([]int, len(dateBuckets))}
+	t := &facetTally{now: now, since: make([]int64, last), dates: make([]int, len(dateBuckets)), top: map[string][]FacetCount{}}
 	for i, b := range dateBuckets[:last] {
 		t.since[i] = now.Add(-b.age).UnixNano()
 	}
@@ -447,29 +512,52 @@ func (t *facetTally) date(nanos int64) {
 	}
 }
 
-// facets are the ten most common values of each keyword facet among values (each value
-// once, with its count), most common first (ties by value), and the date buckets counted.
-func (t *facetTally) facets(values []valueCount) map[string][]FacetCount {
-	// The ten best of each facet, kept in order as the values come: sorting every value
-	// of a common word's results (hundreds of sites) cost more than the counting.
-	better := func(a, b FacetCount) bool { return a.Count > b.Count || a.Count == b.Count && a.Value < b.Value }
-	out := map[string][]FacetCount{} // a facet no result has is left out (no dataset facets for pages)
-	for _, vc := range values {
-		fc := out[vc.v.facet]
-		c := FacetCount{Value: vc.v.value, Count: vc.n}
-		if len(fc) == 10 && !better(c, fc[9]) {
-			continue
-		}
-		if len(fc) < 10 {
-			fc = append(fc, c)
-		} else {
-			fc[9] = c
-		}
-		for i := len(fc) - 1; i > 0 && better(fc[i], fc[i-1]); i-- {
-			fc[i], fc[i-1] = fc[i-1], fc[i]
-		}
-		out[vc.v.facet] = fc
+// countSorted is how many of dates (unix nanoseconds, sorted) each bucket has, as date
+// counts them.
+func (t *facetTally) countSorted(dates []int64) []int {
+	out := make([]int, len(t.dates))
+	newer := func(s int64) int { // how many dates are after s
+		i, _ := slices.BinarySearch(dates, s+1)
+		return len(dates) - i
 	}
+	for i, s := range t.since {
+		out[i] = newer(s)
+	}
+	last := len(t.since)
+	out[last] = len(dates) - newer(t.since[last-1])
+	return out
+}
+
+// value tells t that n results have value v, each value once: t keeps the ten most common
+// of each facet (ties by value), in order as they come, where sorting every value of a
+// common word's results (hundreds of sites) cost more than the counting.
+func (t *facetTally) value(v facetValue, n int) {
+	fc := t.top[v.facet]
+	c := FacetCount{Value: v.value, Count: n}
+	if len(fc) == 10 && !betterFacet(c, fc[9]) {
+		return
+	}
+	if len(fc) < 10 {
+		fc = append(fc, c)
+	} else {
+		fc[9] = c
+	}
+	for i := len(fc) - 1; i > 0 && betterFacet(fc[i], fc[i-1]); i-- {
+		fc[i], fc[i-1] = fc[i-1], fc[i]
+	}
+	t.top[v.facet] = fc
+}
+
+// betterFacet says whether facet value a comes before b: more results, or as many and
+// first by value.
+func betterFacet(a, b FacetCount) bool {
+	return a.Count > b.Count || a.Count == b.Count && a.Value < b.Value
+}
+
+// result is the facets counted: the ten most common values of each keyword facet some
+// result has (no dataset facets for pages), with their filters, and the date buckets.
+func (t *facetTally) result() map[string][]FacetCount {
+	out := t.top
 	for name, fc := range out {
 		for i := range fc {
 			fc[i].Filter = name + ":" + quoteValue(fc[i].Value) // for the ten shown only

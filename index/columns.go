@@ -3,6 +3,8 @@ package index
 import (
 	"fmt"
 	"math"
+	mathbits "math/bits"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,6 +44,11 @@ type segmentColumns struct {
 	values []facetValue
 	global []uint32 // each value's number in columnCache.names
 	dates  []int64  // math.MinInt64: no date
+	// Over every document of the segment (deleted ones too): how many have each value,
+	// and the dates there are, sorted. A search that matches most of the segment counts
+	// the documents it does not match and takes them from these (countSets).
+	totals []int32
+	sorted []int64
 }
 
 // columnCache holds the columns of the segments of the index's current snapshots, at
@@ -65,8 +72,9 @@ func newColumnCache(limit int64) *columnCache {
 }
 
 // columnBytesPerDoc estimates a segment's decoded columns before decoding them: a
-// document's offset, date and about three value numbers (its site, type and language).
-const columnBytesPerDoc = 4 + 8 + 3*4
+// document's offset, date (twice: by document and sorted) and about three value numbers
+// (its site, type and language).
+const columnBytesPerDoc = 4 + 2*8 + 3*4
 
 // noDate marks a document without a date in segmentColumns.dates.
 const noDate = math.MinInt64
@@ -164,43 +172,104 @@ func (c *columnCache) rows(r bindex.IndexReader, docs []collectedHit) (rows []fa
 	return rows, true, nil
 }
 
-// count counts the facets of docs (sorted by document number) as countFacets counts their
-// rows, from the numbers the columns give their values: each value is counted in an
-// array, where counting rows hashed every value of every result into a map (a common
-// word's best 1,000 results have about 4,000). ok is false when some document's values
-// are not in the cache (the caller counts rows then).
-func (c *columnCache) count(r bindex.IndexReader, docs []collectedHit, now time.Time) (facets map[string][]FacetCount, ok bool, err error) {
+// countSets counts the facets of every document in sets (per segment of snap, a bitset over
+// the segment's documents, as matchBits gives them) as countFacets counts their rows: each
+// segment's values are counted by their numbers in the segment, then added up by their
+// numbers in the cache. Where a set holds more than half of its segment, the documents not
+// in it are counted and taken from the segment's totals: a common word's search counts at
+// most half of the index. ok is false when some segment's columns cannot be kept (too big
+// for the cache, no cache, no doc values): the caller then reads the documents' rows
+// through Bleve.
+func (c *columnCache) countSets(snap *scorch.IndexSnapshot, sets [][]uint64, now time.Time) (facets map[string][]FacetCount, ok bool, err error) {
+	segs := snap.Segments()
+	if c.limit < 0 || len(sets) != len(segs) {
+		return nil, false, nil
+	}
+	cols := make([]*segmentColumns, len(segs))
+	for i, s := range segs {
+		if !anyBit(sets[i]) {
+			continue
+		}
+		if _, ok := s.Segment().(segment.DocValueVisitable); !ok {
+			return nil, false, nil
+		}
+		sc, err := c.segment(segs, i)
+		if err != nil {
+			return nil, true, err
+		}
+		if sc == nil {
+			return nil, false, nil
+		}
+		if len(sets[i]) != (len(sc.dates)+63)/64 {
+			return nil, true, fmt.Errorf("index: read facets: %d words of matches for a segment of %d documents", len(sets[i]), len(sc.dates))
+		}
+		cols[i] = sc
+	}
 	c.mu.Lock()
-	names := c.names // values are only ever added: the numbers below len(names) stay valid
+	names := c.names // every segment above is numbered: their values are all in names
 	c.mu.Unlock()
 	counts := make([]int32, len(names))
-	var seen []uint32 // the values counted, in the order first met
 	t := newFacetTally(now)
-	missing := false
-	uncached, ok, err := c.walk(r, docs, func(i int, sc *segmentColumns, local uint64) {
-		for _, id := range sc.ids[sc.at[local]:sc.at[local+1]] {
-			g := sc.global[id]
-			if int(g) >= len(counts) {
-				missing = true // decoded after names was read
-				continue
-			}
-			if counts[g] == 0 {
-				seen = append(seen, g)
-			}
-			counts[g]++
+	var local []int32
+	for i, sc := range cols {
+		if sc == nil {
+			continue
 		}
-		if d := sc.dates[local]; d != noDate {
-			t.date(d)
+		bits, n := sets[i], len(sc.dates)
+		local = append(local[:0], make([]int32, len(sc.values))...)
+		inverse := 2*countBits(sets[i:i+1]) > uint64(n)
+		tally := t
+		if inverse {
+			tally = newFacetTally(now) // the dates of the documents not in the set
 		}
-	})
-	if !ok || err != nil || len(uncached) > 0 || missing {
-		return nil, false, err
+		for wi, w := range bits {
+			if inverse {
+				w = ^w
+				if rest := n - 64*wi; rest < 64 {
+					w &= 1<<rest - 1
+				}
+			}
+			for ; w != 0; w &= w - 1 {
+				d := 64*wi + mathbits.TrailingZeros64(w)
+				for _, id := range sc.ids[sc.at[d]:sc.at[d+1]] {
+					local[id]++
+				}
+				if x := sc.dates[d]; x != noDate {
+					tally.date(x)
+				}
+			}
+		}
+		if inverse {
+			for id, k := range local {
+				local[id] = sc.totals[id] - k
+			}
+			all := t.countSorted(sc.sorted)
+			for b := range t.dates {
+				t.dates[b] += all[b] - tally.dates[b]
+			}
+		}
+		for id, k := range local {
+			if k > 0 {
+				counts[sc.global[id]] += k
+			}
+		}
 	}
-	values := make([]valueCount, len(seen))
-	for i, g := range seen {
-		values[i] = valueCount{names[g], int(counts[g])}
+	for g, k := range counts {
+		if k > 0 {
+			t.value(names[g], int(k))
+		}
 	}
-	return t.facets(values), true, nil
+	return t.result(), true, nil
+}
+
+// anyBit says whether bits has a bit set.
+func anyBit(bits []uint64) bool {
+	for _, w := range bits {
+		if w != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // number gives each value of sc its number among every value the cache has seen
@@ -303,7 +372,7 @@ func (c *columnCache) evict() {
 
 // size is the memory the decoded columns take, about.
 func (sc *segmentColumns) size() int64 {
-	n := int64(4*len(sc.at) + 4*len(sc.ids) + 8*len(sc.dates) + 4*len(sc.global))
+	n := int64(4*len(sc.at) + 4*len(sc.ids) + 8*len(sc.dates) + 4*len(sc.global) + 4*len(sc.totals) + 8*len(sc.sorted))
 	for _, v := range sc.values {
 		n += int64(len(v.facet) + len(v.value) + 32)
 	}
@@ -354,5 +423,15 @@ func (sc *segmentColumns) decode(seg segment.Segment) error {
 		}
 	}
 	sc.at[n] = uint32(len(sc.ids))
+	sc.totals = make([]int32, len(sc.values))
+	for _, id := range sc.ids {
+		sc.totals[id]++
+	}
+	for _, d := range sc.dates {
+		if d != noDate {
+			sc.sorted = append(sc.sorted, d)
+		}
+	}
+	slices.Sort(sc.sorted)
 	return nil
 }

@@ -57,19 +57,21 @@ func TestColumnsMatchDocValues(t *testing.T) {
 			}
 			t.Fatalf("%s: %d rows from the columns, %d from doc values", when, len(g), len(w))
 		}
-		// Counting the values by their numbers gives the facets that counting the rows does,
-		// for every document and for subsets of them.
+		// Counting the values of sets of documents by their numbers gives the facets that
+		// counting their rows does, for every document and for subsets of them.
 		now := time.Unix(1700000000+100*3600, 0)
 		for step := 1; step <= 5; step += 2 {
 			var some []collectedHit
+			var numbers []uint64
 			for i := 0; i < len(docs); i += step {
 				some = append(some, docs[i])
+				numbers = append(numbers, docs[i].doc)
 			}
 			rows, err := facetRowsOf(r, some)
 			if err != nil {
 				t.Fatal(err)
 			}
-			counted, ok, err := ix.columns.count(r, some, now)
+			counted, ok, err := ix.columns.countSets(snap, bySegment(snap.Segments(), numbers), now)
 			if !ok || err != nil {
 				t.Fatalf("%s: counting the columns: ok %v, %v", when, ok, err)
 			}
@@ -270,14 +272,16 @@ func TestFacetTallyKeepsTheTenBest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 200 {
 		n := rng.IntN(40)
-		var values []valueCount
+		var values []FacetCount
 		for i := range n {
-			values = append(values, valueCount{facetValue{FacetSite, fmt.Sprintf("s%02d.test", i)}, 1 + rng.IntN(5)})
+			values = append(values, FacetCount{Value: fmt.Sprintf("s%02d.test", i), Count: 1 + rng.IntN(5)})
 		}
 		rng.Shuffle(len(values), func(i, j int) { values[i], values[j] = values[j], values[i] })
+		tally := newFacetTally(time.Now())
 		var want []FacetCount
 		for _, v := range values {
-			want = append(want, FacetCount{Value: v.v.value, Count: v.n, Filter: FacetSite + ":" + v.v.value})
+			tally.value(facetValue{FacetSite, v.Value}, v.Count)
+			want = append(want, FacetCount{Value: v.Value, Count: v.Count, Filter: FacetSite + ":" + v.Value})
 		}
 		slices.SortFunc(want, func(a, b FacetCount) int {
 			if a.Count != b.Count {
@@ -286,7 +290,7 @@ func TestFacetTallyKeepsTheTenBest(t *testing.T) {
 			return strings.Compare(a.Value, b.Value)
 		})
 		want = want[:min(len(want), 10)]
-		got := newFacetTally(time.Now()).facets(values)[FacetSite]
+		got := tally.result()[FacetSite]
 		if len(want) == 0 {
 			want = nil
 		}

@@ -379,18 +379,3 @@ func normLength(norm float64) float64 {
 	}
 	return 1
 }
-
-// orInto adds to docs the term's documents in the segment whose first document is first,
-// as numbers in that segment (deleted ones too).
-func (s *segmentPostings) orInto(first uint64, docs *roaring.Bitmap) error {
-	for _, l := range s.lists {
-		if l.first == first {
-			if l.dl != nil {
-				l.dl.orInto(docs)
-				return nil
-			}
-			return orPostings(l.pl, docs)
-		}
-	}
-	return nil
-}

@@ -95,6 +95,22 @@ func (d *decodedList) orInto(docs *roaring.Bitmap) {
 	docs.AddMany(d.docs)
 }
 
+// orBits sets the bits of the list's documents (deleted ones too) in bits, a bitset over
+// the segment's documents.
+func (d *decodedList) orBits(bits []uint64) {
+	if d.dense != nil {
+		for i, w := range d.dense[:min(len(d.dense), len(bits))] {
+			bits[i] |= w
+		}
+		return
+	}
+	for _, doc := range d.docs {
+		if int(doc/64) < len(bits) {
+			bits[doc/64] |= 1 << (doc % 64)
+		}
+	}
+}
+
 // absent stands for a term a segment's field does not have, and uncached for postings
 // that are read from zap (they do not fit decodedList, or the cache).
 var absent, uncached = &decodedList{}, &decodedList{}

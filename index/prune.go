@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	mathbits "math/bits"
 	"sort"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -252,27 +253,134 @@ func (s *bm25fSearcher) nextPruned() (doc uint64, score float64, ok bool, err er
 	}
 }
 
-// countMatches counts the documents of snapshot snap that have some word of s, from the
-// words' postings bitmaps.
-func (s *bm25fSearcher) countMatches(snap *scorch.IndexSnapshot) (uint64, error) {
-	var total, first uint64
+// matchBits returns, for each segment of snapshot snap, the documents that match s (have
+// every word of an AND, some word of an OR) as a bitset over their numbers in the segment
+// (document d is bit d%64 of word d/64), without deleted documents: the documents the
+// searcher returns when nothing is pruned, found from the words' postings without scoring.
+// An OR's postings are added word by word into the bitset (a decoded dense list word by
+// word); an AND's documents are its candidates (findCandidates), or the intersection of the
+// words' bitmaps.
+func (s *bm25fSearcher) matchBits(snap *scorch.IndexSnapshot) ([][]uint64, error) {
+	segs := snap.Segments()
+	words := 0
+	for _, ss := range segs {
+		words += int(ss.Segment().Count()+63) / 64
+	}
+	out := make([][]uint64, len(segs))
+	free := make([]uint64, words) // every segment's bitset, in one allocation
+	var first uint64
 	dicts := map[string]segment.TermDictionary{}
-	for _, ss := range snap.Segments() {
-		docs, err := s.segmentDocs(ss, first, dicts)
-		if err != nil {
-			return 0, err
+	var scratch *roaring.Bitmap
+	for i, ss := range segs {
+		n := int(ss.Segment().Count()+63) / 64
+		bits := free[:n:n]
+		free = free[n:]
+		out[i] = bits
+		switch {
+		case s.none:
+		case s.all:
+			var docs *roaring.Bitmap
+			if s.cands != nil && len(s.cands.segs) == len(segs) {
+				docs = s.cands.segs[i]
+			} else {
+				var err error
+				if docs, err = s.segmentDocs(ss, first, dicts); err != nil {
+					return nil, err
+				}
+			}
+			setBits(bits, docs)
+		default:
+			clear(dicts)
+			for _, w := range s.words {
+				for _, f := range w.readers {
+					dl, pl, err := f.postingsIn(ss, first, dicts)
+					if err != nil {
+						return nil, err
+					}
+					if dl != nil {
+						dl.orBits(bits)
+						continue
+					}
+					if pl == nil {
+						continue
+					}
+					if scratch == nil {
+						scratch = roaring.New()
+					}
+					scratch.Clear()
+					if err := orPostings(pl, scratch); err != nil {
+						return nil, err
+					}
+					setBits(bits, scratch)
+				}
+			}
+			if del := ss.Deleted(); del != nil {
+				for it := del.Iterator(); it.HasNext(); {
+					if d := it.Next(); int(d/64) < len(bits) {
+						bits[d/64] &^= 1 << (d % 64)
+					}
+				}
+			}
 		}
-		total += docs.GetCardinality()
 		first += ss.Segment().Count()
 	}
-	return total, nil
+	return out, nil
+}
+
+// setBits sets the bits of docs' documents in bits.
+func setBits(bits []uint64, docs *roaring.Bitmap) {
+	for it := docs.Iterator(); it.HasNext(); {
+		if d := it.Next(); int(d/64) < len(bits) {
+			bits[d/64] |= 1 << (d % 64)
+		}
+	}
+}
+
+// countBits is how many documents bitsets hold.
+func countBits(sets [][]uint64) uint64 {
+	var n int
+	for _, bits := range sets {
+		for _, w := range bits {
+			n += mathbits.OnesCount64(w)
+		}
+	}
+	return uint64(n)
+}
+
+// postingsIn returns f's postings in segment ss, whose first document in the snapshot is
+// first: decoded (the postings cache's), or else zap's (both nil: the segment lacks the
+// term). dicts is scratch: the segment's dictionaries by field.
+func (f *fieldReader) postingsIn(ss *scorch.SegmentSnapshot, first uint64, dicts map[string]segment.TermDictionary) (*decodedList, segment.PostingsList, error) {
+	if f.segs != nil {
+		for _, l := range f.segs.lists {
+			if l.first == first {
+				return l.dl, l.pl, nil
+			}
+		}
+		return nil, nil, nil
+	}
+	d, ok := dicts[f.name]
+	if !ok {
+		var err error
+		if d, err = ss.Segment().Dictionary(f.name); err != nil {
+			return nil, nil, fmt.Errorf("index: match in %s: %w", f.name, err)
+		}
+		dicts[f.name] = d
+	}
+	if d == nil {
+		return nil, nil, nil
+	}
+	pl, err := d.PostingsList([]byte(f.term), nil, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("index: match %q in %s: %w", f.term, f.name, err)
+	}
+	return nil, pl, nil
 }
 
 // segmentDocs returns the documents of one segment that have every word of s (s.all) or
 // some word, from the words' postings bitmaps, without the deleted documents; first is
 // the segment's first document number in the snapshot. dicts is scratch.
 func (s *bm25fSearcher) segmentDocs(ss *scorch.SegmentSnapshot, first uint64, dicts map[string]segment.TermDictionary) (*roaring.Bitmap, error) {
-	seg := ss.Segment()
 	clear(dicts)
 	var docs *roaring.Bitmap
 	for _, w := range s.words {
@@ -281,28 +389,13 @@ func (s *bm25fSearcher) segmentDocs(ss *scorch.SegmentSnapshot, first uint64, di
 			wd = roaring.New()
 		}
 		for _, f := range w.readers {
-			if f.segs != nil {
-				if err := f.segs.orInto(first, wd); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			d, ok := dicts[f.name]
-			if !ok {
-				var err error
-				if d, err = seg.Dictionary(f.name); err != nil {
-					return nil, fmt.Errorf("index: match in %s: %w", f.name, err)
-				}
-				dicts[f.name] = d
-			}
-			if d == nil {
-				continue
-			}
-			pl, err := d.PostingsList([]byte(f.term), nil, nil)
+			dl, pl, err := f.postingsIn(ss, first, dicts)
 			if err != nil {
-				return nil, fmt.Errorf("index: match %q in %s: %w", f.term, f.name, err)
+				return nil, err
 			}
-			if err := orPostings(pl, wd); err != nil {
+			if dl != nil {
+				dl.orInto(wd)
+			} else if err := orPostings(pl, wd); err != nil {
 				return nil, err
 			}
 		}

@@ -57,9 +57,12 @@ type Result struct {
 	AllWords uint64 `json:"all_words,omitempty"`
 	// Cached says the result came from the result cache.
 	Cached bool `json:"cached,omitempty"`
-	// FacetsOver is how many of the best results the facet counts describe: all of them
-	// when Total is at most MaxResults, otherwise the best MaxResults (counting facets over
-	// every match of a common word would cost more than the search).
+	// FacetsOver is how many documents the facet counts describe. On one index that is
+	// every match, Total (a relaxed result's: every document with some of the words), so
+	// each count is exact: how many matches the facet's filter keeps. It exceeds Total only
+	// in a Partial result, whose Total counts the matches seen while its facets count them
+	// all. Gathered from the shards of a split collection, it is the best MaxResults of the
+	// merged results (cluster/search).
 	FacetsOver int `json:"facets_over,omitempty"`
 	// Shards is how many shards of a collection split over several indexes were asked
 	// (see cluster/search; 0 for one index), and Missing names those that did not answer:
