@@ -26,9 +26,9 @@ type searchParams struct {
 	page    int
 	perPage int
 	kind    string
-	// noFacets: the API client asked facets=false. Facets count the best MaxResults
-	// results on every request, often most of a search's time on a large index (see
-	// docs/benchmarks.md); a client that does not show them need not wait for them.
+	// noFacets: the API client asked facets=false. Facets count every match of the
+	// query (see index.Result.FacetsOver), a share of a search's time on a large index
+	// (see docs/benchmarks.md); a client that does not show them need not wait for them.
 	noFacets bool
 }
 

@@ -345,7 +345,7 @@ func TestResultsPage(t *testing.T) {
 		`Results 11–20 of 25`, `<ol class="hits" start="11">`, `#11`, `updated <time datetime="2025-01-02T03:04:05Z">2025-01-02</time>`,
 		`href="/relations?url=http%3A%2F%2Fwww.alpha.test%2Fp10.html"`, `10 in-links`, `href="/doc?id=doc10&amp;q=solar"`,
 		`rel="prev" href="/search?q=solar"`, `rel="next" href="/search?page=3&amp;q=solar"`, `aria-current="page" href="/search?page=2&amp;q=solar"`,
-		`href="/search?q=solar&#43;site%3Awww.alpha.test"`, `www.alpha.test <span class="count">13</span>`,
+		`href="/search?q=solar&#43;site%3Awww.alpha.test"`, `www.alpha.test <span class="count" title="matching results with this value">13</span>`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("results page lacks %q", want)
