@@ -7,6 +7,7 @@ import (
 	mathbits "math/bits"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -112,10 +113,8 @@ type collectOptions struct {
 	n         int  // best hits wanted (their IDs are read)
 	relevance int  // how many of the best get their topic relevance (0: none)
 	facets    bool // count the facets of every match
-	// rows returns the facet values of the best facetDepth results instead of counting
-	// the facets, for a gatherer to count over the best of several shards.
-	rows       bool
-	facetDepth int
+	// counting says how: relative to when, and every value or the ten most common.
+	counting facetCounting
 	// counts replaces the index's document and term counts with a whole collection's
 	// (nil: the index's own), for a shard of it.
 	counts *globalCounts
@@ -162,9 +161,6 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 	}
 	defer s.Close()
 	keep := o.n
-	if o.facets && o.rows {
-		keep = max(keep, o.facetDepth)
-	}
 	pool := search.NewDocumentMatchPool(s.DocumentMatchPoolSize()+1, 0)
 	sctx := &search.SearchContext{DocumentMatchPool: pool, IndexReader: r}
 	best := make(hitHeap, 0, min(keep, 1024))
@@ -190,7 +186,7 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 	// Facets count every match, scored or not (countAll): a BM25F clause's matches are read
 	// from its words' postings bitmaps once the search is done (matchSets), any other
 	// searcher's are noted as they come (it returns them all: only BM25F clauses prune).
-	countAll := o.facets && !o.rows
+	countAll := o.facets
 	noteMatches := countAll && (bs == nil || snap == nil)
 	var matched []uint64
 	next := func() (uint64, float64, bool, error) {
@@ -257,13 +253,12 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 			return nil, err
 		}
 	}
-	switch {
-	case countAll:
-		if res.facets, res.facetOver, err = ix.matchFacets(r, snap, sets, matched, time.Now()); err != nil {
-			return nil, err
+	if countAll {
+		fc := o.counting
+		if fc.now.IsZero() {
+			fc.now = time.Now()
 		}
-	case o.facets: // o.rows
-		if res.rows, err = ix.facetRows(r, byDocNumber(ordered)); err != nil {
+		if res.facets, res.facetOver, err = ix.matchFacets(r, snap, sets, matched, fc); err != nil {
 			return nil, err
 		}
 	}
@@ -293,15 +288,15 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 
 // matchFacets counts the facets of every match of a search: sets, the matches per segment
 // of snap (matchBits), or else matched, their numbers in r (snap nil: r is not a snapshot
-// of segments). over is how many documents they count.
-func (ix *Index) matchFacets(r bindex.IndexReader, snap *scorch.IndexSnapshot, sets [][]uint64, matched []uint64, now time.Time) (facets map[string][]FacetCount, over int, err error) {
+// of segments), as fc says. over is how many documents they count.
+func (ix *Index) matchFacets(r bindex.IndexReader, snap *scorch.IndexSnapshot, sets [][]uint64, matched []uint64, fc facetCounting) (facets map[string][]FacetCount, over int, err error) {
 	var segs []*scorch.SegmentSnapshot
 	if snap != nil {
 		segs = snap.Segments()
 		if sets == nil {
 			sets = bySegment(segs, matched)
 		}
-		facets, ok, err := ix.columns.countSets(snap, sets, now)
+		facets, ok, err := ix.columns.countSets(snap, sets, fc)
 		if ok || err != nil {
 			return facets, int(countBits(sets)), err
 		}
@@ -326,7 +321,7 @@ func (ix *Index) matchFacets(r bindex.IndexReader, snap *scorch.IndexSnapshot, s
 	if err != nil {
 		return nil, 0, err
 	}
-	return countFacets(rows, now), len(docs), nil
+	return countFacets(rows, fc), len(docs), nil
 }
 
 // bySegment turns documents (numbers in a snapshot of segments segs) into one bitset per
@@ -463,10 +458,18 @@ var facetColumns = func() map[string]string {
 	return m
 }()
 
-// countFacets counts the facet values of rows: the ten most common values of each
-// keyword facet, and the date buckets relative to now.
-func countFacets(rows []facetRow, now time.Time) map[string][]FacetCount {
-	t := newFacetTally(now)
+// facetCounting says how a search counts its facets.
+type facetCounting struct {
+	now time.Time // the date buckets end here (zero: when the search starts)
+	// every keeps every value of each keyword facet, without filters, instead of the ten
+	// most common: a shard's counts, which Gather adds up over a collection's shards.
+	every bool
+}
+
+// countFacets counts the facet values of rows as fc says: the ten most common values of
+// each keyword facet (or every value), and the date buckets relative to fc.now.
+func countFacets(rows []facetRow, fc facetCounting) map[string][]FacetCount {
+	t := newFacetTally(fc)
 	counted := map[facetValue]int{}
 	for _, row := range rows {
 		for _, v := range row.values {
@@ -486,16 +489,17 @@ func countFacets(rows []facetRow, now time.Time) map[string][]FacetCount {
 // common values of each keyword facet from their counts, and makes the facets.
 type facetTally struct {
 	now   time.Time
+	every bool    // keep every value (facetCounting.every)
 	since []int64 // each bucket's start but the last's, in unix nanoseconds
 	dates []int
 	top   map[string][]FacetCount // each facet's best values so far, best first
 }
 
-func newFacetTally(now time.Time) *facetTally {
+func newFacetTally(fc facetCounting) *facetTally {
 	last := len(dateBuckets) - 1 // "older": the documents no other bucket has
-	t := &facetTally{now: now, since: make([]int64, last), dates: make([]int, len(dateBuckets)), top: map[string][]FacetCount{}}
+	t := &facetTally{now: fc.now, every: fc.every, since: make([]int64, last), dates: make([]int, len(dateBuckets)), top: map[string][]FacetCount{}}
 	for i, b := range dateBuckets[:last] {
-		t.since[i] = now.Add(-b.age).UnixNano()
+		t.since[i] = fc.now.Add(-b.age).UnixNano()
 	}
 	return t
 }
@@ -534,6 +538,10 @@ func (t *facetTally) countSorted(dates []int64) []int {
 func (t *facetTally) value(v facetValue, n int) {
 	fc := t.top[v.facet]
 	c := FacetCount{Value: v.value, Count: n}
+	if t.every {
+		t.top[v.facet] = append(fc, c)
+		return
+	}
 	if len(fc) == 10 && !betterFacet(c, fc[9]) {
 		return
 	}
@@ -556,9 +564,16 @@ func betterFacet(a, b FacetCount) bool {
 
 // result is the facets counted: the ten most common values of each keyword facet some
 // result has (no dataset facets for pages), with their filters, and the date buckets.
+// With every, it is every value, best first, and no filters: a shard's counts.
 func (t *facetTally) result() map[string][]FacetCount {
 	out := t.top
 	for name, fc := range out {
+		if t.every {
+			slices.SortFunc(fc, func(a, b FacetCount) int {
+				return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Value, b.Value))
+			})
+			continue
+		}
 		for i := range fc {
 			fc[i].Filter = name + ":" + quoteValue(fc[i].Value) // for the ten shown only
 		}
@@ -569,9 +584,11 @@ func (t *facetTally) result() map[string][]FacetCount {
 			continue
 		}
 		f := FacetCount{Value: b.label, Count: t.dates[i]}
-		if b.age > 0 {
+		switch {
+		case t.every: // a shard's count: the gatherer makes the filters
+		case b.age > 0:
 			f.Filter = "after:" + t.now.Add(-b.age).UTC().Format("2006-01-02")
-		} else {
+		default:
 			f.Filter = "before:" + t.now.Add(-dateBuckets[len(dateBuckets)-2].age).UTC().Format("2006-01-02")
 		}
 		dc = append(dc, f)

@@ -6,7 +6,6 @@ import (
 	mathbits "math/bits"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bindex "github.com/blevesearch/bleve_index_api"
@@ -173,14 +172,14 @@ func (c *columnCache) rows(r bindex.IndexReader, docs []collectedHit) (rows []fa
 }
 
 // countSets counts the facets of every document in sets (per segment of snap, a bitset over
-// the segment's documents, as matchBits gives them) as countFacets counts their rows: each
+// the segment's documents, as matchBits gives them) as countFacets counts their rows (fc): each
 // segment's values are counted by their numbers in the segment, then added up by their
 // numbers in the cache. Where a set holds more than half of its segment, the documents not
 // in it are counted and taken from the segment's totals: a common word's search counts at
 // most half of the index. ok is false when some segment's columns cannot be kept (too big
 // for the cache, no cache, no doc values): the caller then reads the documents' rows
 // through Bleve.
-func (c *columnCache) countSets(snap *scorch.IndexSnapshot, sets [][]uint64, now time.Time) (facets map[string][]FacetCount, ok bool, err error) {
+func (c *columnCache) countSets(snap *scorch.IndexSnapshot, sets [][]uint64, fc facetCounting) (facets map[string][]FacetCount, ok bool, err error) {
 	segs := snap.Segments()
 	if c.limit < 0 || len(sets) != len(segs) {
 		return nil, false, nil
@@ -209,7 +208,7 @@ func (c *columnCache) countSets(snap *scorch.IndexSnapshot, sets [][]uint64, now
 	names := c.names // every segment above is numbered: their values are all in names
 	c.mu.Unlock()
 	counts := make([]int32, len(names))
-	t := newFacetTally(now)
+	t := newFacetTally(fc)
 	var local []int32
 	for i, sc := range cols {
 		if sc == nil {
@@ -220,7 +219,7 @@ func (c *columnCache) countSets(snap *scorch.IndexSnapshot, sets [][]uint64, now
 		inverse := 2*countBits(sets[i:i+1]) > uint64(n)
 		tally := t
 		if inverse {
-			tally = newFacetTally(now) // the dates of the documents not in the set
+			tally = newFacetTally(fc) // the dates of the documents not in the set
 		}
 		for wi, w := range bits {
 			if inverse {

@@ -71,12 +71,41 @@ func TestColumnsMatchDocValues(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			counted, ok, err := ix.columns.countSets(snap, bySegment(snap.Segments(), numbers), now)
-			if !ok || err != nil {
-				t.Fatalf("%s: counting the columns: ok %v, %v", when, ok, err)
+			top, every := facetCounting{now: now}, facetCounting{now: now, every: true}
+			for _, fc := range []facetCounting{top, every} {
+				counted, ok, err := ix.columns.countSets(snap, bySegment(snap.Segments(), numbers), fc)
+				if !ok || err != nil {
+					t.Fatalf("%s: counting the columns: ok %v, %v", when, ok, err)
+				}
+				if want := countFacets(rows, fc); !reflect.DeepEqual(counted, want) {
+					t.Fatalf("%s, every %d documents, every value %v: counted from the columns\n%v\nfrom the rows\n%v", when, step, fc.every, counted, want)
+				}
 			}
-			if want := countFacets(rows, now); !reflect.DeepEqual(counted, want) {
-				t.Fatalf("%s, every %d documents: counted from the columns\n%v\nfrom the rows\n%v", when, step, counted, want)
+			// A split collection's counts: each part's every value, added up (as Gather
+			// adds up its shards'), are the ten best counted over them all.
+			whole, _, err := ix.columns.countSets(snap, bySegment(snap.Segments(), numbers), top)
+			if err != nil {
+				t.Fatal(err)
+			}
+			added, dates := map[facetValue]int{}, make([]int, len(dateBuckets))
+			for part := range 3 {
+				var some []uint64
+				for i := part; i < len(numbers); i += 3 {
+					some = append(some, numbers[i])
+				}
+				counted, _, err := ix.columns.countSets(snap, bySegment(snap.Segments(), some), every)
+				if err != nil {
+					t.Fatal(err)
+				}
+				addFacets(added, dates, counted)
+			}
+			tally := newFacetTally(top)
+			for v, n := range added {
+				tally.value(v, n)
+			}
+			copy(tally.dates, dates)
+			if got := tally.result(); !reflect.DeepEqual(got, whole) {
+				t.Fatalf("%s, every %d documents: three parts' counts added up\n%v\ncounted over them all\n%v", when, step, got, whole)
 			}
 		}
 		ix.columns.mu.Lock()
@@ -119,15 +148,15 @@ func TestColumnsMatchDocValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.FacetsOver != int(res.Total) || len(res.Facets[FacetSite]) != 9 || len(res.Facets[FacetProducer]) != 2 {
+	if res.FacetsOver != int(res.Total) || len(res.Facets[FacetSite]) != 10 || len(res.Facets[FacetProducer]) != 2 {
 		t.Errorf("facets of a search over the columns: over %d of %d, %v", res.FacetsOver, res.Total, res.Facets)
 	}
 }
 
 // columnDoc is document i of the facet columns' tests: pages of three languages (and
-// none), articles, datasets with typed fields, documents without a date, over 7 hosts.
+// none), articles, datasets with typed fields, documents without a date, over 17 hosts.
 func columnDoc(i int) Doc {
-	host := fmt.Sprintf("h%d.test", i%7)
+	host := fmt.Sprintf("h%d.test", i%7+i%11) // some more common: the ten best depend on the documents counted
 	d := Doc{ID: fmt.Sprintf("http://%s/%d", host, i), URL: fmt.Sprintf("http://%s/%d", host, i), Host: host,
 		Lang: []string{"en", "pt-BR", "de", ""}[i%4], Title: "page", Body: "common words",
 		Fetched: time.Unix(1700000000+int64(i)*3600, 0), Relevance: -1}
@@ -277,7 +306,7 @@ func TestFacetTallyKeepsTheTenBest(t *testing.T) {
 			values = append(values, FacetCount{Value: fmt.Sprintf("s%02d.test", i), Count: 1 + rng.IntN(5)})
 		}
 		rng.Shuffle(len(values), func(i, j int) { values[i], values[j] = values[j], values[i] })
-		tally := newFacetTally(time.Now())
+		tally := newFacetTally(facetCounting{now: time.Now()})
 		var want []FacetCount
 		for _, v := range values {
 			tally.value(facetValue{FacetSite, v.Value}, v.Count)

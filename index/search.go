@@ -61,8 +61,8 @@ type Result struct {
 	// every match, Total (a relaxed result's: every document with some of the words), so
 	// each count is exact: how many matches the facet's filter keeps. It exceeds Total only
 	// in a Partial result, whose Total counts the matches seen while its facets count them
-	// all. Gathered from the shards of a split collection, it is the best MaxResults of the
-	// merged results (cluster/search).
+	// all. Gathered from the shards of a split collection (cluster/search), it is the
+	// shards' FacetsOver added up: every match there too.
 	FacetsOver int `json:"facets_over,omitempty"`
 	// Shards is how many shards of a collection split over several indexes were asked
 	// (see cluster/search; 0 for one index), and Missing names those that did not answer:
@@ -297,7 +297,6 @@ type ranked struct {
 	signals   map[string]linkSignal
 	facets    map[string][]FacetCount
 	facetOver int
-	rows      []facetRow // the shard path: the facet values of the best results
 	tr        translation
 	blend     bool                  // the best Window results are (to be) blended with links and relevance
 	snap      *scorch.IndexSnapshot // held for the pages (collected.snap): close releases it
@@ -322,6 +321,9 @@ type view struct {
 	links   bool // the link prior takes part in the blend
 	depth   int  // MaxResults
 	pages   bool // the hits keep their snapshot for their result pages (collectOptions.pages)
+	// counting is how facets are counted: a shard counts every value from its
+	// gatherer's time (ShardRequest.Now).
+	counting facetCounting
 	// global are the whole collection's document and term counts (nil: the index's own);
 	// the shard path returns its best hits unblended, with their raw signals.
 	global *globalCounts
@@ -365,7 +367,7 @@ func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string,
 	}
 	size = min(size, v.depth)
 	sctx := context.WithValue(ctx, search.BM25StatsKey, v.bleve)
-	o := collectOptions{n: size, facets: facets, facetDepth: v.depth, counts: v.global, rows: v.global != nil, exhaustive: ix.exhaustive.Load(), pages: v.pages && v.global == nil}
+	o := collectOptions{n: size, facets: facets, counting: v.counting, counts: v.global, exhaustive: ix.exhaustive.Load(), pages: v.pages && v.global == nil}
 	if r.Feedback > 0 && tr.text > 0 {
 		// Pseudo-relevance feedback (feedback.go) rescores the best Window matches. A shard
 		// of a split collection returns its best Window unrescored: its best matches are
@@ -388,7 +390,7 @@ func (ix *Index) rank(ctx context.Context, n query.Node, r Ranking, kind string,
 		}
 		return nil, fmt.Errorf("index: search %q: %w", n.String(), err)
 	}
-	out := &ranked{total: c.total, facets: c.facets, facetOver: c.facetOver, rows: c.rows, tr: tr, hits: c.hits, blend: blend, snap: c.snap}
+	out := &ranked{total: c.total, facets: c.facets, facetOver: c.facetOver, tr: tr, hits: c.hits, blend: blend, snap: c.snap}
 	if !blend {
 		return out, nil
 	}

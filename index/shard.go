@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/blevesearch/bleve/v2/search"
@@ -54,6 +53,9 @@ type ShardRequest struct {
 	Langs []string `json:"langs,omitempty"`
 	// Links says some shard has a link graph, so the link prior takes part in the blend.
 	Links bool `json:"links,omitempty"`
+	// Now is the gatherer's time, which every shard counts the date facet's buckets from
+	// (zero: the shard's own), so that their counts add up.
+	Now time.Time `json:"now,omitzero"`
 }
 
 // CollectionStats are the counts scoring needs, of one shard or (added up) of a whole
@@ -317,9 +319,15 @@ func (ix *Index) ShardStats(ctx context.Context, req ShardRequest) (cs *Collecti
 type ShardHits struct {
 	Total uint64     `json:"total"`
 	Hits  []ShardHit `json:"hits"` // by text score, best first
-	// Facets are the facet values of the shard's best results (with Facets).
-	Facets *FacetRows `json:"facets,omitempty"`
-	Query  string     `json:"query"` // canonical form
+	// Facets are the shard's facet counts over every match of the query (with Facets):
+	// every value of each keyword facet, best first, and the date buckets from the
+	// request's Now, without filters. Gather adds them up over the shards: the counts of
+	// the whole collection, exact, as one index counts them.
+	Facets map[string][]FacetCount `json:"facet_counts,omitempty"`
+	// FacetsOver is how many documents Facets count (ShardHits.Total, unless the search
+	// ran out of time).
+	FacetsOver int    `json:"facets_over,omitempty"`
+	Query      string `json:"query"` // canonical form
 	// FilterOnly says the query has no words, only filters.
 	FilterOnly bool `json:"filter_only,omitempty"`
 	// Relaxable says the query is words that OR can relax when no document has them all.
@@ -340,77 +348,33 @@ type ShardHit struct {
 	Prior   float64 `json:"prior,omitempty"`
 }
 
-// FacetRows are the facet values of a shard's best results, by columns: result i has
-// text score Scores[i], date Dates[i] (unix nanoseconds; none when Undated[i]) and the
-// values Values[j] for j in Refs[i], each a facet name and a value separated by a NUL.
-type FacetRows struct {
-	Scores  []float64 `json:"scores"`
-	Dates   []int64   `json:"dates"`
-	Undated []int     `json:"undated,omitempty"` // the results without a date
-	Refs    [][]int32 `json:"refs"`
-	Values  []string  `json:"values"`
-}
-
-// Validate reports whether h is well formed (its facet columns agree), as Gather needs it.
+// Validate reports whether h is well formed, as Gather needs it: no negative count, and
+// only the date facet's buckets in its date facet.
 func (h *ShardHits) Validate() error {
-	if h.Facets != nil {
-		_, err := h.Facets.decode()
-		return err
+	if h.FacetsOver < 0 {
+		return fmt.Errorf("index: shard hits: facets over %d documents", h.FacetsOver)
+	}
+	for name, counts := range h.Facets {
+		for _, c := range counts {
+			if c.Count < 0 {
+				return fmt.Errorf("index: shard hits: facet %s value %q counted %d times", name, c.Value, c.Count)
+			}
+			if name == FacetDate && dateBucket(c.Value) < 0 {
+				return fmt.Errorf("index: shard hits: date facet bucket %q is not one of sonda's", c.Value)
+			}
+		}
 	}
 	return nil
 }
 
-func encodeFacetRows(rows []facetRow) *FacetRows {
-	out := &FacetRows{Scores: make([]float64, len(rows)), Dates: make([]int64, len(rows)), Refs: make([][]int32, len(rows))}
-	ref := map[facetValue]int32{}
-	for i, row := range rows {
-		out.Scores[i], out.Dates[i] = row.score, row.date
-		if !row.dated {
-			out.Undated = append(out.Undated, i)
-		}
-		for _, v := range row.values {
-			j, ok := ref[v]
-			if !ok {
-				j = int32(len(out.Values))
-				ref[v] = j
-				out.Values = append(out.Values, v.facet+"\x00"+v.value)
-			}
-			out.Refs[i] = append(out.Refs[i], j)
+// dateBucket is the number of the date facet's bucket labelled label (-1: none).
+func dateBucket(label string) int {
+	for i, b := range dateBuckets {
+		if b.label == label {
+			return i
 		}
 	}
-	return out
-}
-
-func (f *FacetRows) decode() ([]facetRow, error) {
-	n := len(f.Scores)
-	if len(f.Dates) != n || len(f.Refs) != n {
-		return nil, fmt.Errorf("index: facet rows: %d scores, %d dates, %d references", n, len(f.Dates), len(f.Refs))
-	}
-	values := make([]facetValue, len(f.Values))
-	for i, v := range f.Values {
-		facet, value, ok := strings.Cut(v, "\x00")
-		if !ok {
-			return nil, fmt.Errorf("index: facet rows: value %q has no facet name", v)
-		}
-		values[i] = facetValue{facet, value}
-	}
-	rows := make([]facetRow, n)
-	for i := range rows {
-		rows[i] = facetRow{score: f.Scores[i], date: f.Dates[i], dated: true}
-		for _, j := range f.Refs[i] {
-			if j < 0 || int(j) >= len(values) {
-				return nil, fmt.Errorf("index: facet rows: reference %d out of %d values", j, len(values))
-			}
-			rows[i].values = append(rows[i].values, values[j])
-		}
-	}
-	for _, i := range f.Undated {
-		if i < 0 || i >= n {
-			return nil, fmt.Errorf("index: facet rows: undated result %d of %d", i, n)
-		}
-		rows[i].dated = false
-	}
-	return rows, nil
+	return -1
 }
 
 // ShardSearch is the search phase: the shard's best hits ranked with the collection's
@@ -432,7 +396,9 @@ func (ix *Index) ShardSearch(ctx context.Context, req ShardRequest, global *Coll
 	if depth <= 0 {
 		depth = ix.opts.MaxResults
 	}
-	rk, err := ix.rank(ctx, n, r, normKind(req.Kind), max(req.Need, 1), req.Facets, global.view(req.Links, depth))
+	v := global.view(req.Links, depth)
+	v.counting = facetCounting{now: req.Now, every: true}
+	rk, err := ix.rank(ctx, n, r, normKind(req.Kind), max(req.Need, 1), req.Facets, v)
 	if err != nil {
 		return nil, err
 	}
@@ -446,7 +412,7 @@ func (ix *Index) ShardSearch(ctx context.Context, req ShardRequest, global *Coll
 		out.Hits[i] = sh
 	}
 	if req.Facets {
-		out.Facets = encodeFacetRows(rk.rows)
+		out.Facets, out.FacetsOver = rk.facets, rk.facetOver
 	}
 	return out, nil
 }
@@ -519,7 +485,9 @@ func gather(req Request, r Ranking, depth int, global *CollectionStats, parts []
 		shard int
 	}
 	var all []fromShard
-	var rows []facetRow
+	facets := map[facetValue]int{} // every shard's counts, added up
+	dates := make([]int, len(dateBuckets))
+	facetsOver := 0
 	signals := map[string]linkSignal{}
 	filterOnly, relaxable := false, false
 	for i, p := range parts {
@@ -538,13 +506,11 @@ func gather(req Request, r Ranking, depth int, global *CollectionStats, parts []
 				signals[h.ID] = linkSignal{inLinks: h.InLinks, prior: h.Prior}
 			}
 		}
-		if p.Facets != nil {
-			r, err := p.Facets.decode()
-			if err != nil {
-				return nil, err
-			}
-			rows = append(rows, r...)
+		if err := p.Validate(); err != nil {
+			return nil, err
 		}
+		addFacets(facets, dates, p.Facets)
+		facetsOver += p.FacetsOver
 	}
 	// Best text first; equal scores in shard order, each shard's in its own order (by
 	// internal document number, as one index orders them), so that a deeper page extends
@@ -574,9 +540,12 @@ func gather(req Request, r Ranking, depth int, global *CollectionStats, parts []
 	}
 	res.Pages = (min(int(res.Total), depth) + req.PerPage - 1) / req.PerPage
 	if req.Facets {
-		sort.SliceStable(rows, func(i, j int) bool { return rows[i].score > rows[j].score })
-		rows = rows[:min(len(rows), depth)]
-		res.Facets, res.FacetsOver = countFacets(rows, now), len(rows)
+		t := newFacetTally(facetCounting{now: now})
+		for v, n := range facets {
+			t.value(v, n)
+		}
+		copy(t.dates, dates)
+		res.Facets, res.FacetsOver = t.result(), facetsOver
 	}
 	out := &Gathered{Result: res}
 	from := (req.Page - 1) * req.PerPage
@@ -590,6 +559,20 @@ func gather(req Request, r Ranking, depth int, global *CollectionStats, parts []
 	}
 	out.Relaxable = relaxable
 	return out, nil
+}
+
+// addFacets adds a shard's facet counts (ShardHits.Facets, validated) to facets and, for
+// the date facet, to dates (by bucket).
+func addFacets(facets map[facetValue]int, dates []int, counts map[string][]FacetCount) {
+	for name, fc := range counts {
+		for _, c := range fc {
+			if name == FacetDate {
+				dates[dateBucket(c.Value)] += c.Count
+			} else {
+				facets[facetValue{name, c.Value}] += c.Count
+			}
+		}
+	}
 }
 
 // FillGathered is Search's filling of an implicit-AND query that fewer than FillBelow

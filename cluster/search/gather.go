@@ -106,7 +106,7 @@ func (g *Gatherer) Search(ctx context.Context, req index.Request) (*index.Result
 	sort.Strings(nodes)
 	missing := map[string]string{}
 	sr := index.ShardRequest{Query: req.Query, Operator: op.String(), Kind: req.Kind, Ranking: ranking,
-		Need: req.Page * req.PerPage, Facets: req.Facets, Depth: g.o.MaxResults}
+		Need: req.Page * req.PerPage, Facets: req.Facets, Depth: g.o.MaxResults, Now: start}
 
 	// Phase 1: statistics, in the collection's languages (again when they turn out to
 	// have changed since the last search).
@@ -196,9 +196,9 @@ func (g *Gatherer) query(ctx context.Context, req index.Request, first int, sr i
 	fs := &feedbackShards{g: g, sr: sr, global: global, live: live, missing: missing}
 	_ = index.GatherFeedback(ctx, r, g.o.MaxResults, global, parts, fs)
 	if first > 0 {
-		return index.GatherFirst(req, first, r, g.o.MaxResults, global, parts, time.Now())
+		return index.GatherFirst(req, first, r, g.o.MaxResults, global, parts, sr.Now)
 	}
-	return index.Gather(req, r, g.o.MaxResults, global, parts, time.Now())
+	return index.Gather(req, r, g.o.MaxResults, global, parts, sr.Now)
 }
 
 // fetch is phase 3: the page's documents from the nodes that hold them. A node that fails
