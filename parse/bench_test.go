@@ -3,6 +3,8 @@ package parse
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -136,6 +138,36 @@ func BenchmarkParse(b *testing.B) {
 	for b.Loop() {
 		if _, err := Parse(body, "https://news.example.com/2024/05/x.html", Options{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseDragnet parses real pages, the first 100 of the shared test data's Dragnet
+// set (news and blog articles as their sites served them; an op parses them all): their
+// text is most of what the crawl's parser writes, where BenchmarkParse's page is mostly
+// links.
+func BenchmarkParseDragnet(b *testing.B) {
+	names, _ := filepath.Glob(filepath.Join("..", "..", "shared", "testdata", "dragnet", "html", "*.html"))
+	if len(names) == 0 {
+		b.Skip("no Dragnet pages: this benchmark needs ../shared/testdata/dragnet")
+	}
+	names = names[:min(len(names), 100)]
+	var pages [][]byte
+	size := 0
+	for _, n := range names {
+		p, err := os.ReadFile(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pages, size = append(pages, p), size+len(p)
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, p := range pages {
+			if _, err := Parse(p, "https://news.example.com/2024/05/x.html", Options{}); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 }

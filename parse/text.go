@@ -80,9 +80,24 @@ func (t *textBuilder) write(s []byte) {
 				t.space = true
 				continue
 			}
-			if t.sep(1) {
-				t.buf = append(t.buf, c)
+			// A run of visible ASCII bytes (most of a page's text) is written at once:
+			// the separator due before its first byte, then the rest as far as the cap
+			// lets it, as byte by byte would.
+			j := i
+			for j < len(s) && s[j]-0x21 < 0x7f-0x21 { // [!-~]: ASCII, neither space nor control
+				j++
 			}
+			if !t.sep(1) {
+				continue
+			}
+			t.buf = append(t.buf, c)
+			rest := s[i:j]
+			if t.max >= 0 && len(t.buf)+len(rest) > t.max {
+				rest = rest[:t.max-len(t.buf)]
+				t.truncated = true
+			}
+			t.buf = append(t.buf, rest...)
+			i = j
 			continue
 		}
 		r, size := utf8.DecodeRune(s[i:])
