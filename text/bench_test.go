@@ -49,6 +49,32 @@ func BenchmarkDetectLanguage(b *testing.B) {
 	}
 }
 
+// BenchmarkDetectLanguageDragnet detects the language of real texts, the first 100 Dragnet
+// main texts of the shared test data (an op reads them all): a crawl's vocabulary, where
+// benchPagePT repeats one paragraph.
+func BenchmarkDetectLanguageDragnet(b *testing.B) {
+	names, _ := filepath.Glob(filepath.Join("..", "..", "shared", "testdata", "dragnet", "gold", "*.txt"))
+	if len(names) == 0 {
+		b.Skip("no Dragnet texts: this benchmark needs ../shared/testdata/dragnet")
+	}
+	var texts []string
+	size := 0
+	for _, n := range names[:min(len(names), 100)] {
+		t, err := os.ReadFile(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		texts, size = append(texts, string(t)), size+len(t)
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, t := range texts {
+			DetectLanguage(t)
+		}
+	}
+}
+
 // BenchmarkDetectLanguageLongText: a 1 MiB text costs what its first detectWords words cost.
 func BenchmarkDetectLanguageLongText(b *testing.B) {
 	long := strings.Repeat(benchPagePT, (1<<20)/len(benchPagePT))
