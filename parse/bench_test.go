@@ -3,10 +3,10 @@ package parse
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sonda-search/sonda/internal/shareddata"
 )
 
 var benchWords = strings.Fields(`the of and a in to is was for on that with as by at from his her
@@ -147,19 +147,10 @@ func BenchmarkParse(b *testing.B) {
 // text is most of what the crawl's parser writes, where BenchmarkParse's page is mostly
 // links.
 func BenchmarkParseDragnet(b *testing.B) {
-	names, _ := filepath.Glob(filepath.Join("..", "..", "shared", "testdata", "dragnet", "html", "*.html"))
-	if len(names) == 0 {
-		b.Skip("no Dragnet pages: this benchmark needs ../shared/testdata/dragnet")
-	}
-	names = names[:min(len(names), 100)]
-	var pages [][]byte
-	size := 0
-	for _, n := range names {
-		p, err := os.ReadFile(n)
-		if err != nil {
-			b.Fatal(err)
-		}
-		pages, size = append(pages, p), size+len(p)
+	files, size := shareddata.Read(b, 100, "*.html", "dragnet", "html")
+	pages := make([][]byte, len(files))
+	for i, f := range files {
+		pages[i] = []byte(f)
 	}
 	b.SetBytes(int64(size))
 	b.ReportAllocs()

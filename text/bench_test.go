@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/sonda-search/sonda/internal/shareddata"
 )
 
 // benchPage is about 6 KiB of English prose, the visible text of a typical article.
@@ -53,19 +55,7 @@ func BenchmarkDetectLanguage(b *testing.B) {
 // main texts of the shared test data (an op reads them all): a crawl's vocabulary, where
 // benchPagePT repeats one paragraph.
 func BenchmarkDetectLanguageDragnet(b *testing.B) {
-	names, _ := filepath.Glob(filepath.Join("..", "..", "shared", "testdata", "dragnet", "gold", "*.txt"))
-	if len(names) == 0 {
-		b.Skip("no Dragnet texts: this benchmark needs ../shared/testdata/dragnet")
-	}
-	var texts []string
-	size := 0
-	for _, n := range names[:min(len(names), 100)] {
-		t, err := os.ReadFile(n)
-		if err != nil {
-			b.Fatal(err)
-		}
-		texts, size = append(texts, string(t)), size+len(t)
-	}
+	texts, size := shareddata.Read(b, 100, "*.txt", "dragnet", "gold")
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	for b.Loop() {

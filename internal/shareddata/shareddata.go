@@ -21,3 +21,26 @@ func Dir(t testing.TB, parts ...string) string {
 	}
 	return dir
 }
+
+// Read returns the contents of the first max files (in name order; all when max <= 0)
+// matching pattern in Dir(t, parts...), and their total size; it skips the test as Dir does,
+// or when no file matches.
+func Read(t testing.TB, max int, pattern string, parts ...string) (files []string, size int) {
+	t.Helper()
+	dir := Dir(t, parts...)
+	names, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil || len(names) == 0 {
+		t.Skipf("no %s in %s (%v)", pattern, dir, err)
+	}
+	if max > 0 && len(names) > max {
+		names = names[:max]
+	}
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, size = append(files, string(b)), size+len(b)
+	}
+	return files, size
+}
