@@ -362,9 +362,14 @@ func simHash(text []byte) uint64 {
 		lanes, pending = [8]uint64{}, 0
 	}
 	add := func(h uint64) {
-		for j := range lanes {
-			lanes[j] += spreadBits[byte(h>>(8*j))]
-		}
+		lanes[0] += spreadBits[byte(h)]
+		lanes[1] += spreadBits[byte(h>>8)]
+		lanes[2] += spreadBits[byte(h>>16)]
+		lanes[3] += spreadBits[byte(h>>24)]
+		lanes[4] += spreadBits[byte(h>>32)]
+		lanes[5] += spreadBits[byte(h>>40)]
+		lanes[6] += spreadBits[byte(h>>48)]
+		lanes[7] += spreadBits[byte(h>>56)]
 		features++
 		if pending++; pending == 255 {
 			flush()

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/sonda-search/sonda/internal/shareddata"
 )
 
 func TestNormalizeText(t *testing.T) {
@@ -279,6 +281,24 @@ func BenchmarkFingerprint(b *testing.B) {
 				bm.fn(text)
 			}
 		})
+	}
+}
+
+// BenchmarkOfMainDragnet fingerprints real texts as the crawl does each page
+// (crawl.Crawler.fingerprint: OfMain with the default volatile kinds masked), the first 100
+// Dragnet main texts of the shared test data, every fourth line taken for a menu (an op
+// reads them all).
+func BenchmarkOfMainDragnet(b *testing.B) {
+	texts, size := shareddata.Read(b, 100, "*.txt", "dragnet", "gold")
+	v, _ := NewVolatile(DefaultVolatileKinds...)
+	n := Normalizer{Volatile: v}
+	inMain := func(line int) bool { return line%4 != 3 }
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, t := range texts {
+			n.OfMain(t, inMain)
+		}
 	}
 }
 

@@ -149,14 +149,7 @@ type scanner struct {
 // scan hands the fragments of s to found, in order and with offsets in s, a chunk of the
 // text at a time (never with none).
 func (v *Volatile) scan(s string, found func([]span)) {
-	hasDigit := false
-	for i := 0; i < len(s); i++ {
-		if s[i] >= '0' && s[i] <= '9' {
-			hasDigit = true
-			break
-		}
-	}
-	if !hasDigit && !v.on.dates && !v.on.times {
+	if !v.on.dates && !v.on.times && !hasDigit(s) {
 		return // every other rule is anchored on digits
 	}
 	// A token takes 24 bytes and a text can have one per byte: a long text is scanned in
@@ -184,6 +177,15 @@ func (v *Volatile) scan(s string, found func([]span)) {
 			off++ // the line end belongs to no chunk
 		}
 	}
+}
+
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			return true
+		}
+	}
+	return false
 }
 
 // tokenPool recycles token slices: every fetched page is masked, and a 20 KB text
@@ -314,7 +316,25 @@ func (sc *scanner) word(i int) string {
 }
 
 func (sc *scanner) punct(i int, chars string) bool {
-	return sc.is(i, tPunct) && strings.Contains(chars, sc.text(i))
+	if !sc.is(i, tPunct) {
+		return false
+	}
+	if t := sc.toks[i]; t.to-t.from == 1 { // an ASCII character (or an invalid byte)
+		return strings.IndexByte(chars, sc.s[t.from]) >= 0
+	}
+	return strings.Contains(chars, sc.text(i))
+}
+
+// joins reports whether token i can be part of an identifier: letters, digits, '_' or '-'
+// (as is(i, tWord) || is(i, tNum) || punct(i, "_-"), for a token that exists).
+func (sc *scanner) joins(i int) bool {
+	switch t := sc.toks[i]; t.kind {
+	case tWord, tNum:
+		return true
+	case tPunct:
+		return t.to-t.from == 1 && (sc.s[t.from] == '_' || sc.s[t.from] == '-')
+	}
+	return false
 }
 
 // skipSpace returns the first token index at or after i (step +1) or before (step −1)
@@ -352,7 +372,8 @@ func (sc *scanner) run() {
 	for i := 0; i < len(sc.toks); i++ {
 		switch sc.toks[i].kind {
 		case tWord, tNum:
-			if on.ids {
+			// A word or number before white space (most of a text's) starts no identifier.
+			if on.ids && i+1 < len(sc.toks) && sc.toks[i+1].kind != tSpace {
 				if end, ok := sc.identifier(i); ok {
 					sc.mark(i, end)
 					i = end
@@ -382,10 +403,13 @@ func (sc *scanner) run() {
 // of ASCII letters, digits, '_' and '-' of 16 or more characters (12 for hexadecimal) that
 // mixes letters and digits. Long words and long numbers are not identifiers.
 func (sc *scanner) identifier(i int) (end int, ok bool) {
-	if i > 0 && sc.toks[i-1].to == sc.toks[i].from && (sc.is(i-1, tWord) || sc.is(i-1, tNum) || sc.punct(i-1, "_-")) {
+	if n := i + 1; n >= len(sc.toks) || sc.toks[n].kind == tSpace {
+		return 0, false // a word or number before white space (most of a text's) starts none
+	}
+	if i > 0 && sc.toks[i-1].to == sc.toks[i].from && sc.joins(i-1) {
 		return 0, false // not at the start of the run
 	}
-	if n := i + 1; n >= len(sc.toks) || sc.toks[n].from != sc.toks[i].to || !(sc.is(n, tWord) || sc.is(n, tNum) || sc.punct(n, "_-")) {
+	if n := i + 1; sc.toks[n].from != sc.toks[i].to || !sc.joins(n) {
 		return 0, false // a token alone is letters or digits, never both (most words of a text)
 	}
 	letters, digits, hex := false, false, true

@@ -284,3 +284,38 @@ func TestOfMain(t *testing.T) {
 		}
 	}
 }
+
+// TestVolatileIdentifierEdges pins what every kind masked does to identifiers at the edges
+// of their runs (next to '_', '-', other punctuation, non-ASCII letters, invalid bytes), as
+// the scanner did before its fast paths for words before white space: the masks below are
+// that scanner's output.
+func TestVolatileIdentifierEdges(t *testing.T) {
+	v, err := NewVolatile(VolatileKinds...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"session a1b2c3d4e5f6a7b8 end", "session   end"},
+		{"x_a1b2c3d4e5f6a7b8c9 y", "  y"},
+		{"a1b2c3d4e5f6a7b8c9- y", " - y"},
+		{"-a1b2c3d4e5f6a7b8c9 y", "-a b c d e f a b c  y"},
+		{"(a1b2c3d4e5f6a7b8c9).", "( )."},
+		{"id=deadbeef1234, next", "id= , next"},
+		{"é1b2c3d4e5f6a7b8c9d0 y", "é b c d e f a b c d  y"},
+		{"a1b2c3d4e5f6a7b8c9d0é y", "a b c d e f a b c d é y"},
+		{"v_2024_build_77_release_x y", "  y"},
+		{"abc–123–def–456–ghi–789", "abc– –def– –ghi– "},
+		{"abc\xe2123def456ghi789jkl", "abc\xe2 "},
+		{"token:abcdef0123456789;", "token: ;"},
+		{"trailing abcdef0123456789", "trailing  "},
+		{"abcdef0123456789", " "},
+		{"a-b-c-d-e-f-1-2-3-4-5-6-7-8", " "},
+		{"__a1b2c3d4e5f6a7b8c9__", "__a b c d e f a b c __"},
+		{"Published 2024-01-02 by x_9f8e7d6c5b4a3f2e1d", "Published   by  "},
+		{"word-word-word-word-1234", " "},
+	} {
+		if got := v.Mask(c.in); got != c.want {
+			t.Errorf("Mask(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
