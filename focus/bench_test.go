@@ -30,6 +30,18 @@ func BenchmarkRelevanceAnalyze(b *testing.B) {
 	}
 }
 
+// BenchmarkLanguageAnalyze measures the language analyzer on the article, which every
+// crawl runs on every page.
+func BenchmarkLanguageAnalyze(b *testing.B) {
+	d := fetched(b, nil, "http://a.test/", benchArticle())
+	b.SetBytes(int64(len(d.Text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		d.Record.Lang = ""
+		Language{}.Analyze(context.Background(), d)
+	}
+}
+
 // benchScore measures one strategy scoring every link of the article.
 func benchScore(b *testing.B, name string, opts StrategyOptions) {
 	rel := testRelevance(b)

@@ -23,21 +23,63 @@ const detectWords = 2000
 // confidence is in [0, 1]: the winner's share of the votes, scaled down when there are
 // fewer than eight votes in all.
 func DetectLanguage(s string) (lang string, confidence float64) {
-	var votes [len(detectLangs)]float64
-	words := 0
+	var v langVotes
+	v.words(s)
+	v.letters(s)
+	return v.result()
+}
+
+// DetectLanguageOf returns what DetectLanguage(title + "\n" + body) returns, without making
+// that string: a page's language from its title and its text.
+func DetectLanguageOf(title, body string) (lang string, confidence float64) {
+	var v langVotes
+	// "\n" separates words, so the joined text's words are the title's, then the body's.
+	if v.words(title) {
+		v.words(body)
+	}
+	v.letters(title)
+	v.letters("\n")
+	v.letters(body)
+	return v.result()
+}
+
+// langVotes counts DetectLanguage's votes over a text given in parts, word votes first.
+type langVotes struct {
+	votes       [len(detectLangs)]float64
+	n           int // words read
+	lettersRead int // bytes letters read
+}
+
+// words adds the votes of the words of s while fewer than detectWords were read, and
+// reports whether more may be read.
+func (v *langVotes) words(s string) bool {
+	if v.n >= detectWords {
+		return false
+	}
 	eachWord(s, func(start, end, _ int) bool {
-		words++
+		v.n++
 		if mask := detectTable.lookup(s[start:end]); mask != 0 {
 			share := 1 / float64(bits.OnesCount16(mask))
 			for i := range detectLangs {
 				if mask&(1<<i) != 0 {
-					votes[i] += share
+					v.votes[i] += share
 				}
 			}
 		}
-		return words < detectWords // the rest of a long text is not read at all
+		return v.n < detectWords // the rest of a long text is not read at all
 	})
-	letterVotes(s, &votes)
+	return v.n < detectWords
+}
+
+// letters adds the votes of the letters of s within the text's first letterBytes.
+func (v *langVotes) letters(s string) {
+	s = s[:min(len(s), letterBytes-v.lettersRead)]
+	v.lettersRead += len(s)
+	letterVotes(s, &v.votes)
+}
+
+func (v *langVotes) result() (lang string, confidence float64) {
+	votes := &v.votes
 	var total float64
 	best := 0
 	for i, v := range votes {
@@ -195,12 +237,11 @@ var (
 	frIndex = langIndex("fr")
 )
 
-// letterVotes adds the votes of letters that single out one language, reading at most the
-// first 64 KiB of s.
+// letterBytes is how much of a text DetectLanguage reads for letters.
+const letterBytes = 64 << 10
+
+// letterVotes adds the votes of letters that single out one language.
 func letterVotes(s string, votes *[len(detectLangs)]float64) {
-	if len(s) > 64<<10 {
-		s = s[:64<<10]
-	}
 	for i := 0; i < len(s); {
 		if s[i] < utf8.RuneSelf {
 			i++
