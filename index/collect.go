@@ -265,15 +265,15 @@ func (ix *Index) collect(ctx context.Context, q bq.Query, o collectOptions) (res
 	ordered = ordered[:min(len(ordered), o.n)]
 
 	res.hits = make([]scored, len(ordered))
-	for i, h := range ordered {
-		id, err := r.ExternalID(h.iid())
-		if err != nil {
-			return nil, fmt.Errorf("index: ID of a result: %w", err)
-		}
+	err = ix.forward.externalIDs(r, ordered, func(i int, id string) {
+		h := ordered[i]
 		res.hits[i] = scored{id: id, text: h.score, score: h.score, relevance: -1}
 		if o.pages && snap != nil {
 			res.hits[i].doc, res.hits[i].snap = h.doc, snap
 		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("index: ID of a result: %w", err)
 	}
 	if o.relevance > 0 {
 		if err := readRelevance(r, ordered[:min(len(ordered), o.relevance)], res.hits); err != nil {

@@ -2,10 +2,12 @@ package index
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	bindex "github.com/blevesearch/bleve_index_api"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
@@ -28,12 +30,15 @@ import (
 // persisting replace them within seconds.
 
 // segmentLists are the forward term lists of one segment's documents, by local document
-// number: document d's list is data[at[d]:at[d+1]] (empty: stored without one).
+// number: document d's list is data[at[d]:at[d+1]] (empty: stored without one), and its
+// ID ids[idAt[d]:idAt[d+1]].
 type segmentLists struct {
-	ready atomic.Bool // at and data are filled (set once, after them)
+	ready atomic.Bool // the slices are filled (set once, after them)
 	bytes int64       // counted in forwardCache.bytes (under forwardCache.mu)
 	at    []uint32
 	data  []byte
+	idAt  []uint32
+	ids   []byte
 }
 
 // list returns the list of local document d (nil: none).
@@ -42,6 +47,14 @@ func (sl *segmentLists) list(d uint64) []byte {
 		return nil
 	}
 	return sl.data[sl.at[d]:sl.at[d+1]]
+}
+
+// id returns the ID of local document d (nil: none).
+func (sl *segmentLists) id(d uint64) []byte {
+	if d+1 >= uint64(len(sl.idAt)) {
+		return nil
+	}
+	return sl.ids[sl.idAt[d]:sl.idAt[d+1]]
 }
 
 // forwardCache holds the forward term lists of the segments of the index's current
@@ -122,19 +135,23 @@ func (c *forwardCache) copy(snap *scorch.IndexSnapshot, seg segment.Segment, sl 
 	defer c.wg.Done()
 	defer snap.DecRef()
 	n := seg.Count()
-	at := make([]uint32, n+1)
+	at, idAt := make([]uint32, n+1), make([]uint32, n+1)
 	data := make([]byte, 0, n*forwardBytesPerDoc)
+	var ids []byte
 	ok := true
 	for d := range n {
-		if c.stop.Load() || uint64(len(data)) > math.MaxUint32 {
+		if c.stop.Load() || uint64(len(data)) > math.MaxUint32 || uint64(len(ids)) > math.MaxUint32 {
 			ok = false
 			break
 		}
-		at[d] = uint32(len(data))
+		at[d], idAt[d] = uint32(len(data)), uint32(len(ids))
 		err := seg.VisitStoredFields(d, func(field string, _ byte, value []byte, _ []uint64) bool {
-			if field == fieldTerms {
+			switch field {
+			case fieldTerms:
 				data = append(data, value...)
 				return false
+			case "_id":
+				ids = append(ids, value...)
 			}
 			return true
 		})
@@ -143,14 +160,14 @@ func (c *forwardCache) copy(snap *scorch.IndexSnapshot, seg segment.Segment, sl 
 			break
 		}
 	}
-	ok = ok && uint64(len(data)) <= math.MaxUint32
+	ok = ok && uint64(len(data)) <= math.MaxUint32 && uint64(len(ids)) <= math.MaxUint32
 	if ok {
-		at[n] = uint32(len(data))
+		at[n], idAt[n] = uint32(len(data)), uint32(len(ids))
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.building = false
-	size := int64(4*len(at) + len(data))
+	size := int64(4*len(at) + len(data) + 4*len(idAt) + len(ids))
 	if c.segs[seg] != sl {
 		return // merged away meanwhile: forgotten, and its estimate with it
 	}
@@ -162,9 +179,66 @@ func (c *forwardCache) copy(snap *scorch.IndexSnapshot, seg segment.Segment, sl 
 	if cap(data) > len(data)+len(data)/8 {
 		data = append([]byte(nil), data...) // the estimate was high: keep only what is used
 	}
-	sl.at, sl.data, sl.bytes = at, data, size
+	if cap(ids) > len(ids)+len(ids)/8 {
+		ids = append([]byte(nil), ids...)
+	}
+	sl.at, sl.data, sl.idAt, sl.ids, sl.bytes = at, data, idAt, ids, size
 	c.bytes += size
 	sl.ready.Store(true)
+}
+
+// held returns the lists of segment seg when they are in memory, without starting a copy
+// (nil otherwise).
+func (c *forwardCache) held(seg segment.Segment) *segmentLists {
+	if c == nil || c.limit < 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sl, ok := c.segs[seg]; ok && sl.ready.Load() {
+		return sl
+	}
+	return nil
+}
+
+// externalIDs calls fn with the ID of each of docs in snapshot r: read from the segments'
+// copies where the cache holds them (it starts no copy), from r otherwise.
+func (c *forwardCache) externalIDs(r bindex.IndexReader, docs []collectedHit, fn func(i int, id string)) error {
+	snap, _ := r.(*scorch.IndexSnapshot)
+	var segs []*scorch.SegmentSnapshot
+	var offsets []uint64
+	var held []*segmentLists
+	var asked []bool
+	if snap != nil && c != nil && c.limit >= 0 {
+		segs = snap.Segments()
+		offsets = make([]uint64, len(segs)+1)
+		for i, s := range segs {
+			offsets[i+1] = offsets[i] + s.Segment().Count()
+		}
+		held, asked = make([]*segmentLists, len(segs)), make([]bool, len(segs))
+	}
+	for i, d := range docs {
+		if segs != nil {
+			si, _ := slices.BinarySearch(offsets, d.doc+1)
+			if si--; si >= 0 && si < len(segs) {
+				if !asked[si] {
+					held[si], asked[si] = c.held(segs[si].Segment()), true
+				}
+				if sl := held[si]; sl != nil {
+					if id := sl.id(d.doc - offsets[si]); id != nil {
+						fn(i, string(id))
+						continue
+					}
+				}
+			}
+		}
+		id, err := r.ExternalID(d.iid())
+		if err != nil {
+			return err
+		}
+		fn(i, id)
+	}
+	return nil
 }
 
 // close stops copying and waits for the copy under way (the index is closing).

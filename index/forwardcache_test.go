@@ -10,7 +10,7 @@ import (
 	"github.com/sonda-search/sonda/internal/synthcorpus"
 )
 
-// TestForwardCache: the forward term lists copied out of the persisted segments
+// TestForwardCache: the forward term lists and IDs copied out of the persisted segments
 // (forwardcache.go) are the stored ones, document by document — documents stored without
 // a list, or with a list of a later version, deleted documents — whether every segment
 // is held, some (the bound), or none; segments no longer in the index are forgotten, and
@@ -90,6 +90,24 @@ func TestForwardCache(t *testing.T) {
 		return out
 	}
 	stored := readAll(nil)
+	// IDs are the snapshot's (ExternalID), with any cache; asking for them starts no copy.
+	storedIDs := make([]string, len(docs))
+	for i, d := range docs {
+		if storedIDs[i], err = r.ExternalID(d.iid()); err != nil || storedIDs[i] == "" {
+			t.Fatalf("document %d: ID %q, %v", d.doc, storedIDs[i], err)
+		}
+	}
+	checkIDs := func(cache *forwardCache) {
+		t.Helper()
+		got := make([]string, len(docs))
+		if err := cache.externalIDs(r, docs, func(i int, id string) { got[i] = id }); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, storedIDs) {
+			t.Fatal("the IDs differ from the stored ones")
+		}
+	}
+	checkIDs(nil)
 	var listed, unlisted int
 	for _, x := range stored {
 		if x.OK {
@@ -121,11 +139,15 @@ func TestForwardCache(t *testing.T) {
 	// Unbounded: each read starts copying one segment; the reads are the stored lists
 	// throughout.
 	all := newForwardCache(1 << 30)
+	if checkIDs(all); len(all.segs) != 0 {
+		t.Fatal("asking for IDs started a copy")
+	}
 	for range len(segs) + 1 {
 		if got := readAll(all); !reflect.DeepEqual(got, stored) {
 			t.Fatalf("with %d segments held, the lists differ from the stored ones", held(all))
 		}
 		all.wait()
+		checkIDs(all)
 	}
 	if n := held(all); n != len(segs) {
 		t.Fatalf("%d of %d segments held", n, len(segs))
@@ -146,6 +168,7 @@ func TestForwardCache(t *testing.T) {
 			t.Fatal("with a bounded cache, the lists differ from the stored ones")
 		}
 		some.wait()
+		checkIDs(some)
 	}
 	if n := held(some); n != 1 {
 		t.Fatalf("a cache bounded to one segment holds %d", n)
@@ -174,6 +197,7 @@ func TestForwardCache(t *testing.T) {
 		if got := readAll(cache); !reflect.DeepEqual(got, stored) {
 			t.Fatal("the lists differ from the stored ones")
 		}
+		checkIDs(cache)
 	}
 	if len(none.segs) != 0 {
 		t.Fatalf("a cache turned off holds %d segments", len(none.segs))
