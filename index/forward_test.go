@@ -188,11 +188,24 @@ func TestForwardListMatchesPostings(t *testing.T) {
 // number, and a term that is not there is not found, before, between and after them.
 func TestForwardFind(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
-	for _, n := range []int{1, 2, 15, 16, 17, 33, 1000} {
+	// Words of two letters share long prefixes, and many are prefixes of others: find's
+	// scan tells entries apart by the lengths they share with the one before.
+	twoLetters := func() string {
+		w := make([]byte, 1+rng.Intn(10))
+		for i := range w {
+			w[i] = "ab"[rng.Intn(2)]
+		}
+		return string(w)
+	}
+	for _, n := range []int{1, 2, 15, 16, 17, 33, 1000, -1, -2, -15, -16, -17, -33, -500} {
+		word := func() string { return fmt.Sprintf("w%x", rng.Intn(1<<20)) }
+		if n < 0 {
+			n, word = -n, twoLetters
+		}
 		want := map[string]int{}
 		var ts []string
 		for len(want) < n {
-			w := fmt.Sprintf("w%x", rng.Intn(1<<20))
+			w := word()
 			want[w] = 1 + rng.Intn(3)
 		}
 		for w, tf := range want {
@@ -209,7 +222,7 @@ func TestForwardFind(t *testing.T) {
 			}
 			probes := []string{"", "a", "w", "x", "\xff"}
 			for w := range want {
-				probes = append(probes, w, w+"0", w[:len(w)-1], "a"+w, "z"+w)
+				probes = append(probes, w, w+"0", w[:len(w)-1], "a"+w, "z"+w, w+"a", w+"b", w+"c", w[:len(w)-1]+"c")
 			}
 			for _, probe := range probes {
 				if got, err := findOne(sec, probe); err != nil || got != want[probe] {
