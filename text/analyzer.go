@@ -130,12 +130,19 @@ func (a *Analyzer) AppendTokens(dst []Token, s string) []Token {
 }
 
 // Term analyzes one word; ok is false for a stop word or a word that is not one word.
+// The word is split as Words splits it, without making the slice (snippets ask for every
+// word of a page that may be a query's).
 func (a *Analyzer) Term(word string) (term string, ok bool) {
-	ws := Words(word)
-	if len(ws) != 1 {
+	n, w := 0, ""
+	eachWord(word, func(start, end, _ int) bool {
+		n++
+		w = word[start:end]
+		return n < 2 // a second word: not one word
+	})
+	if n != 1 {
 		return "", false
 	}
-	return a.term(ws[0].Term)
+	return a.term(w)
 }
 
 // term analyzes one word as eachWord found it.

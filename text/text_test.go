@@ -125,6 +125,25 @@ func TestTokensAndStopWords(t *testing.T) {
 	}
 }
 
+// TestTermIsOneWordOfWords: Term analyzes a text that Words splits into exactly one word,
+// as that word, and refuses any other (two words, none, one too long to keep, marks,
+// ideographs, broken UTF-8 around a word).
+func TestTermIsOneWordOfWords(t *testing.T) {
+	a := NewAnalyzer("en")
+	long := strings.Repeat("a", MaxTokenBytes+1)
+	for _, s := range []string{"", " ", "Reactors", "reactors,", "  reactors ", "two words", "the",
+		"don't", "e\u0301t\u00e9", "\u0301abc", "abc\u0301", "東京", "東", " 東 ", "a東", "\xffabc", "abc\xff", "ab\xffcd",
+		long, long + " b", "b " + long, strings.Repeat("b", MaxTokenBytes), "x-ray", "3.14", "ça"} {
+		want, wantOK := "", false
+		if ws := Words(s); len(ws) == 1 {
+			want, wantOK = a.term(ws[0].Term)
+		}
+		if got, ok := a.Term(s); got != want || ok != wantOK {
+			t.Errorf("Term(%q) = %q, %v; want %q, %v", s, got, ok, want, wantOK)
+		}
+	}
+}
+
 func TestMemoIsTransparent(t *testing.T) {
 	on, off := NewAnalyzer("pt"), NewAnalyzerOptions(Options{Lang: "pt", CacheSize: -1})
 	tiny := NewAnalyzerOptions(Options{Lang: "pt", CacheSize: 1})
