@@ -86,22 +86,27 @@ func prunedEqualsExhaustive(t *testing.T, cache int64) {
 	pruned := 0
 	for _, text := range queries {
 		// With AND, the collector visits only the documents the postings bitmaps say
-		// have every word: the same matches as leapfrogging the postings.
+		// have every word: the same matches as leapfrogging the postings. The facets
+		// count the matches the bitmaps give (matchBits: the candidates', or found anew
+		// when leapfrogging): as many as leapfrogging finds.
 		nd, err := query.Parse(text, query.Options{Implicit: query.And})
 		if err != nil {
 			t.Fatal(err)
 		}
 		q := translate(nd, r, v.langs, v.bs).q
-		all, err := ix.collect(sctx, q, collectOptions{n: 1000, exhaustive: true})
+		all, err := ix.collect(sctx, q, collectOptions{n: 1000, exhaustive: true, facets: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		some, err := ix.collect(sctx, q, collectOptions{n: 1000})
+		some, err := ix.collect(sctx, q, collectOptions{n: 1000, facets: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if some.total != all.total || !reflect.DeepEqual(some.hits, all.hits) {
 			t.Fatalf("%q with AND: %d matches from the bitmaps %v\nleapfrogging %d %v", text, some.total, some.hits, all.total, all.hits)
+		}
+		if uint64(some.facetOver) != all.total || uint64(all.facetOver) != all.total {
+			t.Fatalf("%q with AND: facets over %d (candidates) and %d (bitmaps anew) of %d matches", text, some.facetOver, all.facetOver, all.total)
 		}
 		conjunctions += all.total
 
