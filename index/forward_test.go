@@ -13,6 +13,8 @@ import (
 
 	"github.com/blevesearch/bleve/v2/document"
 	bindex "github.com/blevesearch/bleve_index_api"
+
+	"github.com/sonda-search/sonda/internal/synthcorpus"
 )
 
 // forwardCorpus is n pages in English, Portuguese and German over a small vocabulary, so
@@ -521,9 +523,6 @@ func findOne(s forwardSection, term string) (int, error) {
 	return freq, err
 }
 
-// TestForwardFindLongEntries: a frequency that takes more than one byte (an entry that
-// nextEntry does not read its one-byte way) is found, among entries read that way. (The
-// analyzers cut terms long before 128 bytes, the length that would take two.)
 // forwardOfBody is the forward list of one document whose body is the words ts.
 func forwardOfBody(t *testing.T, ts []string) forwardList {
 	t.Helper()
@@ -537,6 +536,9 @@ func forwardOfBody(t *testing.T, ts []string) forwardList {
 	return l
 }
 
+// TestForwardFindLongEntries: a frequency that takes more than one byte (an entry that
+// nextEntry does not read its one-byte way) is found, among entries read that way. (The
+// analyzers cut terms long before 128 bytes, the length that would take two.)
 func TestForwardFindLongEntries(t *testing.T) {
 	var ts []string
 	long := strings.Repeat("k", 150)
@@ -566,4 +568,55 @@ func TestForwardFindLongEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// BenchmarkForwardFind: feedback's lookup of ten words in the title and body sections of
+// the load test's pages (internal/synthcorpus), as rescoreForward does for each document
+// of its window: the words are the analyzed terms of a search log's questions, sorted.
+func BenchmarkForwardFind(b *testing.B) {
+	c := synthcorpus.New(1)
+	var lists []forwardList
+	for i := range 200 {
+		d := synthDoc(c, i*37)
+		f := newForwardBuilder("en")
+		for field, text := range []string{d.Title, d.Body} {
+			if a := newAnalyzedField("field_en", "en", text, nil); a != nil {
+				f.add(field, a)
+			}
+		}
+		l, err := parseForward(f.buf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lists = append(lists, l)
+	}
+	a := textAnalyzerFor("en")
+	var queries [][]string
+	for _, q := range synthcorpus.New(1).Log(2000, 1000) {
+		if q.Kind != synthcorpus.KindQuestion {
+			continue
+		}
+		ts := slices.Compact(slices.Sorted(slices.Values(a.Terms(q.Text))))
+		queries = append(queries, ts[:min(len(ts), 10)])
+		if len(queries) == 20 {
+			break
+		}
+	}
+	var scratch []byte
+	found := 0
+	b.ResetTimer()
+	for i := range b.N {
+		terms := queries[i%len(queries)]
+		for _, l := range lists {
+			err := l.eachSection(func(sec forwardSection) error {
+				var err error
+				scratch, err = sec.find(terms, scratch, func(int, int) { found++ })
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(found)/float64(b.N), "found/op")
 }
