@@ -352,7 +352,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 		errKind, errDetail = string(fetch.KindOf(res.Err)), res.Err.Error()
 		if retryable(fetch.KindOf(res.Err)) {
 			if wait, ok := RetryWait(c.cfg.Politeness, it.Attempts, res); ok {
-				out.Retry, out.Why = now.Add(wait), errKind+": "+errDetail
+				out.Retry, out.Why = retryAt(now, out, wait), errKind+": "+errDetail
 			}
 		}
 		if res.Status == 200 && len(res.Body) > 0 {
@@ -369,7 +369,7 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 	case res.Status == 429 || res.Status >= 500:
 		errKind, errDetail = "http-"+strconv.Itoa(res.Status), ""
 		if wait, ok := RetryWait(c.cfg.Politeness, it.Attempts, res); ok {
-			out.Retry, out.Why = now.Add(wait), "HTTP "+strconv.Itoa(res.Status)
+			out.Retry, out.Why = retryAt(now, out, wait), "HTTP "+strconv.Itoa(res.Status)
 		}
 		if hold := RetryAfterHold(c.cfg.Politeness, res); hold > 0 {
 			out.NotBefore = now.Add(hold)
@@ -384,6 +384,17 @@ func (c *Crawler) fetchPage(ctx context.Context, l *frontier.Lease, u urlnorm.UR
 		c.analyzeContent(ctx, d, &out, page)
 	}
 	return c.complete(l, d, out, errKind, errDetail, now)
+}
+
+// retryAt is when a failed request is tried again: wait (RetryWait) after its host may be
+// asked again, not after the failure. A request that stalled until fetch.first-byte-timeout
+// (20 s) leaves its host resting delay-factor times that (40 s); counted from the failure,
+// the retry (30 s) was due before the rest ended and stalled the host again the moment it
+// could be served, so a crawl of a hostile web waited for a second stall instead of ending
+// with the retry parked (crawl.end-when-waiting). After a fast failure (a 500 in a few
+// milliseconds) the rest is min-delay and the retry comes as before.
+func retryAt(now time.Time, out frontier.Outcome, wait time.Duration) time.Time {
+	return now.Add(out.Delay + wait)
 }
 
 // complete archives a fetched page and finishes its lease.
