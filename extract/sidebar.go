@@ -84,7 +84,8 @@ func bodySides(doc *nethtml.Node, bs []Block, title string) map[*nethtml.Node]bo
 			return true
 		}
 		var words int
-		for _, b := range blocks(n, nil) {
+		own := blocks(n, nil)
+		for _, b := range own {
 			if w, ok := inBody[b.Text]; ok && !seen[b.Text] {
 				seen[b.Text] = true
 				words += w
@@ -93,8 +94,8 @@ func bodySides(doc *nethtml.Node, bs []Block, title string) map[*nethtml.Node]bo
 		if words == 0 {
 			return false
 		}
-		if holdsHeadline(n, titleWords) || holdsMain(n) || holdsProse(n, inBody) {
-			for _, b := range blocks(n, nil) {
+		if holdsHeadline(n, titleWords) || holdsMain(n) || holdsProse(own, inBody) {
+			for _, b := range own {
 				delete(seen, b.Text)
 			}
 			return true
@@ -126,11 +127,12 @@ const (
 	sideProseBlocks = 3
 )
 
-// holdsProse reports whether the blocks of n that the body holds (inBody: a block's text
-// and its words) include sideProseBlocks of sideProseWords words or more.
-func holdsProse(n *nethtml.Node, inBody map[string]int) bool {
+// holdsProse reports whether the blocks of a container (own) that the body holds
+// (inBody: a block's text and its words) include sideProseBlocks of sideProseWords words
+// or more.
+func holdsProse(own []Block, inBody map[string]int) bool {
 	long := 0
-	for _, b := range blocks(n, nil) {
+	for _, b := range own {
 		if w, ok := inBody[b.Text]; ok && w >= sideProseWords {
 			if long++; long >= sideProseBlocks {
 				return true
