@@ -51,6 +51,9 @@ import (
 //   - SONDA_BENCH_MATCH=1: after each cluster, an embedded crawl measured over the same
 //     stretch of the crawl as the cluster's window (the same request numbers on its own
 //     copy of the web), not the same time after its start (see clusterWindow).
+//   - SONDA_BENCH_PERF=DIR: a perf profile (perf record -g) of every crawl and node over its
+//     measuring window only (the --profile ones cover whole processes, start-up and the
+//     crawl's early stretch included), as DIR/<run>.perf for perf report --children;
 //   - SONDA_BENCH_JOINED=1: every node but the last joins (without seeds) and serves its
 //     share before the last one joins with the seeds, so that no host is fetched by a node
 //     that hands it over later (by default the first node, which has the seeds, serves
@@ -175,9 +178,15 @@ func clusterScalingRun(t *testing.T, bin, label string, web testweb.Config, node
 		waitRobots(t, r.web, steady)
 	}
 	before := len(r.web.Requests())
+	var pids []int
+	for _, p := range procs {
+		pids = append(pids, p.cmd.Process.Pid)
+	}
+	stopPerf := perfWindow(t, filepath.Base(prof), pids)
 	cpu0, server0 := procsCPU(t, procs), cpuOf(t, r.natsP.Process.Pid)
 	rates := sampleRates(r.web, window, 5*time.Second)
 	cpu1, server1 := procsCPU(t, procs), cpuOf(t, r.natsP.Process.Pid)
+	stopPerf()
 	end := time.Now()
 	inWindow := r.web.Requests()[before:]
 	pages := len(inWindow)
@@ -346,11 +355,17 @@ func embeddedCPUPerPage(t *testing.T, wc testweb.Config, n, budget int, d time.D
 	}
 	before := make([]int, n)
 	var cpu0, cpu1 time.Duration
+	var pids []int
+	for _, c := range crawls {
+		pids = append(pids, c.cmd.Process.Pid)
+	}
+	stopPerf := perfWindow(t, filepath.Base(prof), pids)
 	for i, c := range crawls {
 		before[i] = len(c.web.Requests())
 		cpu0 += cpuOf(t, c.cmd.Process.Pid)
 	}
 	time.Sleep(d)
+	stopPerf()
 	var pages, total, robots int
 	var whole time.Duration
 	for i, c := range crawls {
@@ -511,6 +526,27 @@ func sampleRates(web *testweb.Web, d, step time.Duration) string {
 		last = n
 	}
 	return strings.Join(out, " ")
+}
+
+// perfWindow starts perf record on the processes pids when SONDA_BENCH_PERF names a
+// directory, writing DIR/name.perf, and returns what stops it (nothing to do otherwise).
+func perfWindow(t *testing.T, name string, pids []int) func() {
+	dir := os.Getenv("SONDA_BENCH_PERF")
+	if dir == "" {
+		return func() {}
+	}
+	var ps []string
+	for _, p := range pids {
+		ps = append(ps, strconv.Itoa(p))
+	}
+	cmd := exec.Command("perf", "record", "-q", "-F", "499", "-g", "-p", strings.Join(ps, ","), "-o", filepath.Join(dir, name+".perf"))
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("SONDA_BENCH_PERF: %v", err)
+	}
+	return func() {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		_ = cmd.Wait()
+	}
 }
 
 // profileLines is the CPU-per-stage report (--profile) in a node's log.
