@@ -533,17 +533,20 @@ func (s *Sink) flush(ctx context.Context, allHosts bool) error {
 	s.mu.Unlock()
 
 	// What the site templates learnt since these documents were made (siteTemplates):
-	// a document made before a block of its host was found to be a template loses it now.
+	// a document made before a block of its host was found to be a template loses it now,
+	// and so do the indexed documents of the hosts whose template grew, rewritten in the
+	// same index batch as this one's documents: a batch of their own would make a segment
+	// of its own, which scorch merges away again (a flush with a restrip made two).
+	grown := s.templates.takeGrown(allHosts)
 	for id, op := range batch {
 		if !op.remove {
 			op.doc.Body = s.templates.strip(op.doc.Host, op.doc.Body)
 			batch[id] = op
 		}
 	}
-	grown := s.templates.takeGrown(allHosts)
-	err := s.writeBatch(ctx, batch)
-	if err == nil && len(grown) > 0 {
-		err = s.restrip(ctx, grown)
+	restripped, err := s.restrip(ctx, grown, batch)
+	if err == nil {
+		err = s.writeBatch(ctx, batch, restripped)
 	}
 	if err == nil && len(seqs) > 0 {
 		err = s.persist(ctx, seqs)
@@ -587,9 +590,9 @@ func (s *Sink) flush(ctx context.Context, allHosts bool) error {
 	return s.refresh(ctx, touched)
 }
 
-// writeBatch writes a batch of documents: the additions in one index batch, then the
-// removals.
-func (s *Sink) writeBatch(ctx context.Context, batch map[string]pendingOp) error {
+// writeBatch writes a batch of documents, with the documents restripped rewritten: the
+// additions in one index batch, then the removals.
+func (s *Sink) writeBatch(ctx context.Context, batch map[string]pendingOp, restripped []Doc) error {
 	var puts []Doc
 	var removes, ids []string
 	for id, op := range batch {
@@ -606,11 +609,12 @@ func (s *Sink) writeBatch(ctx context.Context, batch map[string]pendingOp) error
 	for _, id := range ids {
 		puts = append(puts, s.withLinks(batch[id].doc))
 	}
-	if err := s.write(ctx, puts, removes); err != nil {
+	if err := s.write(ctx, append(puts, restripped...), removes); err != nil {
 		return err
 	}
 	s.indexed.Add(int64(len(puts)))
 	s.removed.Add(int64(len(removes)))
+	s.restripped.Add(int64(len(restripped)))
 	return nil
 }
 
@@ -687,25 +691,29 @@ type hostLister interface {
 	hostDocIDs(ctx context.Context, host string) ([]string, error)
 }
 
-// restrip rewrites the indexed documents of hosts whose site template grew without the
-// template's blocks (siteTemplates). It reads every document of such a host; a host's
-// template shows itself on its first pages, when it has few, and each block becomes a
-// template once, so this is rare after a host's start.
-func (s *Sink) restrip(ctx context.Context, hosts []string) error {
+// restrip returns the indexed documents of hosts whose site template grew, without the
+// template's blocks (siteTemplates), for the caller to write; documents of batch are left
+// out (its version replaces the indexed one, stripped already). It reads every document
+// of such a host; a host's template shows itself on its first pages, when it has few,
+// and each block becomes a template once, so this is rare after a host's start.
+func (s *Sink) restrip(ctx context.Context, hosts []string, batch map[string]pendingOp) ([]Doc, error) {
 	hl, ok := s.ix.(hostLister)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	var puts []Doc
 	for _, host := range hosts {
 		ids, err := hl.hostDocIDs(ctx, host)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, id := range ids {
+			if _, queued := batch[id]; queued {
+				continue
+			}
 			d, ok, err := s.ix.Document(ctx, id)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if !ok || d.Kind != KindPage {
 				continue
@@ -716,14 +724,7 @@ func (s *Sink) restrip(ctx context.Context, hosts []string) error {
 			}
 		}
 	}
-	if len(puts) == 0 {
-		return nil
-	}
-	if err := s.write(ctx, puts, nil); err != nil {
-		return err
-	}
-	s.restripped.Add(int64(len(puts)))
-	return nil
+	return puts, nil
 }
 
 // refresh rewrites indexed documents whose anchor text changed.

@@ -301,3 +301,59 @@ func TestStripCopiesOnlyWhatChanges(t *testing.T) {
 		t.Errorf("%v allocations to strip a body with a template line, want 1", n)
 	}
 }
+
+// putCounter is an *Index that counts the index batches written to it.
+type putCounter struct {
+	*Index
+	puts int
+}
+
+func (c *putCounter) Put(ctx context.Context, docs ...Doc) error {
+	c.puts++
+	return c.Index.Put(ctx, docs...)
+}
+
+// TestSinkRestripsInTheBatch: the documents a flush strips again (their host's template
+// grew) are written in the same index batch as the flush's own documents, so each flush
+// makes one segment, not two for scorch to merge; and the index is still stripped.
+func TestSinkRestripsInTheBatch(t *testing.T) {
+	norm := urlnorm.New(urlnorm.DefaultOptions())
+	ix := &putCounter{Index: openTest(t, Options{})}
+	s := NewSink(ix, nil, SinkOptions{Delay: time.Hour})
+	ctx := context.Background()
+	const pages = templatePages + 3
+	for i := range pages {
+		u, err := norm.Parse(fmt.Sprintf("http://portal.test/doc/%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := portalPage(t, i)
+		d := &crawl.Document{URL: u, Fetch: &fetch.Result{}, Page: p, Text: p.Text(),
+			Record: &store.Page{URL: u.String(), Status: 200, Title: p.Title, Lang: "en", FetchedAt: time.Unix(1.7e9, 0)}}
+		if err := s.Consume(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		before := ix.puts
+		if err := s.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := ix.puts - before; n != 1 {
+			t.Errorf("flush of page %d wrote %d index batches, want 1", i, n)
+		}
+	}
+	if got := s.Stats().Restripped; got == 0 {
+		t.Fatal("no page was stripped again: the test's host never grew a template")
+	}
+	for i := range pages {
+		doc, ok, err := ix.Document(ctx, fmt.Sprintf("http://portal.test/doc/%d", i))
+		if err != nil || !ok {
+			t.Fatalf("page %d: %v, in the index: %v", i, err, ok)
+		}
+		if strings.Contains(doc.Body, "Popular topics") || !strings.Contains(doc.Body, "shock waves") {
+			t.Errorf("page %d indexed as %q", i, doc.Body)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
