@@ -391,7 +391,6 @@ func readRelevance(r bindex.IndexReader, ordered []collectedHit, hits []scored) 
 
 // facetRow is the facet values of one result: its keyword facets' values and its date.
 type facetRow struct {
-	score  float64
 	values []facetValue
 	date   int64 // unix nanoseconds
 	dated  bool
@@ -427,7 +426,6 @@ func facetRowsOf(r bindex.IndexReader, docs []collectedHit) ([]facetRow, error) 
 	rows := make([]facetRow, len(docs))
 	for i, d := range docs {
 		row := &rows[i]
-		row.score = d.score
 		err := dv.VisitDocValues(d.iid(), func(field string, term []byte) {
 			if name, ok := facetColumns[field]; ok {
 				v, ok := intern[string(term)]

@@ -140,7 +140,6 @@ func (c *columnCache) rows(r bindex.IndexReader, docs []collectedHit) (rows []fa
 	values := make([]facetValue, 0, 4*len(docs))
 	uncached, ok, err := c.walk(r, docs, func(i int, sc *segmentColumns, local uint64) {
 		row := &rows[i]
-		row.score = docs[i].score
 		if ids := sc.ids[sc.at[local]:sc.at[local+1]]; len(ids) > 0 {
 			from := len(values)
 			for _, id := range ids {

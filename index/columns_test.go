@@ -182,7 +182,7 @@ func rowStrings(rows []facetRow) []string {
 			vs[j] = v.facet + "=" + v.value
 		}
 		slices.Sort(vs)
-		out[i] = fmt.Sprintf("%v %v %d %v", row.score, row.dated, row.date, strings.Join(vs, ","))
+		out[i] = fmt.Sprintf("%v %d %v", row.dated, row.date, strings.Join(vs, ","))
 	}
 	return out
 }
